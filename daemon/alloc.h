@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/alloc.h: extent allocator over the data area of one pool. It hands
+ * out byte ranges of the pool as lists of extents; it never touches pool
+ * memory. Not thread-safe: the directory (dir.c) serialises every call.
+ *
+ * Contract:
+ *  - every extent is a multiple of `block` long and starts at a multiple of
+ *    `block` (relative to the pool mapping);
+ *  - no false ENOSPC: alloc_get() succeeds whenever free bytes >= the rounded
+ *    request, whatever the fragmentation (it then returns several extents);
+ *  - requests of at least `align` bytes take align-aligned extents first, so
+ *    large chunks can be mapped zero-copy (2 MiB for devdax); small requests
+ *    take small free ranges first and never consume `align` each;
+ *  - free ranges coalesce; cost per call is O(extents touched * log n).
+ */
+#ifndef MARUD_ALLOC_H
+#define MARUD_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct extent {
+	uint64_t off;	/* from the start of the pool mapping */
+	uint64_t len;
+};
+
+/* A growable extent list owned by the caller. */
+struct extent_list {
+	struct extent *v;
+	uint32_t n, cap;
+};
+
+struct alloc;
+
+/*
+ * Manage [base, base+size). base, size and align are multiples of block;
+ * block is a power of two >= 4096; align a power of two >= block.
+ */
+int alloc_new(uint64_t base, uint64_t size, uint64_t block, uint64_t align,
+	      struct alloc **out);
+void alloc_destroy(struct alloc *a);
+
+/*
+ * Append extents covering round_up(len, block) bytes to *list. Adjacent
+ * extents are merged with the list's last one when contiguous. On -ENOSPC
+ * (or -ENOMEM) nothing is allocated and *list is unchanged.
+ */
+int alloc_get(struct alloc *a, uint64_t len, struct extent_list *list);
+/* Give back every extent of list (the list itself is left to the caller). */
+void alloc_put_list(struct alloc *a, const struct extent_list *list);
+void alloc_put(struct alloc *a, uint64_t off, uint64_t len);
+/*
+ * Shrink list so it covers exactly round_up(keep, block) bytes, freeing the
+ * tail. Returns the bytes freed.
+ */
+uint64_t alloc_trim(struct alloc *a, struct extent_list *list, uint64_t keep);
+
+uint64_t alloc_free_bytes(const struct alloc *a);
+uint64_t alloc_capacity(const struct alloc *a);
+uint64_t alloc_block(const struct alloc *a);
+/* Number of free ranges (fragmentation), and the largest. */
+uint64_t alloc_free_ranges(const struct alloc *a);
+uint64_t alloc_largest_free(const struct alloc *a);
+
+/* Sum of extent lengths. */
+uint64_t extent_list_bytes(const struct extent_list *l);
+void extent_list_free(struct extent_list *l);
+
+#endif

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/dir.h: the pool directory, the single source of truth of marud:
+ * namespace directories, names bound to immutable published versions,
+ * pending versions owned by a session, leases, the LRU of evictable versions,
+ * the event log and exact byte accounting. It owns the allocator (alloc.h)
+ * and never touches pool memory itself, except through the copy callback
+ * given at creation (used by CREATE_COPY and zero-fill).
+ *
+ * Thread-safety: one mutex inside struct dir guards everything; every dir_*
+ * function takes it and returns without it. Nothing here blocks on I/O, so
+ * callers may do bulk copies in pool memory outside it: the extents of a
+ * version a session holds (lease or pending) never move or change while held
+ * (a pending version's list only grows at its tail or is trimmed by its owner).
+ *
+ * Invariants (checked by dir_check()):
+ *   free + used + pending + orphaned == capacity
+ *   used      = bytes reserved by published versions bound to a name
+ *   pending   = bytes reserved by pending versions
+ *   orphaned  = bytes of unlinked/replaced/evicted versions still leased
+ *   evictable = used bytes of versions with no lease and not ".tmp"-named
+ * Ids: one 64-bit counter for directories and versions, root = 1, never reused.
+ */
+#ifndef MARUD_DIR_H
+#define MARUD_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+
+#define DIR_ROOT_ID 1ULL
+
+enum dir_eviction {
+	DIR_EVICT_LRU = 0,
+	DIR_EVICT_NONE = 1,
+};
+
+/* Same values as enum maru_state. */
+enum dir_state {
+	DIR_ST_DIR = 1,
+	DIR_ST_PENDING = 2,
+	DIR_ST_PUBLISHED = 3,
+	DIR_ST_ORPHANED = 4,
+};
+
+/* Same values as enum maru_event_type. */
+enum dir_event_type {
+	DEV_PUBLISH = 1,
+	DEV_REPLACE = 2,
+	DEV_UNLINK = 3,
+	DEV_EVICT = 4,
+	DEV_MKDIR = 5,
+	DEV_RMDIR = 6,
+	DEV_RENAME = 7,
+	DEV_SETATTR = 8,
+	DEV_OVERFLOW = 100,
+};
+
+struct dir;
+struct dir_session;
+
+/* Called with the dir lock held: copy or zero pool bytes (src == NULL: zero). */
+typedef void (*dir_copy_fn)(void *arg, const struct extent_list *dst, uint64_t dst_off,
+			    const struct extent_list *src, uint64_t src_off, uint64_t len);
+
+struct dir_opts {
+	struct alloc *alloc;		/* owned by the caller, outlives dir */
+	enum dir_eviction eviction;
+	uint32_t event_ring;		/* events kept for subscribers (default 65536) */
+	dir_copy_fn copy;		/* required */
+	void *copy_arg;
+	/* Limits per session (0 = unlimited). */
+	uint32_t max_leases;
+	uint64_t max_pending_bytes;
+};
+
+struct dir_attr {
+	uint64_t ino, parent, size, reserved;
+	uint64_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t xxh3;
+	uint32_t mode, uid, gid, nlink;
+	uint32_t state, leases;
+};
+
+struct dir_setattr {
+	uint32_t mask;		/* SETATTR_* of proto.h */
+	uint32_t mode, uid, gid;
+	uint64_t atime_ns, mtime_ns;
+};
+
+struct dir_stats {
+	uint64_t capacity, free, used, pending, orphaned, evictable;
+	uint64_t names, dirs, versions;	/* versions: every live version */
+	uint64_t leases, sessions;
+	uint64_t publishes, replaces, unlinks, evictions, evicted_bytes;
+	uint64_t creates, abandons, lease_grants, enospc;
+	uint64_t event_seq;
+	uint64_t block;
+};
+
+struct dir_event {
+	uint64_t seq, time_ns;
+	uint32_t type;
+	uint64_t ino, parent, parent2;
+	char name[256], name2[256];
+	char path[4096], path2[4096];
+};
+
+int dir_new(const struct dir_opts *opts, struct dir **out);
+/* Frees every session, version and name; gives extents back to the allocator. */
+void dir_destroy(struct dir *d);
+
+/* ---- sessions ---- */
+
+int dir_session_new(struct dir *d, struct dir_session **out);
+/* Release every lease and abandon every pending version, then free. */
+void dir_session_end(struct dir *d, struct dir_session *s);
+uint64_t dir_session_id(const struct dir_session *s);
+
+/* ---- namespace ---- (names: nlen bytes, not NUL-terminated) */
+
+int dir_mkdir(struct dir *d, uint64_t parent, const char *name, size_t nlen,
+	      uint32_t mode, uint32_t uid, uint32_t gid, struct dir_attr *out);
+/* -ENOTEMPTY, -ENOTDIR, -ENOENT; -EBUSY for the root. */
+int dir_rmdir(struct dir *d, uint64_t parent, const char *name, size_t nlen);
+/* Session s may be NULL; with s, its pending version of the name wins. */
+int dir_lookup(struct dir *d, struct dir_session *s, uint64_t parent,
+	       const char *name, size_t nlen, struct dir_attr *out);
+/* Directories, published, orphaned and (s's own) pending versions. */
+int dir_getattr(struct dir *d, struct dir_session *s, uint64_t ino, struct dir_attr *out);
+int dir_setattr(struct dir *d, struct dir_session *s, uint64_t ino,
+		const struct dir_setattr *sa, struct dir_attr *out);
+/*
+ * Rebind. Moves the published version (or directory) and retargets s's
+ * pending versions of oldname. NOREPLACE: -EEXIST if newname is bound.
+ * Replacing a directory with a file or vice versa: -EISDIR / -ENOTDIR;
+ * over a non-empty directory: -ENOTEMPTY; into its own subtree: -EINVAL.
+ */
+int dir_rename(struct dir *d, struct dir_session *s, uint64_t oldparent,
+	       const char *oldname, size_t oldlen, uint64_t newparent,
+	       const char *newname, size_t newlen, uint32_t flags);
+/* -ENOENT if neither a published version nor s's pending has the name; -EISDIR. */
+int dir_unlink(struct dir *d, struct dir_session *s, uint64_t parent,
+	       const char *name, size_t nlen);
+
+struct dir_dirent {
+	uint64_t ino, cookie;
+	uint32_t mode, state;
+	const char *name;
+	size_t nlen;
+};
+/* Non-zero from cb stops the walk. */
+typedef int (*dir_readdir_cb)(void *arg, const struct dir_dirent *de);
+/*
+ * Entries of dir with cookie > `cookie`, ascending, at most max; includes s's
+ * pending files (s may be NULL). *eof = 1 when no more entries follow.
+ * O(log n + returned).
+ */
+int dir_readdir(struct dir *d, struct dir_session *s, uint64_t dir, uint64_t cookie,
+		uint32_t max, dir_readdir_cb cb, void *arg, int *eof);
+/* 1 if bound (published file or directory), 0 if not, -errno. */
+int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen);
+
+/* ---- versions ---- */
+
+#define DIR_CREATE_EXCL 1u
+#define DIR_CREATE_COPY 2u
+/*
+ * New pending version owned by s, targeting parent/name (or, parent == 0,
+ * the name from_ino is currently published under: -ESTALE if none).
+ * EXCL: -EEXIST if the name is bound (file or dir) or s has a pending one.
+ * Name is a directory: -EISDIR. COPY: the version starts as a copy of the
+ * currently published bytes (copy callback). size_hint bytes reserved.
+ * Returns attrs and (via dir_extents) its extents.
+ */
+int dir_create(struct dir *d, struct dir_session *s, uint64_t parent,
+	       const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+	       uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+	       struct dir_attr *out);
+/* Pending of s only (-EPERM otherwise). Reserve >= bytes (evicting if needed). */
+int dir_reserve(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
+		struct dir_attr *out);
+/*
+ * Pending of s only: set size; growing reserves and zero-fills
+ * [old size, size) through the copy callback.
+ */
+int dir_truncate(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		 struct dir_attr *out);
+/*
+ * Pending of s only: record that bytes up to `end` were written (size =
+ * max(size, end)); zero-fills a hole [size, start) first. -EINVAL if end >
+ * reserved.
+ */
+int dir_wrote(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t start,
+	      uint64_t end, struct dir_attr *out);
+/*
+ * Pending of s only: bind to its target name atomically; size <= reserved
+ * (tail reservation freed); the version becomes a lease of s (released by
+ * dir_release). The previously bound version becomes orphaned if leased,
+ * else is freed. -ENOENT (version abandoned) if the target was unlinked or
+ * its directory removed; -EISDIR if a directory took the name.
+ */
+int dir_publish(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		uint64_t xxh3, struct dir_attr *out);
+int dir_abandon(struct dir *d, struct dir_session *s, uint64_t ino);
+/* Lease the published version of parent/name (or version ino if still bound). */
+int dir_open(struct dir *d, struct dir_session *s, uint64_t parent, const char *name,
+	     size_t nlen, uint64_t ino, struct dir_attr *out);
+/* Drop one lease of s on ino (-EINVAL if s holds none). */
+int dir_release(struct dir *d, struct dir_session *s, uint64_t ino);
+/*
+ * Copy the extents of a version s holds (lease or own pending) into *out
+ * (caller frees with extent_list_free). -EPERM if s holds no such version.
+ * want_write: -EPERM unless it is s's pending version.
+ */
+int dir_extents(struct dir *d, struct dir_session *s, uint64_t ino, int want_write,
+		struct extent_list *out, struct dir_attr *attr);
+/* Mark a version recently used (LRU) after a read through a lease. */
+void dir_touch(struct dir *d, uint64_t ino);
+
+/* ---- accounting, events ---- */
+
+void dir_stats(struct dir *d, struct dir_stats *out);
+/* Verify the invariants above; 0 or -EUCLEAN with a log line saying which. */
+int dir_check(struct dir *d);
+
+/*
+ * Copy events with seq > after into out (at most max), waiting up to
+ * timeout_ms for the first one. Returns the count (0 on timeout). If events
+ * after `after` were already dropped from the ring, returns one DEV_OVERFLOW
+ * event whose seq is the oldest kept minus one.
+ */
+int dir_events_wait(struct dir *d, uint64_t after, struct dir_event *out, int max,
+		    int timeout_ms);
+uint64_t dir_event_seq(struct dir *d);
+/* Wake every dir_events_wait() (shutdown). */
+void dir_events_kick(struct dir *d);
+
+#endif

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libmaru.h: the public client API of a marufs pool. A client talks to one
+ * marud (the pool daemon) and moves chunk bytes over the best data path it
+ * can have: direct load/store in the pool mapping (shm), or bulk TCP frames.
+ * marufs (the FUSE daemon) uses nothing but this header; engines may link
+ * libmaru directly.
+ *
+ * Conventions: every fallible function returns 0 (or a count) on success and
+ * a negative errno on failure; errno itself is never an output. All objects
+ * are opaque and every function is thread-safe unless it says otherwise.
+ *
+ * Objects:
+ *   a directory is a namespace, identified by a 64-bit id (root: MARU_ROOT_ID);
+ *   a version is the content of a chunk file, identified by a 64-bit id that is
+ *   never reused in a pool's lifetime (both ids are inode numbers);
+ *   a name in a directory is bound to at most one PUBLISHED version;
+ *   a struct maru_file is a handle that either leases a published version
+ *   (read only; its bytes stay valid after unlink/replace/evict of the name)
+ *   or owns a PENDING version (write; maru_file_publish() binds it to its
+ *   name atomically).
+ *
+ * Failures every call may return:
+ *   -ETIMEDOUT  marud unreachable for longer than opts.timeout_ms (the client
+ *               keeps reconnecting in the background; later calls may succeed)
+ *   -ESTALE     the handle or id belongs to an older pool generation (marud
+ *               was restarted): the caller must drop what it cached
+ *   -EIO        transport or protocol failure on a handle whose state cannot be
+ *               recovered
+ */
+#ifndef MARU_LIBMARU_H
+#define MARU_LIBMARU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MARU_ROOT_ID	1ULL
+#define MARU_NAME_MAX	255
+#define MARU_PATH_MAX	4096
+#define MARU_DEFAULT_PORT 7450
+
+/* Data paths, best first. */
+enum maru_data_path {
+	MARU_DATA_AUTO = 0,	/* shm when the pool is mappable here, else tcp */
+	MARU_DATA_SHM = 1,
+	MARU_DATA_RDMA = 2,
+	MARU_DATA_TCP = 3,
+};
+
+/* Coherence of the shared mapping (DESIGN §5). */
+enum maru_coherence {
+	MARU_COHERENCE_HW = 0,		/* cache-coherent memory or same host */
+	MARU_COHERENCE_FLUSH = 1,	/* flush before publish, invalidate before read */
+};
+
+struct maru_client;
+struct maru_file;
+struct maru_events;
+
+struct maru_client_opts {
+	size_t opts_size;		/* set by maru_client_opts_init() */
+	const char *uri;		/* maru://host[:port] or maru+unix:///path */
+	const char *key_file;		/* shared secret (0600); NULL = none */
+	enum maru_data_path data_path;	/* default MARU_DATA_AUTO */
+	enum maru_coherence coherence;	/* default MARU_COHERENCE_HW */
+	unsigned int timeout_ms;	/* bound on one call while marud is down; default 5000 */
+	unsigned int max_conns;		/* sockets for parallel calls; default 4 */
+	const char *client_name;	/* shown in marud's log; may be NULL */
+};
+
+/* Fill opts with defaults. size is sizeof(*opts) as the caller knows it. */
+void maru_client_opts_init(struct maru_client_opts *opts, size_t size);
+
+/*
+ * Connect to marud, say hello, choose the data path. Fails with -EINVAL for a
+ * malformed URI, -ECONNREFUSED/-ETIMEDOUT when marud cannot be reached,
+ * -EACCES when authentication fails, -ENODEV when data_path=shm is forced and
+ * the pool cannot be mapped here.
+ */
+int maru_client_new(const struct maru_client_opts *opts, struct maru_client **out);
+/* Abandon pending versions, release leases, close sockets, free. */
+void maru_client_free(struct maru_client *c);
+
+struct maru_pool_info {
+	uint8_t uuid[16];
+	uint64_t generation;	/* changes on every marud start */
+	uint64_t size;		/* capacity in bytes */
+	uint64_t align;		/* pool alignment (2 MiB for devdax) */
+	uint64_t data_off;	/* first byte after the superblock */
+	char path[MARU_PATH_MAX];	/* pool memory path as marud sees it */
+	char uri[MARU_PATH_MAX];	/* the URI this client connected to */
+	enum maru_data_path data_path;	/* the path in use (never AUTO) */
+	enum maru_coherence coherence;
+};
+int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out);
+
+/*
+ * Called (from a libmaru thread, never with a libmaru lock held) when the
+ * client reconnected to a marud of a new generation: every id, handle and
+ * cached name the caller holds is stale. Set before or after connect.
+ */
+typedef void (*maru_generation_cb)(void *arg, uint64_t old_gen, uint64_t new_gen);
+void maru_client_on_generation(struct maru_client *c, maru_generation_cb cb, void *arg);
+
+/* ---- attributes ---- */
+
+enum maru_state {
+	MARU_STATE_DIR = 1,
+	MARU_STATE_PENDING = 2,
+	MARU_STATE_PUBLISHED = 3,
+	MARU_STATE_ORPHANED = 4,	/* published, name gone, still leased */
+};
+
+struct maru_attr {
+	uint64_t ino;		/* directory id or version id */
+	uint64_t parent;	/* directory holding the name (0 if none) */
+	uint64_t size;		/* bytes; directories: number of entries */
+	uint64_t reserved;	/* pool bytes held */
+	uint32_t mode;		/* S_IFDIR or S_IFREG | permission bits */
+	uint32_t uid, gid;
+	uint32_t nlink;
+	uint32_t state;		/* enum maru_state */
+	uint32_t leases;	/* leases held on this version, all clients */
+	uint64_t xxh3;		/* content checksum taken at publish (0 before) */
+	struct timespec atime, mtime, ctime;
+};
+
+enum maru_setattr_mask {
+	MARU_SET_MODE = 1 << 0,
+	MARU_SET_UID = 1 << 1,
+	MARU_SET_GID = 1 << 2,
+	MARU_SET_ATIME = 1 << 3,
+	MARU_SET_MTIME = 1 << 4,
+	MARU_SET_ATIME_NOW = 1 << 5,
+	MARU_SET_MTIME_NOW = 1 << 6,
+};
+
+struct maru_setattr {
+	uint32_t mask;		/* enum maru_setattr_mask */
+	uint32_t mode, uid, gid;
+	struct timespec atime, mtime;
+};
+
+/* ---- namespace ---- */
+
+/* Names: 1..255 bytes, no '/' or NUL, not "." or "..": else -EINVAL. */
+int maru_mkdir(struct maru_client *c, uint64_t parent, const char *name,
+	       uint32_t mode, uint32_t uid, uint32_t gid, struct maru_attr *out);
+/* -ENOTEMPTY unless empty; -ENOTDIR for a file; -ENOENT if missing. */
+int maru_rmdir(struct maru_client *c, uint64_t parent, const char *name);
+/*
+ * name -> attributes of the subdirectory or of the published version. A
+ * pending version of this client with that name is returned instead of the
+ * published one (the writer sees its own file). -ENOENT when neither exists.
+ */
+int maru_lookup(struct maru_client *c, uint64_t parent, const char *name,
+		struct maru_attr *out);
+/* By id: directories, published, pending (own) and orphaned-but-leased versions. */
+int maru_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *out);
+int maru_setattr(struct maru_client *c, uint64_t ino,
+		 const struct maru_setattr *sa, struct maru_attr *out);
+
+#define MARU_RENAME_NOREPLACE 1u
+/*
+ * Atomically rebind oldname to newname (across directories, over an existing
+ * file unless NOREPLACE -> -EEXIST). Moves the published version and retargets
+ * this client's pending version of that name, so a later publish lands on the
+ * new name. Directories rename too (not into their own subtree: -EINVAL).
+ */
+int maru_rename(struct maru_client *c, uint64_t oldparent, const char *oldname,
+		uint64_t newparent, const char *newname, unsigned int flags);
+/*
+ * Remove the name now; bytes are freed when the last lease ends. This client's
+ * pending version of that name is detached (its publish becomes a no-op).
+ */
+int maru_unlink(struct maru_client *c, uint64_t parent, const char *name);
+
+struct maru_dirent {
+	uint64_t ino;
+	uint64_t cookie;	/* pass back to continue after this entry */
+	uint32_t mode;		/* S_IFDIR or S_IFREG (type bits only are promised) */
+	uint32_t state;
+	uint16_t namelen;
+	const char *name;	/* valid during the callback only, not NUL-terminated */
+};
+/* Return non-zero from the callback to stop early (the call then returns 0). */
+typedef int (*maru_readdir_cb)(void *arg, const struct maru_dirent *de);
+/*
+ * Stream entries of dir with cookie greater than the given one (0 = start),
+ * in stable cookie order, fetched from marud in batches; includes this
+ * client's pending files. Returns 0, or -errno.
+ */
+int maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
+		 maru_readdir_cb cb, void *arg);
+
+/* Batch existence check: out[i] = 1 if names[i] is a published file or dir. */
+int maru_exists(struct maru_client *c, uint64_t parent, const char *const *names,
+		size_t n, uint8_t *out);
+
+struct maru_statfs {
+	uint64_t capacity;	/* data bytes of the pool */
+	uint64_t free;
+	uint64_t evictable;	/* published, unleased, evictable bytes */
+	uint64_t used;		/* published bytes (bound to a name) */
+	uint64_t pending;
+	uint64_t orphaned;	/* unlinked/replaced but still leased */
+	uint64_t names;
+	uint64_t dirs;
+	uint64_t block;		/* allocation unit */
+};
+int maru_statfs(struct maru_client *c, struct maru_statfs *out);
+
+/*
+ * Pool and client metrics as Prometheus text exposition (NUL-terminated).
+ * Writes at most len bytes; returns the full length (call again with a larger
+ * buffer if it is >= len).
+ */
+ssize_t maru_stats_text(struct maru_client *c, char *buf, size_t len);
+
+/* ---- files ---- */
+
+enum maru_create_flags {
+	MARU_CREATE_EXCL = 1u << 0,	/* -EEXIST if the name has a published version
+					   or a pending one of this client */
+	MARU_CREATE_COPY = 1u << 1,	/* start as a copy of the current published bytes
+					   (open without O_TRUNC) */
+};
+
+/*
+ * Create a PENDING version for parent/name owned by this client. size_hint
+ * reserves memory up front (0: grow as written). -ENOSPC when even eviction
+ * cannot supply size_hint bytes.
+ */
+int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
+		     uint32_t mode, uint32_t uid, uint32_t gid, unsigned int flags,
+		     uint64_t size_hint, struct maru_file **out);
+/* Same, for the name that version `ino` is currently published under. */
+int maru_file_rewrite(struct maru_client *c, uint64_t ino, unsigned int flags,
+		      uint64_t size_hint, struct maru_file **out);
+/* Lease the current published version of parent/name (-ENOENT if none). */
+int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
+		   struct maru_file **out);
+/*
+ * Lease version `ino` while it is still bound to a name (-ESTALE if it was
+ * replaced, unlinked or evicted: look the name up again).
+ */
+int maru_file_open_ino(struct maru_client *c, uint64_t ino, struct maru_file **out);
+
+uint64_t maru_file_ino(const struct maru_file *f);
+int maru_file_is_pending(const struct maru_file *f);
+int maru_file_attr(struct maru_file *f, struct maru_attr *out);
+
+/* Reads never come up short inside the file; 0 at or past the end. */
+ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off);
+/*
+ * Pending only (-EBADF on a lease). Grows the reservation as needed (evicting
+ * under pressure); -ENOSPC when the pool cannot supply the bytes, and then
+ * nothing of this call is written. Holes read as zeros.
+ */
+ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint64_t off);
+/* Pending only: set the size (zero-filled when growing). */
+int maru_file_truncate(struct maru_file *f, uint64_t size);
+/* Pending only: make sure `size` bytes are reserved (fallocate / size hint). */
+int maru_file_reserve(struct maru_file *f, uint64_t size);
+/* Pending only: bytes are in pool memory (flush for coherence=flush). */
+int maru_file_sync(struct maru_file *f);
+/*
+ * Pending only: bind the version to its name atomically, replacing the
+ * previous version. Afterwards the handle is a lease on the published version.
+ * Returns -ENOENT (and abandons) if the name was unlinked or its directory
+ * removed while pending.
+ */
+int maru_file_publish(struct maru_file *f);
+/* Release a lease, or abandon a pending version (its memory returns to free). */
+void maru_file_close(struct maru_file *f);
+
+struct maru_extent {
+	uint64_t off;	/* byte offset in the pool mapping */
+	uint64_t len;
+};
+/*
+ * The pool extents holding the file's bytes, in file order. Writes at most
+ * max entries; returns the total count.
+ */
+ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max);
+
+/* ---- events ---- */
+
+enum maru_event_type {
+	MARU_EV_PUBLISH = 1,	/* a name now has a (new) version */
+	MARU_EV_REPLACE = 2,	/* same, and an older version was dropped */
+	MARU_EV_UNLINK = 3,
+	MARU_EV_EVICT = 4,
+	MARU_EV_MKDIR = 5,
+	MARU_EV_RMDIR = 6,
+	MARU_EV_RENAME = 7,	/* parent/name -> parent2/name2 */
+	MARU_EV_SETATTR = 8,
+	MARU_EV_OVERFLOW = 100,	/* events were lost: drop every cached name */
+	MARU_EV_GENERATION = 101, /* marud restarted: drop everything */
+};
+
+struct maru_event {
+	uint64_t seq;
+	uint64_t time_ns;	/* CLOCK_REALTIME */
+	uint32_t type;
+	uint64_t ino;		/* version or directory id concerned */
+	uint64_t parent, parent2;
+	char name[MARU_NAME_MAX + 1], name2[MARU_NAME_MAX + 1];
+	char path[MARU_PATH_MAX], path2[MARU_PATH_MAX];	/* from the root, "/a/b" */
+};
+
+/* Subscribe on a connection of its own, from sequence after_seq (0 = now). */
+int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_events **out);
+/* 1: an event was stored; 0: timeout; -errno. Reconnects by itself. */
+int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout_ms);
+void maru_events_close(struct maru_events *ev);
+
+const char *maru_strerror(int err);	/* text for a -errno from this API */
+const char *maru_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MARU_LIBMARU_H */

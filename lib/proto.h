@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/proto.h: the marud wire protocol, shared by libmaru and marud. Only
+ * proto.c encodes and checks frames; everything else goes through proto_*().
+ *
+ * Message sequence. A client opens a stream socket (TCP or Unix) and sends
+ * HELLO (after AUTH when the pool has a key). marud answers with the pool
+ * generation, the pool UUID, the pool memory path and geometry, and a session
+ * token. Every later request carries that generation in its header; marud
+ * refuses a request whose generation is not its own with -ESTALE before
+ * executing it. A client may open several sockets for one session by sending
+ * the token in HELLO; a client that lost its sockets reconnects the same way
+ * within the grace period and finds its leases and pending versions intact
+ * (reply field `reclaimed`). Requests on one socket are answered in order;
+ * each carries a request id, increasing per session; a request whose id marud
+ * has already answered in that session is not applied again: the recorded
+ * status is returned (retry after reconnect).
+ *
+ * A socket that sends SUBSCRIBE becomes an event stream: marud pushes EVENT
+ * frames (reqid 0) from then on and reads nothing more from it but PING.
+ *
+ * Framing: a fixed 32-byte header, then `len` payload bytes. Each request op
+ * has a fixed-size body struct followed by a variable tail (names, data), as
+ * listed next to the op. Replies echo op and reqid; status is 0 or -errno;
+ * on error the payload is empty. All integers are little-endian; the structs
+ * below are the wire layout (host must be little-endian, checked at build).
+ * A receiver checks magic, version, op and len before reading any field and
+ * closes the connection on any violation.
+ */
+#ifndef MARU_PROTO_H
+#define MARU_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "wire format is little-endian");
+
+#define PROTO_MAGIC	0x5552414dU	/* "MARU" */
+#define PROTO_VERSION	1
+#define PROTO_HDR_SIZE	32
+#define PROTO_MAX_FRAME	(8U << 20)	/* payload bytes, default hard limit */
+#define PROTO_MAX_IO	(4U << 20)	/* READ/WRITE bytes per frame */
+#define PROTO_MAX_EXTENTS 65536		/* per version */
+#define PROTO_NAME_MAX	255
+#define PROTO_PATH_MAX	4096
+
+enum proto_op {
+	OP_PING = 1,		/* -                      -> -                 */
+	OP_HELLO = 2,		/* proto_hello_req         -> proto_hello_rep   */
+	OP_AUTH = 3,		/* proto_auth              -> proto_auth        */
+	OP_STATFS = 4,		/* -                      -> proto_statfs      */
+	OP_STATS = 5,		/* -                      -> text (Prometheus) */
+	OP_MKDIR = 10,		/* proto_name_req+name     -> proto_attr        */
+	OP_RMDIR = 11,		/* proto_name_req+name     -> -                 */
+	OP_LOOKUP = 12,		/* proto_name_req+name     -> proto_attr        */
+	OP_GETATTR = 13,	/* proto_ino_req           -> proto_attr        */
+	OP_SETATTR = 14,	/* proto_setattr_req       -> proto_attr        */
+	OP_RENAME = 15,		/* proto_rename_req+old+new -> -                */
+	OP_UNLINK = 16,		/* proto_name_req+name     -> -                 */
+	OP_READDIR = 17,	/* proto_readdir_req       -> proto_readdir_rep+entries */
+	OP_EXISTS = 18,		/* proto_exists_req+names  -> count bytes, 0/1  */
+	OP_CREATE = 20,		/* proto_create_req+name   -> proto_attr+extents */
+	OP_RESERVE = 21,	/* proto_size_req          -> proto_attr+extents */
+	OP_TRUNCATE = 22,	/* proto_size_req          -> proto_attr+extents */
+	OP_PUBLISH = 23,	/* proto_publish_req       -> proto_attr        */
+	OP_ABANDON = 24,	/* proto_ino_req           -> -                 */
+	OP_OPEN = 25,		/* proto_open_req+name     -> proto_attr+extents */
+	OP_RELEASE = 26,	/* proto_ino_req           -> -                 */
+	OP_EXTENTS = 27,	/* proto_ino_req           -> proto_attr+extents */
+	OP_READ = 28,		/* proto_io_req            -> data              */
+	OP_WRITE = 29,		/* proto_io_req+data       -> proto_io_rep      */
+	OP_HINT = 30,		/* proto_hint_req          -> -                 */
+	OP_SUBSCRIBE = 40,	/* proto_subscribe_req     -> - then EVENTs     */
+	OP_EVENT = 41,		/* pushed: proto_event+names+paths              */
+	OP_MAX
+};
+
+struct proto_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t op;
+	uint32_t len;		/* payload bytes after the header */
+	int32_t status;		/* replies: 0 or -errno; requests: 0 */
+	uint64_t reqid;
+	uint64_t generation;	/* requests: the client's; replies: marud's */
+};
+_Static_assert(sizeof(struct proto_hdr) == PROTO_HDR_SIZE, "header size");
+
+#define HELLO_F_RECLAIM	1u	/* token is set: attach to that session */
+#define HELLO_F_EVENTS	2u	/* this socket will subscribe */
+
+struct proto_hello_req {
+	uint32_t flags;
+	uint32_t proto_version;
+	uint8_t token[16];
+	uint64_t pid;
+	char client_name[32];	/* NUL-padded */
+};
+_Static_assert(sizeof(struct proto_hello_req) == 64, "hello_req size");
+
+struct proto_hello_rep {
+	uint8_t uuid[16];
+	uint8_t token[16];
+	uint64_t generation;
+	uint64_t pool_size;	/* whole mapping, superblock included */
+	uint64_t pool_align;
+	uint64_t data_off;
+	uint64_t max_frame;
+	uint32_t reclaimed;	/* 1: the session named by token was found */
+	uint32_t backend;	/* 1 shm, 2 file, 3 dax */
+	char pool_path[PROTO_PATH_MAX];	/* NUL-terminated */
+};
+_Static_assert(sizeof(struct proto_hello_rep) == 88 + PROTO_PATH_MAX, "hello_rep size");
+
+/* Challenge-response (issue: security). marud sends AUTH with a nonce first. */
+struct proto_auth {
+	uint8_t nonce[32];
+	uint8_t mac[32];
+};
+_Static_assert(sizeof(struct proto_auth) == 64, "auth size");
+
+struct proto_statfs {
+	uint64_t capacity, free, evictable, used, pending, orphaned;
+	uint64_t names, dirs, versions, block;
+};
+_Static_assert(sizeof(struct proto_statfs) == 80, "statfs size");
+
+/* Requests naming an entry: the name (namelen bytes, no NUL) follows. */
+struct proto_name_req {
+	uint64_t parent;
+	uint32_t mode, uid, gid;	/* MKDIR only */
+	uint16_t namelen;
+	uint16_t pad;
+};
+_Static_assert(sizeof(struct proto_name_req) == 24, "name_req size");
+
+struct proto_ino_req {
+	uint64_t ino;
+};
+
+#define SETATTR_MODE	1u
+#define SETATTR_UID	2u
+#define SETATTR_GID	4u
+#define SETATTR_ATIME	8u
+#define SETATTR_MTIME	16u
+struct proto_setattr_req {
+	uint64_t ino;
+	uint32_t mask;
+	uint32_t mode, uid, gid;
+	uint64_t atime_ns, mtime_ns;	/* CLOCK_REALTIME; the client resolves "now" */
+};
+_Static_assert(sizeof(struct proto_setattr_req) == 40, "setattr size");
+
+#define RENAME_NOREPLACE 1u
+struct proto_rename_req {
+	uint64_t oldparent, newparent;
+	uint32_t flags;
+	uint16_t oldlen, newlen;	/* oldname then newname follow */
+};
+_Static_assert(sizeof(struct proto_rename_req) == 24, "rename size");
+
+struct proto_readdir_req {
+	uint64_t dir;
+	uint64_t cookie;	/* entries with a greater cookie */
+	uint32_t max_entries;
+	uint32_t pad;
+};
+struct proto_readdir_rep {
+	uint32_t count;
+	uint32_t eof;
+};
+/* count entries follow, each: proto_dirent then namelen bytes, 8-aligned. */
+struct proto_dirent {
+	uint64_t ino;
+	uint64_t cookie;
+	uint32_t mode;
+	uint32_t state;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_dirent) == 32, "dirent size");
+
+/* count names follow, each u16 length + bytes; reply: count bytes 0/1. */
+struct proto_exists_req {
+	uint64_t parent;
+	uint32_t count;
+	uint32_t pad;
+};
+
+#define CREATE_EXCL	1u
+#define CREATE_COPY	2u
+struct proto_create_req {
+	uint64_t parent;	/* 0: use from_ino's name */
+	uint64_t from_ino;
+	uint64_t size_hint;
+	uint32_t flags;
+	uint32_t mode, uid, gid;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_create_req) == 48, "create size");
+
+struct proto_size_req {
+	uint64_t ino;
+	uint64_t size;
+};
+
+struct proto_publish_req {
+	uint64_t ino;
+	uint64_t size;		/* final size; must be <= reserved */
+	uint64_t xxh3;		/* 0: marud computes it */
+};
+
+/* ino != 0: lease that version if still bound; else parent+name follow. */
+struct proto_open_req {
+	uint64_t ino;
+	uint64_t parent;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_open_req) == 24, "open size");
+
+struct proto_attr {
+	uint64_t ino, parent, size, reserved;
+	uint64_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t xxh3;
+	uint32_t mode, uid, gid, nlink;
+	uint32_t state, leases;
+	uint32_t nextents;	/* proto_extent entries following (held versions) */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct proto_attr) == 96, "attr size");
+
+struct proto_extent {
+	uint64_t off;	/* from the start of the pool mapping */
+	uint64_t len;
+};
+
+struct proto_io_req {
+	uint64_t ino;
+	uint64_t off;
+	uint32_t len;
+	uint32_t pad;
+};
+struct proto_io_rep {
+	uint64_t done;
+	uint64_t size;	/* version size after the write */
+};
+
+struct proto_hint_req {
+	uint64_t ino;
+	uint32_t hint;
+	uint32_t pad;
+};
+
+struct proto_subscribe_req {
+	uint64_t after_seq;	/* 0: from now */
+};
+
+/* Pushed event: then name, name2, path, path2 bytes (lengths below). */
+struct proto_event {
+	uint64_t seq, time_ns;
+	uint32_t type;		/* enum maru_event_type values */
+	uint32_t pad;
+	uint64_t ino, parent, parent2;
+	uint16_t namelen, name2len, pathlen, path2len;
+};
+_Static_assert(sizeof(struct proto_event) == 56, "event size");
+
+/* ---- codec (proto.c) ---- */
+
+/* Fill a header. */
+void proto_hdr_init(struct proto_hdr *h, uint16_t op, uint32_t len,
+		    uint64_t reqid, uint64_t generation, int32_t status);
+/*
+ * Check a received header: magic, version, known op, len <= max_frame.
+ * Returns 0 or -EPROTO / -EMSGSIZE.
+ */
+int proto_hdr_check(const struct proto_hdr *h, uint32_t max_frame);
+/*
+ * Check a request payload of op for the body size and every length field
+ * against len (names 1..255 bytes and valid per DESIGN §2 where the op
+ * names an entry). Returns 0 or -EPROTO / -EINVAL (bad name).
+ */
+int proto_req_check(uint16_t op, const void *payload, uint32_t len);
+/* Same for replies as a client receives them (status 0). */
+int proto_rep_check(uint16_t op, const void *payload, uint32_t len);
+/* 0 if a name is valid: 1..255 bytes, no '/' or NUL, not "." or "..". */
+int proto_name_valid(const char *name, size_t len);
+const char *proto_op_name(uint16_t op);
+
+/* Growable output buffer used to build frames. */
+struct pbuf {
+	uint8_t *data;
+	size_t len, cap;
+};
+int pbuf_reserve(struct pbuf *b, size_t more);
+int pbuf_put(struct pbuf *b, const void *p, size_t n);
+/* Append 0..7 zero bytes so that len is a multiple of 8. */
+int pbuf_align8(struct pbuf *b);
+void pbuf_free(struct pbuf *b);
+
+/* Blocking full read/write on a socket; -errno, -ECONNRESET on EOF. */
+int proto_read_full(int fd, void *buf, size_t len);
+int proto_write_full(int fd, const void *buf, size_t len);
+/* Write header + up to two payload pieces with one writev loop. */
+int proto_send(int fd, const struct proto_hdr *h, const void *p1, size_t n1,
+	       const void *p2, size_t n2);
+
+#endif /* MARU_PROTO_H */
