@@ -112,7 +112,16 @@ struct proto_hello_rep {
 };
 _Static_assert(sizeof(struct proto_hello_rep) == 88 + PROTO_PATH_MAX, "hello_rep size");
 
-/* Challenge-response (issue: security). marud sends AUTH with a nonce first. */
+/*
+ * Mutual HMAC challenge-response (libsodium crypto_auth_hmacsha256, key =
+ * the shared key file's bytes hashed to 32 bytes with crypto_generichash).
+ * When the client has a key it sends, before HELLO:
+ *   AUTH req  {nonce = Nc (random), mac = 0}
+ *   AUTH rep  {nonce = Ns (random), mac = HMAC(key, "marud" Nc Ns)}
+ *   AUTH req  {nonce = Nc, mac = HMAC(key, "maruc" Ns Nc)}   (client checked rep)
+ *   AUTH rep  {status 0}  or status -EACCES and the socket is closed.
+ * A marud with a key answers any other first request with -EACCES and closes.
+ */
 struct proto_auth {
 	uint8_t nonce[32];
 	uint8_t mac[32];
