@@ -110,7 +110,7 @@ struct proto_hello_rep {
 	uint32_t backend;	/* 1 shm, 2 file, 3 dax */
 	char pool_path[PROTO_PATH_MAX];	/* NUL-terminated */
 };
-_Static_assert(sizeof(struct proto_hello_rep) == 88 + PROTO_PATH_MAX, "hello_rep size");
+_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX, "hello_rep size");
 
 /*
  * Mutual HMAC challenge-response (libsodium crypto_auth_hmacsha256, key =
@@ -160,7 +160,7 @@ struct proto_setattr_req {
 };
 _Static_assert(sizeof(struct proto_setattr_req) == 40, "setattr size");
 
-#define RENAME_NOREPLACE 1u
+#define PROTO_RENAME_NOREPLACE 1u	/* same value as renameat2(2) RENAME_NOREPLACE */
 struct proto_rename_req {
 	uint64_t oldparent, newparent;
 	uint32_t flags;
