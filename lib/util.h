@@ -17,6 +17,12 @@ int parse_size(const char *s, uint64_t *out);
 /* Decimal unsigned with range check; -EINVAL/-ERANGE. */
 int parse_u64(const char *s, uint64_t *out);
 
+/*
+ * GNU C modes predefine the macro `unix` as 1, which would turn the field
+ * below into "int 1;". Nothing in this project uses the macro.
+ */
+#undef unix
+
 /* Parsed control address. */
 struct maru_addr {
 	int unix;		/* 1: path is a Unix socket path */
