@@ -1,1 +1,228 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */ /* placeholder */
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/main.c: marud's process life: command line and configuration,
+ * -n check, daemonizing (with the parent waiting for the child to report
+ * that it serves), the pool generation, the pidfile, and the signal loop:
+ * SIGTERM/SIGINT shut down, SIGHUP reloads, SIGUSR1 reopens logs. Every
+ * signal is blocked in all threads and taken synchronously here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "config.h"
+#include "log.h"
+#include "server.h"
+
+static uint64_t new_generation(void)
+{
+	uint64_t g = 0;
+
+	while (g == 0) {
+		if (getrandom(&g, sizeof(g), 0) != (ssize_t)sizeof(g)) {
+			if (errno != EINTR)
+				fatal(errno, "getrandom");
+			g = 0;
+		}
+	}
+	return g;
+}
+
+/*
+ * Fork; the parent waits for one status byte from the child (0: serving)
+ * and exits with it, so a failed start is seen by whoever ran marud.
+ */
+static int daemonize(int *notify)
+{
+	int p[2], fd;
+	pid_t pid;
+	char b = 1;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			b = 1;
+		_exit(b ? 1 : 0);
+	}
+	close(p[0]);
+	if (setsid() < 0 || chdir("/") < 0)
+		return -errno;
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+	*notify = p[1];
+	return 0;
+}
+
+static void notify_parent(int *notify, char status)
+{
+	if (*notify < 0)
+		return;
+	if (write(*notify, &status, 1) != 1)
+		log_warn(errno, "notifying the parent process");
+	close(*notify);
+	*notify = -1;
+}
+
+static int pidfile_write(const char *path)
+{
+	char line[32];
+	int fd, n, rc = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+	if (write(fd, line, (size_t)n) != n)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* Load the config again, errors going to the log (stderr may be /dev/null). */
+static int reload_config(const struct config_args *a, struct config *nc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&text, &len);
+	int rc;
+
+	rc = config_load(a, nc, err);
+	if (err)
+		fclose(err);
+	if (rc)
+		log_warnx("reload failed, keeping the running config: %s",
+			  text && len ? text : strerror(-rc));
+	free(text);
+	return rc;
+}
+
+static void on_sighup(struct server *srv, const struct config_args *a)
+{
+	struct config *nc = malloc(sizeof(*nc));
+
+	log_info("SIGHUP: reloading %s", a->file ? a->file : "(no config file)");
+	if (nc && !reload_config(a, nc))
+		server_reload(srv, nc);
+	free(nc);
+}
+
+/* Wait for signals; returns on SIGTERM/SIGINT. */
+static void signal_loop(struct server *srv, const struct config_args *a,
+			const sigset_t *set, int foreground)
+{
+	siginfo_t si;
+	int sig;
+
+	for (;;) {
+		sig = sigwaitinfo(set, &si);
+		if (sig < 0)
+			continue;
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_info("%s: shutting down", strsignal(sig));
+			return;
+		}
+		if (sig == SIGHUP)
+			on_sighup(srv, a);
+		else if (sig == SIGUSR1)
+			log_info("SIGUSR1: reopening logs (%s: nothing to reopen)",
+				 foreground ? "stderr" : "syslog");
+	}
+}
+
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int check_only(const struct config *cfg, int have_key)
+{
+	config_print(cfg, stdout);
+	printf("configuration OK%s\n",
+	       have_key ? "" : " (no key configured: serving only loopback and unix sockets)");
+	return 0;
+}
+
+static int run(const struct config_args *a, struct config *cfg, const uint8_t *key)
+{
+	struct server *srv;
+	sigset_t set;
+	int notify = -1, rc;
+
+	if (!cfg->foreground && daemonize(&notify) < 0)
+		fatal(errno, "daemonize");
+	block_signals(&set);
+	rc = server_new(cfg, key, new_generation(), &srv);
+	if (rc) {
+		log_warnx("cannot start: %s", strerror(-rc));
+		notify_parent(&notify, 1);
+		return 1;
+	}
+	if (cfg->pidfile[0] && (rc = pidfile_write(cfg->pidfile)))
+		log_warn(rc, "pidfile %s", cfg->pidfile);
+	rc = server_start(srv);
+	if (rc) {
+		log_warn(rc, "starting the server");
+		notify_parent(&notify, 1);
+		server_destroy(srv);
+		return 1;
+	}
+	log_info("marud %s serving, generation %016llx", MARU_VERSION,
+		 (unsigned long long)server_generation(srv));
+	notify_parent(&notify, 0);
+	signal_loop(srv, a, &set, cfg->foreground);
+	rc = server_stop(srv);
+	server_destroy(srv);
+	if (cfg->pidfile[0])
+		unlink(cfg->pidfile);
+	log_info("exiting");
+	/* A failed accounting check is a defect: let tests see it. */
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct config_args args;
+	static struct config cfg;
+	uint8_t key[CONFIG_KEY_BYTES];
+	int rc, have_key;
+
+	rc = config_parse_args(argc, argv, &args);
+	if (rc)
+		return rc > 0 ? 0 : 1;
+	log_init("marud", 1, 0);
+	if (config_load(&args, &cfg, stderr) ||
+	    config_validate(&cfg, key, &have_key, stderr))
+		return 1;
+	if (cfg.check_only)
+		return check_only(&cfg, have_key);
+	log_init("marud", cfg.foreground, cfg.verbose);
+	if (!have_key)
+		log_warnx("no key configured: serving only loopback and unix sockets");
+	umask(022);
+	return run(&args, &cfg, have_key ? key : NULL);
+}

@@ -1,1 +1,488 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */ /* placeholder */
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/session.c: the session table of marud. It owns the mapping from a
+ * 16-byte token to a session, the attach/detach counting of connections,
+ * the grace period and the reaper thread that ends sessions nobody came back
+ * for, and each session's reply cache.
+ *
+ * Locks: the table lock guards the hash, the detached list and every
+ * session's `attached`/`detached_ms`; a session's cache lock guards its reply
+ * cache only. They are never held together. dir_session_end() is called with
+ * no lock held. A session is freed only by the reaper or sessions_destroy(),
+ * and only when no connection is attached, so a connection's pointer stays
+ * valid from HELLO until it detaches.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "log.h"
+#include "session.h"
+
+#define SESSION_BUCKETS		1024
+#define REAPER_PERIOD_MS	100
+
+enum slot_state {
+	SLOT_EMPTY = 0,
+	SLOT_BUSY = 1,
+	SLOT_DONE = 2,
+};
+
+struct cache_slot {
+	uint64_t reqid;
+	uint64_t ino;
+	int32_t status;
+	uint32_t len;
+	uint16_t op;
+	uint8_t state;
+	uint8_t too_large;
+	uint8_t *payload;
+};
+
+struct session {
+	struct session *hnext;
+	struct session *dprev, *dnext;	/* detached list, when attached == 0 */
+	uint8_t token[SESSION_TOKEN_BYTES];
+	struct dir_session *ds;
+	unsigned int attached;
+	uint64_t detached_ms;
+
+	pthread_mutex_t cache_lock;
+	pthread_cond_t cache_cond;
+	struct cache_slot slots[SESSION_CACHE_SLOTS];
+	unsigned int next_slot;
+};
+
+struct sessions {
+	struct dir *dir;
+	pthread_mutex_t lock;
+	pthread_cond_t reaper_cond;
+	struct session *buckets[SESSION_BUCKETS];
+	struct session *detached;	/* head of the detached list */
+	size_t count;
+	uint64_t grace_ms;
+	int reaper_running, reaper_stop;
+	pthread_t reaper;
+};
+
+uint64_t sessions_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static unsigned int token_bucket(const uint8_t *token)
+{
+	uint64_t h;
+
+	/* Tokens are random: any 8 of their bytes are a fine hash. */
+	memcpy(&h, token, sizeof(h));
+	return (unsigned int)(h % SESSION_BUCKETS);
+}
+
+int sessions_new(struct dir *d, uint64_t grace_ms, struct sessions **out)
+{
+	struct sessions *t;
+
+	if (sodium_init() < 0)
+		return -EIO;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->dir = d;
+	t->grace_ms = grace_ms;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->reaper_cond, NULL);
+	*out = t;
+	return 0;
+}
+
+static void session_free(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < SESSION_CACHE_SLOTS; i++)
+		free(s->slots[i].payload);
+	pthread_cond_destroy(&s->cache_cond);
+	pthread_mutex_destroy(&s->cache_lock);
+	free(s);
+}
+
+static void hash_remove(struct sessions *t, struct session *s)
+{
+	struct session **pp = &t->buckets[token_bucket(s->token)];
+
+	while (*pp && *pp != s)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = s->hnext;
+	t->count--;
+}
+
+static void detached_add(struct sessions *t, struct session *s)
+{
+	s->dprev = NULL;
+	s->dnext = t->detached;
+	if (t->detached)
+		t->detached->dprev = s;
+	t->detached = s;
+}
+
+static void detached_remove(struct sessions *t, struct session *s)
+{
+	if (s->dprev)
+		s->dprev->dnext = s->dnext;
+	else
+		t->detached = s->dnext;
+	if (s->dnext)
+		s->dnext->dprev = s->dprev;
+	s->dprev = s->dnext = NULL;
+}
+
+static void session_end(struct sessions *t, struct session *s)
+{
+	dir_session_end(t->dir, s->ds);
+	session_free(s);
+}
+
+void sessions_destroy(struct sessions *t)
+{
+	unsigned int i;
+	struct session *s;
+
+	if (!t)
+		return;
+	sessions_stop_reaper(t);
+	for (i = 0; i < SESSION_BUCKETS; i++) {
+		while ((s = t->buckets[i])) {
+			t->buckets[i] = s->hnext;
+			session_end(t, s);
+		}
+	}
+	pthread_cond_destroy(&t->reaper_cond);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static struct session *lookup_locked(struct sessions *t, const uint8_t *token)
+{
+	struct session *s;
+
+	for (s = t->buckets[token_bucket(token)]; s; s = s->hnext)
+		if (!memcmp(s->token, token, SESSION_TOKEN_BYTES))
+			return s;
+	return NULL;
+}
+
+static int token_is_zero(const uint8_t *token)
+{
+	static const uint8_t zero[SESSION_TOKEN_BYTES];
+
+	return !memcmp(token, zero, sizeof(zero));
+}
+
+/* A fresh random token no live session has (table lock held). */
+static void token_fresh_locked(struct sessions *t, uint8_t *token)
+{
+	do
+		randombytes_buf(token, SESSION_TOKEN_BYTES);
+	while (token_is_zero(token) || lookup_locked(t, token));
+}
+
+static int session_create(struct sessions *t, struct session **out)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	rc = dir_session_new(t->dir, &s->ds);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	pthread_mutex_init(&s->cache_lock, NULL);
+	pthread_cond_init(&s->cache_cond, NULL);
+	*out = s;
+	return 0;
+}
+
+static void insert_locked(struct sessions *t, struct session *s)
+{
+	unsigned int b;
+
+	token_fresh_locked(t, s->token);
+	b = token_bucket(s->token);
+	s->hnext = t->buckets[b];
+	t->buckets[b] = s;
+	t->count++;
+}
+
+static struct session *attach_locked(struct sessions *t, const uint8_t *token)
+{
+	struct session *s = lookup_locked(t, token);
+
+	if (s && s->attached++ == 0)
+		detached_remove(t, s);
+	return s;
+}
+
+int session_hello(struct sessions *t, const uint8_t *token, struct session **out,
+		  int *reclaimed)
+{
+	struct session *s = NULL;
+	int rc;
+
+	if (token && !token_is_zero(token)) {
+		pthread_mutex_lock(&t->lock);
+		s = attach_locked(t, token);
+		pthread_mutex_unlock(&t->lock);
+	}
+	*reclaimed = s != NULL;
+	if (s) {
+		*out = s;
+		return 0;
+	}
+	/* Made outside the lock: dir_session_new takes the dir lock. */
+	rc = session_create(t, &s);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&t->lock);
+	insert_locked(t, s);
+	s->attached = 1;
+	pthread_mutex_unlock(&t->lock);
+	*out = s;
+	return 0;
+}
+
+void session_detach_at(struct sessions *t, struct session *s, uint64_t now_ms)
+{
+	pthread_mutex_lock(&t->lock);
+	if (s->attached && --s->attached == 0) {
+		s->detached_ms = now_ms;
+		detached_add(t, s);
+		pthread_cond_signal(&t->reaper_cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void session_detach(struct sessions *t, struct session *s)
+{
+	session_detach_at(t, s, sessions_now_ms());
+}
+
+unsigned int session_attached(struct sessions *t, const struct session *s)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&t->lock);
+	n = s->attached;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+struct dir_session *session_dir(const struct session *s)
+{
+	return s->ds;
+}
+
+const uint8_t *session_token(const struct session *s)
+{
+	return s->token;
+}
+
+size_t sessions_count(struct sessions *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void sessions_set_grace(struct sessions *t, uint64_t grace_ms)
+{
+	pthread_mutex_lock(&t->lock);
+	t->grace_ms = grace_ms;
+	pthread_cond_signal(&t->reaper_cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+unsigned int sessions_reap(struct sessions *t, uint64_t now_ms)
+{
+	struct session *s, *next, *dead = NULL;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (s = t->detached; s; s = next) {
+		next = s->dnext;
+		if (now_ms - s->detached_ms < t->grace_ms || now_ms < s->detached_ms)
+			continue;
+		detached_remove(t, s);
+		hash_remove(t, s);
+		s->dnext = dead;
+		dead = s;
+	}
+	pthread_mutex_unlock(&t->lock);
+	for (s = dead; s; s = next) {
+		next = s->dnext;
+		log_debug("session %llu: grace period over, ending it",
+			  (unsigned long long)dir_session_id(s->ds));
+		session_end(t, s);
+		n++;
+	}
+	return n;
+}
+
+static void *reaper_main(void *arg)
+{
+	struct sessions *t = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&t->lock);
+	while (!t->reaper_stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += REAPER_PERIOD_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&t->reaper_cond, &t->lock, &ts);
+		if (t->reaper_stop)
+			break;
+		pthread_mutex_unlock(&t->lock);
+		sessions_reap(t, sessions_now_ms());
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int sessions_start_reaper(struct sessions *t)
+{
+	int rc;
+
+	if (t->reaper_running)
+		return 0;
+	t->reaper_stop = 0;
+	rc = pthread_create(&t->reaper, NULL, reaper_main, t);
+	if (rc)
+		return -rc;
+	t->reaper_running = 1;
+	return 0;
+}
+
+void sessions_stop_reaper(struct sessions *t)
+{
+	if (!t->reaper_running)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->reaper_stop = 1;
+	pthread_cond_signal(&t->reaper_cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->reaper, NULL);
+	t->reaper_running = 0;
+}
+
+/* ---- reply cache ---- */
+
+static struct cache_slot *cache_find(struct session *s, uint64_t reqid)
+{
+	unsigned int i;
+
+	for (i = 0; i < SESSION_CACHE_SLOTS; i++)
+		if (s->slots[i].state != SLOT_EMPTY && s->slots[i].reqid == reqid)
+			return &s->slots[i];
+	return NULL;
+}
+
+/* The oldest slot not in use by a running request, or NULL. */
+static struct cache_slot *cache_take(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < SESSION_CACHE_SLOTS; i++) {
+		struct cache_slot *c = &s->slots[s->next_slot];
+
+		s->next_slot = (s->next_slot + 1) % SESSION_CACHE_SLOTS;
+		if (c->state != SLOT_BUSY) {
+			free(c->payload);
+			memset(c, 0, sizeof(*c));
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void cache_copy_out(const struct cache_slot *c, struct cache_reply *out)
+{
+	out->op = c->op;
+	out->status = c->status;
+	out->too_large = c->too_large;
+	out->ino = c->ino;
+	out->len = c->len;
+	if (c->len)
+		memcpy(out->payload, c->payload, c->len);
+}
+
+enum cache_result session_cache_begin(struct session *s, uint64_t reqid, uint16_t op,
+				      struct cache_reply *out)
+{
+	enum cache_result r = CACHE_BYPASS;
+	struct cache_slot *c;
+
+	if (reqid == 0)
+		return CACHE_BYPASS;
+	pthread_mutex_lock(&s->cache_lock);
+	while ((c = cache_find(s, reqid)) && c->state == SLOT_BUSY)
+		pthread_cond_wait(&s->cache_cond, &s->cache_lock);
+	if (c && c->op == op) {
+		cache_copy_out(c, out);
+		r = CACHE_HIT;
+	} else if (!c) {
+		c = cache_take(s);
+		if (c) {
+			c->reqid = reqid;
+			c->op = op;
+			c->state = SLOT_BUSY;
+			r = CACHE_MISS;
+		}
+	}
+	/* Same reqid, other op: a confused client; execute, record nothing. */
+	pthread_mutex_unlock(&s->cache_lock);
+	return r;
+}
+
+void session_cache_finish(struct session *s, uint64_t reqid, int32_t status,
+			  const void *payload, size_t len, uint64_t ino)
+{
+	struct cache_slot *c;
+
+	pthread_mutex_lock(&s->cache_lock);
+	c = cache_find(s, reqid);
+	if (c && c->state == SLOT_BUSY) {
+		c->status = status;
+		c->ino = ino;
+		if (len > SESSION_CACHE_PAYLOAD) {
+			c->too_large = 1;
+		} else if (len) {
+			c->payload = malloc(len);
+			if (c->payload) {
+				memcpy(c->payload, payload, len);
+				c->len = (uint32_t)len;
+			} else {
+				c->too_large = 1;
+			}
+		}
+		c->state = SLOT_DONE;
+		pthread_cond_broadcast(&s->cache_cond);
+	}
+	pthread_mutex_unlock(&s->cache_lock);
+}

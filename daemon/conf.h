@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/conf.h: marud's configuration: defaults, the `key = value` file,
+ * -D overrides and long options, validation (key file mode, loopback rule)
+ * and the -n summary. config.c owns struct config; the server reads a copy
+ * and main.c rebuilds one on SIGHUP.
+ *
+ * (Named conf.h rather than config.h: the build's generated config.h, which
+ * lib/failpoint.h includes as "config.h", would otherwise be shadowed by a
+ * daemon/config.h for every file compiled in daemon/.)
+ */
+#ifndef MARUD_CONF_H
+#define MARUD_CONF_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dir.h"
+
+#define CONFIG_MAX_LISTEN	16
+#define CONFIG_MAX_DEFINES	64
+#define CONFIG_KEY_BYTES	32
+
+#define CONFIG_DEFAULT_POOL	"shm:marud-pool"
+#define CONFIG_DEFAULT_UNIX	"unix:/run/marud/marud.sock"
+#define CONFIG_DEFAULT_TCP	"tcp://127.0.0.1:7450"
+
+struct config {
+	/* Process-level flags (command line only). */
+	int foreground;
+	int check_only;
+	int verbose;
+	char file[PATH_MAX];
+
+	char pool[PATH_MAX];
+	uint64_t size;			/* 0: backend default */
+	char listen[CONFIG_MAX_LISTEN][PATH_MAX];
+	unsigned int nlisten;
+	int listen_layer;		/* which layer set listen (internal) */
+	enum dir_eviction eviction;
+	uint64_t grace_ms;
+	char key_file[PATH_MAX];
+	uint32_t max_conns;
+	uint32_t max_frame;
+	uint32_t max_leases;
+	uint64_t max_pending;
+	char pidfile[PATH_MAX];
+};
+
+/* One command-line override; value points into argv. */
+struct config_def {
+	char key[32];
+	const char *value;
+};
+
+/* Command-line state kept for SIGHUP: the overrides replayed over the file. */
+struct config_args {
+	int foreground, check_only, verbose;
+	const char *file;
+	struct config_def defs[CONFIG_MAX_DEFINES];	/* in order */
+	unsigned int ndefs;
+};
+
+/*
+ * Parse argv (getopt_long). Returns 0, 1 when usage was printed because of
+ * --help, or -EINVAL after printing usage to stderr.
+ */
+int config_parse_args(int argc, char **argv, struct config_args *a);
+/*
+ * Build a config: defaults, then the file (if any), then the overrides.
+ * Errors are written to `err` (may be NULL) with the file and line.
+ */
+int config_load(const struct config_args *a, struct config *c, FILE *err);
+/* Apply one "key" and "value" at a layer (1 file, 2 command line). */
+int config_set(struct config *c, const char *key, const char *value, int layer);
+/*
+ * Checks that need the system: key file mode, listen URIs, loopback rule
+ * without a key. Fills key (when a key file is set) and *have_key.
+ */
+int config_validate(const struct config *c, uint8_t key[CONFIG_KEY_BYTES],
+		    int *have_key, FILE *err);
+/* Read and hash the key file: regular, mode 0600 (no group/other bits). */
+int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err);
+/* 1 if a tcp listen host is a loopback address (127/8, ::1, localhost). */
+int config_host_is_loopback(const char *host);
+void config_print(const struct config *c, FILE *out);
+/*
+ * Compare for SIGHUP: log what changed, and as warnings what needs a
+ * restart. Returns the number of changes that need a restart.
+ */
+int config_diff_log(const struct config *old, const struct config *nc);
+const char *config_eviction_name(enum dir_eviction e);
+void config_usage(FILE *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/server.h: the running marud: pool, allocator, directory and session
+ * table wired together, the listening sockets, one thread per connection
+ * and the request handlers of lib/proto.h. main.c creates it from a config,
+ * starts it, reloads it on SIGHUP and stops it on SIGTERM.
+ */
+#ifndef MARUD_SERVER_H
+#define MARUD_SERVER_H
+
+#include <stdint.h>
+
+#include "alloc.h"
+#include "conf.h"
+
+struct server;
+
+/*
+ * Open the pool (writing `generation` into its superblock), build the
+ * directory and bind every listen address. key: the 32-byte key (AUTH
+ * required on every connection) or NULL (loopback and unix only; the caller
+ * has validated that). Nothing is served until server_start().
+ */
+int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation,
+	       struct server **out);
+/* Start the accept thread and the session reaper. */
+int server_start(struct server *srv);
+/*
+ * Clean shutdown: stop accepting, close every connection, end every session,
+ * check the directory (logged). Returns the dir_check() result.
+ */
+int server_stop(struct server *srv);
+/* Unmap the pool, unlink unix sockets, free everything. */
+void server_destroy(struct server *srv);
+/* SIGHUP: apply what can change at run time (verbose, grace, limits). */
+void server_reload(struct server *srv, const struct config *nc);
+uint64_t server_generation(const struct server *srv);
+
+/*
+ * The directory's copy callback over a mapping: arg is the mapping base
+ * (extent offsets are relative to it); src == NULL zero-fills.
+ */
+void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+		 const struct extent_list *src, uint64_t src_off, uint64_t len);
+
+#endif
