@@ -1,1 +1,158 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */ /* placeholder */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/auth.c: the client side of the shared-key authentication (lib/proto.h,
+ * OP_AUTH): loading the key file and the mutual HMAC challenge-response run
+ * on every socket before HELLO. The key never leaves this process; only MACs
+ * over fresh nonces cross the wire, and the client checks marud's proof
+ * before giving its own, so a fake marud learns nothing it could replay.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client_priv.h"
+#include "log.h"
+
+#define KEY_FILE_MAX	(64 * 1024)
+
+/* sodium_init() is idempotent and thread-safe: the only global state we use. */
+static int sodium_ready(void)
+{
+	return sodium_init() < 0 ? -EIO : 0;
+}
+
+static int read_all(int fd, uint8_t *buf, size_t cap, size_t *out)
+{
+	size_t n = 0;
+	ssize_t k;
+
+	while (n < cap) {
+		k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	*out = n;
+	return 0;
+}
+
+static int key_file_mode_ok(const char *path, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode)) {
+		log_warnx("key file %s is not a regular file", path);
+		return -EINVAL;
+	}
+	if (st->st_mode & 077) {
+		log_warnx("key file %s must be mode 0600 (it is %04o): refusing it", path,
+			  (unsigned int)(st->st_mode & 07777));
+		return -EACCES;
+	}
+	return 0;
+}
+
+int auth_load_key(const char *path, uint8_t key[32])
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t n = 0;
+	int fd, rc;
+
+	rc = sodium_ready();
+	if (rc)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		log_warn(rc, "key file %s", path);
+		return rc;
+	}
+	rc = fstat(fd, &st) ? -errno : key_file_mode_ok(path, &st);
+	buf = rc ? NULL : malloc(KEY_FILE_MAX + 1);
+	if (!rc && !buf)
+		rc = -ENOMEM;
+	if (!rc)
+		rc = read_all(fd, buf, KEY_FILE_MAX + 1, &n);
+	if (!rc && (n == 0 || n > KEY_FILE_MAX)) {
+		log_warnx("key file %s must hold 1..%d bytes", path, KEY_FILE_MAX);
+		rc = -EINVAL;
+	}
+	if (!rc)
+		crypto_generichash(key, 32, buf, n, NULL, 0);
+	if (buf) {
+		sodium_memzero(buf, KEY_FILE_MAX + 1);
+		free(buf);
+	}
+	close(fd);
+	return rc;
+}
+
+/* HMAC(key, label || a || b) over two 32-byte nonces. */
+static void auth_mac(uint8_t mac[32], const uint8_t key[32], const char *label,
+		     const uint8_t a[32], const uint8_t b[32])
+{
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, key, 32);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label));
+	crypto_auth_hmacsha256_update(&st, a, 32);
+	crypto_auth_hmacsha256_update(&st, b, 32);
+	crypto_auth_hmacsha256_final(&st, mac);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* One AUTH round trip; the reply (if any) lands in *rep. */
+static int auth_round(int fd, const struct proto_auth *q, struct proto_auth *rep, int want_body)
+{
+	struct req r = { .op = OP_AUTH, .p1 = q, .n1 = sizeof(*q),
+			 .rbuf = rep, .rcap = sizeof(*rep) };
+	struct proto_hdr h;
+	int rc;
+
+	proto_hdr_init(&h, OP_AUTH, sizeof(*q), 0, 0, 0);
+	rc = conn_send_recv(fd, PROTO_MAX_FRAME, &h, &r);
+	if (rc)
+		return rc;
+	if (r.status)
+		return r.status == -EACCES ? -EACCES : r.status;
+	if (want_body && r.rlen != sizeof(*rep))
+		return -EPROTO;
+	return 0;
+}
+
+int auth_exchange(int fd, const uint8_t key[32])
+{
+	struct proto_auth q, rep;
+	uint8_t mac[32];
+	int rc;
+
+	rc = sodium_ready();
+	if (rc)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	randombytes_buf(q.nonce, sizeof(q.nonce));
+	rc = auth_round(fd, &q, &rep, 1);
+	if (rc)
+		goto out;
+	auth_mac(mac, key, "marud", q.nonce, rep.nonce);
+	if (sodium_memcmp(mac, rep.mac, sizeof(mac)) != 0) {
+		log_warnx("marud failed to prove the shared key: refusing it");
+		rc = -EACCES;
+		goto out;
+	}
+	auth_mac(q.mac, key, "maruc", rep.nonce, q.nonce);
+	rc = auth_round(fd, &q, &rep, 0);
+	if (rc == -EACCES)
+		log_warnx("marud refused our key");
+out:
+	sodium_memzero(&q, sizeof(q));
+	sodium_memzero(mac, sizeof(mac));
+	return rc;
+}

@@ -1,1 +1,458 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */ /* placeholder */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/conn.c: a client's sockets to marud and the one request path. Every
+ * public call builds a request and calls client_call(), which takes an idle
+ * socket (opening one, up to opts.max_conns, else waiting), sends the frame
+ * and reads the reply. A socket that fails is closed and the request is sent
+ * again with the SAME request id on a fresh socket (HELLO reclaims the
+ * session by token; marud's reply cache makes the resend idempotent), with
+ * backoff, until opts.timeout_ms since the call began. A HELLO that shows a
+ * new generation or a lost session starts a new session (client.c).
+ *
+ * Locks: hello_lock serialises connect+AUTH+HELLO so that concurrent
+ * reconnects after a marud restart end up in one new session, not several;
+ * c->lock guards the socket table and the session and is never held across
+ * I/O. Order: hello_lock -> lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_priv.h"
+#include "failpoint.h"
+#include "log.h"
+
+#define BACKOFF_MIN_MS	10
+#define BACKOFF_MAX_MS	500
+
+static uint64_t mono_ms(void)
+{
+	return mono_ns() / 1000000u;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+int conn_set_timeout(int fd, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	return 0;
+}
+
+void req_done(struct req *r)
+{
+	if (r->rep && r->rep != r->rbuf)
+		free(r->rep);
+	r->rep = NULL;
+	r->rlen = 0;
+}
+
+/* Payload of a reply into r->rbuf or a fresh buffer. -EPROTO if it cannot fit. */
+static int recv_payload(int fd, const struct proto_hdr *rh, struct req *r)
+{
+	void *p = r->rbuf;
+	int rc;
+
+	if (rh->len == 0)
+		return 0;
+	if (p && rh->len > r->rcap)
+		return -EPROTO;
+	if (!p) {
+		p = malloc(rh->len);
+		if (!p)
+			return -ENOMEM;
+	}
+	rc = proto_read_full(fd, p, rh->len);
+	if (rc) {
+		if (p != r->rbuf)
+			free(p);
+		return rc;
+	}
+	r->rep = p;
+	r->rlen = rh->len;
+	return 0;
+}
+
+/* Read the reply to h. 0 when r->status holds marud's answer, else -errno. */
+static int recv_reply(int fd, uint32_t max_frame, const struct proto_hdr *h, struct req *r)
+{
+	struct proto_hdr rh;
+	int rc;
+
+	rc = proto_read_full(fd, &rh, sizeof(rh));
+	if (rc)
+		return rc;
+	if (proto_hdr_check(&rh, max_frame) || rh.op != h->op || rh.reqid != h->reqid ||
+	    (rh.status != 0 && rh.len != 0) || rh.status > 0)
+		return -EPROTO;
+	rc = recv_payload(fd, &rh, r);
+	if (rc)
+		return rc;
+	r->status = rh.status;
+	r->rgen = rh.generation;
+	if (rh.status == 0 && proto_rep_check(h->op, r->rep, r->rlen)) {
+		req_done(r);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int conn_send_recv(int fd, uint32_t max_frame, struct proto_hdr *h, struct req *r)
+{
+	int rc;
+
+	req_done(r);
+	rc = proto_send(fd, h, r->p1, r->n1, r->p2, r->n2);
+	if (rc)
+		return rc;
+	return recv_reply(fd, max_frame, h, r);
+}
+
+int conn_hello(int fd, const struct maru_client *c, uint32_t flags,
+	       const uint8_t *token, struct proto_hello_rep *rep)
+{
+	struct proto_hello_req hq;
+	struct proto_hdr h;
+	struct req r = { .op = OP_HELLO, .p1 = &hq, .n1 = sizeof(hq),
+			 .rbuf = rep, .rcap = sizeof(*rep) };
+	int rc;
+
+	memset(&hq, 0, sizeof(hq));
+	hq.flags = flags;
+	hq.proto_version = PROTO_VERSION;
+	if (token)
+		memcpy(hq.token, token, sizeof(hq.token));
+	hq.pid = (uint64_t)getpid();
+	memcpy(hq.client_name, c->name, sizeof(hq.client_name));
+	/* reqid 0: HELLO belongs to no session yet and is never cached */
+	proto_hdr_init(&h, OP_HELLO, sizeof(hq), 0, 0, 0);
+	rc = conn_send_recv(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
+	if (rc)
+		return rc;
+	if (r.status)
+		return r.status;
+	if (r.rlen != sizeof(*rep))
+		return -EPROTO;
+	rep->pool_path[sizeof(rep->pool_path) - 1] = '\0';
+	return 0;
+}
+
+/* Connect, authenticate and say hello (reclaiming our session if we have one). */
+static int conn_open(struct maru_client *c, unsigned int ms, uint64_t *epoch)
+{
+	struct proto_hello_rep *rep;
+	uint8_t token[16];
+	int fd, rc, have;
+
+	rep = malloc(sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->hello_lock);
+	fd = addr_connect(&c->addr, ms ? ms : 1);
+	if (fd < 0) {
+		rc = fd;
+		goto out_unlock;
+	}
+	rc = conn_set_timeout(fd, c->opts.timeout_ms);
+	if (!rc && c->has_key)
+		rc = auth_exchange(fd, c->key);
+	if (rc)
+		goto out_close;
+	pthread_mutex_lock(&c->lock);
+	have = c->s.established;
+	memcpy(token, c->s.token, sizeof(token));
+	pthread_mutex_unlock(&c->lock);
+	rc = conn_hello(fd, c, have ? HELLO_F_RECLAIM : 0, have ? token : NULL, rep);
+	if (rc)
+		goto out_close;
+	*epoch = client_session_update(c, rep);
+	pthread_mutex_unlock(&c->hello_lock);
+	free(rep);
+	return fd;
+
+out_close:
+	close(fd);
+out_unlock:
+	pthread_mutex_unlock(&c->hello_lock);
+	free(rep);
+	return rc;
+}
+
+/* Close every idle socket (they are likely dead too, or of an old session). */
+static void close_idle_locked(struct maru_client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nconns; i++) {
+		if (c->conns[i].fd >= 0 && !c->conns[i].busy) {
+			close(c->conns[i].fd);
+			c->conns[i].fd = -1;
+		}
+	}
+}
+
+void client_close_conns(struct maru_client *c)
+{
+	pthread_mutex_lock(&c->lock);
+	close_idle_locked(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* A slot to use: an idle open socket of this session, else a closed one. */
+static struct conn *pick_locked(struct maru_client *c, int *need_open)
+{
+	struct conn *closed = NULL;
+	unsigned int i;
+
+	for (i = 0; i < c->nconns; i++) {
+		struct conn *k = &c->conns[i];
+
+		if (k->busy)
+			continue;
+		if (k->fd >= 0 && k->epoch != c->s.epoch) {
+			close(k->fd);
+			k->fd = -1;
+		}
+		if (k->fd >= 0) {
+			*need_open = 0;
+			return k;
+		}
+		if (!closed)
+			closed = k;
+	}
+	*need_open = 1;
+	return closed;
+}
+
+static int wait_idle_locked(struct maru_client *c, uint64_t deadline)
+{
+	struct timespec ts;
+	uint64_t ns = deadline * 1000000u;
+
+	ts.tv_sec = (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
+	return -pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+}
+
+static int open_slot(struct maru_client *c, struct conn *k, uint64_t deadline)
+{
+	uint64_t now = mono_ms(), epoch = 0;
+	int fd, down;
+
+	fd = conn_open(c, deadline > now ? (unsigned int)(deadline - now) : 1, &epoch);
+	pthread_mutex_lock(&c->lock);
+	down = c->down;
+	if (fd < 0) {
+		k->busy = 0;
+		pthread_cond_signal(&c->cond);
+	} else {
+		k->fd = fd;
+		k->epoch = epoch;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (fd >= 0 && down)
+		atomic_fetch_add(&c->st.reconnects, 1);
+	return fd < 0 ? fd : 0;
+}
+
+static int conn_get(struct maru_client *c, uint64_t deadline, struct conn **out)
+{
+	struct conn *k;
+	int need_open, rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	while (!(k = pick_locked(c, &need_open)) && rc == 0)
+		rc = wait_idle_locked(c, deadline);
+	if (!k) {
+		pthread_mutex_unlock(&c->lock);
+		return rc == -ETIMEDOUT ? -ETIMEDOUT : rc;
+	}
+	k->busy = 1;
+	pthread_mutex_unlock(&c->lock);
+	*out = k;
+	return need_open ? open_slot(c, k, deadline) : 0;
+}
+
+static void conn_put(struct maru_client *c, struct conn *k, int broken)
+{
+	pthread_mutex_lock(&c->lock);
+	if (broken || k->epoch != c->s.epoch) {
+		close(k->fd);
+		k->fd = -1;
+	}
+	if (broken)
+		close_idle_locked(c);
+	k->busy = 0;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void note_down(struct maru_client *c, int err)
+{
+	int first;
+
+	pthread_mutex_lock(&c->lock);
+	first = !c->down;
+	c->down = 1;
+	pthread_mutex_unlock(&c->lock);
+	if (first)
+		log_warn(err, "marud at %s unreachable", c->uri);
+}
+
+static void note_up(struct maru_client *c)
+{
+	int was;
+
+	pthread_mutex_lock(&c->lock);
+	was = c->down;
+	c->down = 0;
+	pthread_mutex_unlock(&c->lock);
+	if (was)
+		log_info("marud at %s reachable again", c->uri);
+}
+
+/* Errors that no retry can fix. */
+static int fatal_err(int rc)
+{
+	return rc == -EACCES || rc == -EINVAL || rc == -ENOMEM || rc == -EPROTO;
+}
+
+/*
+ * -ESTALE from a generation we did not know yet: marud restarted under us.
+ * Reconnect once so the new session (and the generation callback) happens
+ * now, then let the caller see -ESTALE.
+ */
+static void stale_refresh(struct maru_client *c, const struct req *r)
+{
+	struct conn *k;
+	uint64_t gen;
+
+	pthread_mutex_lock(&c->lock);
+	gen = c->s.generation;
+	if (gen != r->rgen)
+		close_idle_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	if (gen != r->rgen && conn_get(c, mono_ms() + c->opts.timeout_ms, &k) == 0)
+		conn_put(c, k, 0);
+}
+
+/* One attempt on one socket: 0 with r->status set, or -errno (retryable unless fatal). */
+static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint64_t deadline)
+{
+	struct proto_hdr h;
+	struct conn *k;
+	uint32_t max_frame;
+	int rc;
+
+	rc = conn_get(c, deadline, &k);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	max_frame = c->s.max_frame;
+	pthread_mutex_unlock(&c->lock);
+	proto_hdr_init(&h, r->op, (uint32_t)(r->n1 + r->n2), reqid, r->gen, 0);
+	req_done(r);
+	rc = proto_send(k->fd, &h, r->p1, r->n1, r->p2, r->n2);
+	/* tests: lose the reply of a request marud has (or will have) executed */
+	if (!rc)
+		rc = FAILPOINT("libmaru.reply");
+	if (!rc)
+		rc = recv_reply(k->fd, max_frame, &h, r);
+	conn_put(c, k, rc != 0);
+	return rc;
+}
+
+static int call_result(struct maru_client *c, struct req *r)
+{
+	note_up(c);
+	if (r->status == -ESTALE && r->rgen != r->gen)
+		stale_refresh(c, r);
+	return r->status;
+}
+
+int client_call(struct maru_client *c, struct req *r)
+{
+	uint64_t deadline = mono_ms() + c->opts.timeout_ms, now;
+	uint64_t reqid = atomic_fetch_add(&c->next_reqid, 1);
+	unsigned int backoff = BACKOFF_MIN_MS;
+	int rc;
+
+	r->rep = NULL;
+	r->rlen = 0;
+	pthread_mutex_lock(&c->lock);
+	r->gen = c->s.generation;
+	pthread_mutex_unlock(&c->lock);
+	atomic_fetch_add(&c->st.requests, 1);
+	for (;;) {
+		rc = call_once(c, r, reqid, deadline);
+		if (rc == 0)
+			return call_result(c, r);
+		if (rc == -EPROTO) {
+			log_warnx("protocol error from marud at %s on %s", c->uri,
+				  proto_op_name(r->op));
+			return -EIO;
+		}
+		if (fatal_err(rc))
+			return rc;
+		note_down(c, rc);
+		now = mono_ms();
+		if (now >= deadline)
+			break;
+		sleep_ms(backoff < deadline - now ? backoff : deadline - now);
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	atomic_fetch_add(&c->st.timeouts, 1);
+	return -ETIMEDOUT;
+}
+
+/* A round trip that makes a restarted marud (new generation) known now. */
+void client_ping(struct maru_client *c)
+{
+	struct req r = { .op = OP_PING };
+
+	client_call(c, &r);
+	req_done(&r);
+}
+
+/*
+ * maru_client_new: the first session. Retries like a call, but reports
+ * why it could not connect (-ECONNREFUSED) rather than only -ETIMEDOUT.
+ */
+int client_connect_first(struct maru_client *c)
+{
+	uint64_t deadline = mono_ms() + c->opts.timeout_ms, now;
+	unsigned int backoff = BACKOFF_MIN_MS;
+	struct conn *k;
+	int rc;
+
+	for (;;) {
+		rc = conn_get(c, deadline, &k);
+		if (rc == 0) {
+			conn_put(c, k, 0);
+			return 0;
+		}
+		if (fatal_err(rc))
+			return rc == -EPROTO ? -EIO : rc;
+		now = mono_ms();
+		if (now >= deadline)
+			break;
+		sleep_ms(backoff < deadline - now ? backoff : deadline - now);
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		return -ECONNREFUSED;
+	return -ETIMEDOUT;
+}

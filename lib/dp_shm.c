@@ -1,1 +1,368 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */ /* placeholder */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/dp_shm.c: the shm data path: the client maps the pool memory itself
+ * (same host, or a CXL host sharing the device) and reads and writes chunk
+ * bytes with memcpy at the version's extents. The mapping is trusted only
+ * after its superblock checks out and carries the UUID marud gave at HELLO.
+ * marud never sees these bytes move; it learns a pending version's size at
+ * PUBLISH. With coherence=flush, written lines are written back before
+ * publish and read lines are invalidated before reading (non-coherent CXL).
+ *
+ * c->dp_lock is held for reading around every access to the mapping, so a
+ * remap after a marud restart never pulls it from under a copy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+#include "datapath.h"
+#include "pool_format.h"
+
+#define CACHE_LINE	64
+
+/* c->flush_kind bits: what this CPU has beyond plain clflush. */
+enum { FLUSH_OPT = 1, FLUSH_WB = 2 };
+
+/* ---- mapping ---- */
+
+static int map_check(const struct shm_map *m, const struct session *s, const char **why)
+{
+	const struct pool_superblock *sb = (const void *)m->base;
+
+	if (pool_sb_check(sb)) {
+		*why = "no valid pool superblock";
+		return -ENODEV;
+	}
+	if (memcmp(sb->uuid, s->uuid, sizeof(sb->uuid))) {
+		*why = "pool UUID differs from marud's (another pool at that path)";
+		return -ENODEV;
+	}
+	if (sb->size != s->pool_size) {
+		*why = "pool size differs from marud's";
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int map_fd(int fd, const struct session *s, struct shm_map *m, const char **why)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		*why = "cannot stat pool path";
+		return -ENODEV;
+	}
+	/* device-DAX is a character device whose st_size says nothing */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < s->pool_size) {
+		*why = "pool file shorter than the pool";
+		return -ENODEV;
+	}
+	m->base = mmap(NULL, s->pool_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m->base == MAP_FAILED) {
+		m->base = NULL;
+		*why = "mmap of the pool failed";
+		return -ENODEV;
+	}
+	m->size = s->pool_size;
+	return 0;
+}
+
+int shm_map_open(const struct session *s, struct shm_map **out, const char **why)
+{
+	struct shm_map *m;
+	int fd, rc;
+
+	if (!s->pool_path[0] || s->pool_size < POOL_SB_SIZE) {
+		*why = "marud reported no pool path";
+		return -ENODEV;
+	}
+	fd = open(s->pool_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		*why = errno == ENOENT ? "pool path not found on this host" :
+		       "pool path cannot be opened read-write here";
+		return -ENODEV;
+	}
+	m = calloc(1, sizeof(*m));
+	rc = m ? map_fd(fd, s, m, why) : -ENOMEM;
+	close(fd);
+	if (!rc)
+		rc = map_check(m, s, why);
+	if (rc) {
+		shm_map_close(m);
+		return rc == -ENOMEM ? rc : -ENODEV;
+	}
+	memcpy(m->uuid, s->uuid, sizeof(m->uuid));
+	memcpy(m->path, s->pool_path, sizeof(m->path));
+	*out = m;
+	return 0;
+}
+
+void shm_map_close(struct shm_map *m)
+{
+	if (!m)
+		return;
+	if (m->base)
+		munmap(m->base, m->size);
+	free(m);
+}
+
+/* ---- cache-line flushing ---- */
+
+int shm_flush_detect(void)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+	int kind = 0;
+
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		kind |= b & (1u << 23) ? FLUSH_OPT : 0;
+		kind |= b & (1u << 24) ? FLUSH_WB : 0;
+	}
+	return kind;
+#else
+	return 0;
+#endif
+}
+
+#if defined(__x86_64__)
+__attribute__((target("clflushopt")))
+static void lines_flushopt(const uint8_t *p, const uint8_t *end)
+{
+	for (; p < end; p += CACHE_LINE)
+		_mm_clflushopt((void *)p);
+}
+
+__attribute__((target("clwb")))
+static void lines_clwb(const uint8_t *p, const uint8_t *end)
+{
+	for (; p < end; p += CACHE_LINE)
+		_mm_clwb((void *)p);
+}
+#endif
+
+void shm_flush_range(const struct maru_client *c, const void *p, size_t len, int invalidate)
+{
+#if defined(__x86_64__)
+	const uint8_t *s = (const uint8_t *)((uintptr_t)p & ~(uintptr_t)(CACHE_LINE - 1));
+	const uint8_t *end = (const uint8_t *)p + len;
+
+	/* clwb keeps the line cached: right for a writer, not for a reader */
+	if (!invalidate && (c->flush_kind & FLUSH_WB))
+		lines_clwb(s, end);
+	else if (c->flush_kind & FLUSH_OPT)
+		lines_flushopt(s, end);
+	else
+		for (; s < end; s += CACHE_LINE)
+			_mm_clflush(s);
+	_mm_sfence();
+#else
+	/* no portable cache maintenance: coherence=flush needs x86-64 here */
+	(void)c;
+	(void)p;
+	(void)len;
+	(void)invalidate;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* ---- extent walking ---- */
+
+enum walk_kind { WALK_READ, WALK_WRITE, WALK_ZERO, WALK_FLUSH };
+
+struct walk {
+	enum walk_kind kind;
+	uint8_t *ubuf;		/* user buffer (read: dst, write: src) */
+	int flush;		/* coherence=flush */
+};
+
+static void walk_piece(const struct maru_client *c, struct walk *w, uint8_t *pool, size_t n)
+{
+	switch (w->kind) {
+	case WALK_READ:
+		if (w->flush)
+			shm_flush_range(c, pool, n, 1);	/* drop lines another host wrote */
+		memcpy(w->ubuf, pool, n);
+		w->ubuf += n;
+		break;
+	case WALK_WRITE:
+		memcpy(pool, w->ubuf, n);
+		w->ubuf += n;
+		break;
+	case WALK_ZERO:
+		memset(pool, 0, n);
+		break;
+	case WALK_FLUSH:
+		shm_flush_range(c, pool, n, 0);
+		break;
+	}
+}
+
+/*
+ * The superblock names the generation of the marud that owns the memory
+ * now. A restarted marud reuses the same pool (same path and UUID), so this
+ * is how a copy that needs no round trip learns that the handle's bytes may
+ * already belong to someone else: -ESTALE rather than stale bytes.
+ */
+static int gen_ok(const struct maru_file *f, const struct shm_map *m)
+{
+	const struct pool_superblock *sb = (const void *)m->base;
+
+	return __atomic_load_n(&sb->generation, __ATOMIC_ACQUIRE) == f->generation;
+}
+
+/*
+ * Apply w to file bytes [off, off+len) through the extents. Caller holds
+ * f->lock; we take dp_lock for the mapping. -EIO if the extents do not
+ * cover the range, -ENODEV if the pool is not mapped (any more), -ESTALE if
+ * a marud of another generation owns the pool.
+ */
+static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
+{
+	struct maru_client *c = f->c;
+	uint64_t pos = 0, in, n;
+	uint32_t i;
+	int rc = -EIO;
+
+	pthread_rwlock_rdlock(&c->dp_lock);
+	if (!c->map) {
+		rc = -ENODEV;
+		goto out;
+	}
+	if (!gen_ok(f, c->map)) {
+		rc = -ESTALE;
+		goto out;
+	}
+	for (i = 0; i < f->next && len; i++) {
+		const struct proto_extent *e = &f->ext[i];
+
+		if (off >= pos + e->len) {
+			pos += e->len;
+			continue;
+		}
+		in = off - pos;
+		n = e->len - in < len ? e->len - in : len;
+		if (e->off + e->len > c->map->size)
+			goto out;
+		walk_piece(c, w, c->map->base + e->off + in, n);
+		off += n;
+		len -= n;
+		pos += e->len;
+	}
+	rc = len ? -EIO : 0;
+	/* a restart during the copy may have handed these bytes to another version */
+	if (!rc && w->kind == WALK_READ && !gen_ok(f, c->map))
+		rc = -ESTALE;
+out:
+	pthread_rwlock_unlock(&c->dp_lock);
+	return rc;
+}
+
+/* ---- ops ---- */
+
+static int flush_mode(const struct maru_file *f)
+{
+	return f->c->opts.coherence == MARU_COHERENCE_FLUSH;
+}
+
+static ssize_t shm_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
+{
+	struct walk w = { .kind = WALK_READ, .ubuf = buf, .flush = flush_mode(f) };
+	struct dp_counters *d = &f->c->st.dp[MARU_DATA_SHM];
+	int rc = walk(f, &w, off, len);
+
+	if (rc)
+		return rc;
+	atomic_fetch_add(&d->rd_bytes, len);
+	atomic_fetch_add(&d->rd_ops, 1);
+	return (ssize_t)len;
+}
+
+static void mark_dirty(struct maru_file *f, uint64_t lo, uint64_t hi)
+{
+	if (lo < f->dirty_lo)
+		f->dirty_lo = lo;
+	if (hi > f->dirty_hi)
+		f->dirty_hi = hi;
+}
+
+/* Zero [f->size, end) so that holes read as zeros. */
+static int zero_gap(struct maru_file *f, uint64_t end)
+{
+	struct walk w = { .kind = WALK_ZERO };
+	int rc;
+
+	if (end <= f->size)
+		return 0;
+	rc = walk(f, &w, f->size, end - f->size);
+	if (!rc)
+		mark_dirty(f, f->size, end);
+	return rc;
+}
+
+static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
+{
+	struct walk w = { .kind = WALK_WRITE, .ubuf = (uint8_t *)buf };
+	struct dp_counters *d = &f->c->st.dp[MARU_DATA_SHM];
+	int rc;
+
+	rc = file_grow(f, off + len);
+	if (!rc)
+		rc = zero_gap(f, off);
+	if (!rc)
+		rc = walk(f, &w, off, len);
+	if (rc)
+		return rc;
+	mark_dirty(f, off, off + len);
+	if (off + len > f->size)
+		f->size = off + len;
+	atomic_fetch_add(&d->wr_bytes, len);
+	atomic_fetch_add(&d->wr_ops, 1);
+	return (ssize_t)len;
+}
+
+static int shm_truncate(struct maru_file *f, uint64_t size)
+{
+	int rc;
+
+	rc = file_grow(f, size);
+	if (!rc)
+		rc = zero_gap(f, size);
+	if (!rc)
+		f->size = size;
+	return rc;
+}
+
+static int shm_sync(struct maru_file *f)
+{
+	struct walk w = { .kind = WALK_FLUSH };
+	uint64_t hi;
+	int rc;
+
+	if (!flush_mode(f) || f->dirty_lo >= f->dirty_hi)
+		return 0;
+	hi = f->dirty_hi < f->size ? f->dirty_hi : f->size;
+	rc = f->dirty_lo < hi ? walk(f, &w, f->dirty_lo, hi - f->dirty_lo) : 0;
+	if (!rc) {
+		f->dirty_lo = UINT64_MAX;
+		f->dirty_hi = 0;
+	}
+	return rc;
+}
+
+const struct dp_ops dp_shm_ops = {
+	.kind = MARU_DATA_SHM,
+	.name = "shm",
+	.read = shm_read,
+	.write = shm_write,
+	.truncate = shm_truncate,
+	.sync = shm_sync,
+};

@@ -1,1 +1,466 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */ /* placeholder */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/file.c: struct maru_file, a lease on a published version or the
+ * ownership of a pending one. Opening calls (create, rewrite, open,
+ * open_ino) return a handle holding the version's attributes and extents;
+ * I/O checks the handle (stale generation, pending, bounds) and hands the
+ * transfer to the client's data path (datapath.h); publish and close are
+ * plain requests.
+ *
+ * Size: in shm mode the handle is authoritative for a pending version's
+ * size until publish (bytes go straight into pool memory; marud learns the
+ * size from PUBLISH); in tcp mode marud tracks it and the handle follows
+ * its replies. Reservations grow geometrically (file_grow) so that a chunk
+ * written in many small pieces costs few round trips.
+ *
+ * Locking: f->lock is a rwlock, read for pread/attr/extents (a lease's
+ * extents never change), write for everything that changes the handle.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client_priv.h"
+#include "datapath.h"
+
+#define GROW_MIN	(64u * 1024)
+
+/* ---- handle state ---- */
+
+int file_check(struct maru_file *f, int want_pending)
+{
+	struct maru_client *c = f->c;
+	uint64_t gen;
+
+	if (f->dead)
+		return -EIO;
+	if (f->epoch != __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&c->lock);
+		gen = c->s.generation;
+		pthread_mutex_unlock(&c->lock);
+		/* new generation: marud restarted; same one: our session expired */
+		return f->generation != gen ? -ESTALE : -EIO;
+	}
+	if (want_pending && !f->pending)
+		return -EBADF;
+	return 0;
+}
+
+/* Take attributes and extents from a proto_attr(+extents) reply. */
+static int file_take_reply(struct maru_file *f, const struct req *r, int take_size)
+{
+	const struct proto_attr *a = r->rep;
+	struct proto_extent *ext = NULL;
+	size_t n, i;
+
+	if (r->rlen < sizeof(*a))
+		return -EIO;
+	n = a->nextents;
+	if (r->rlen != sizeof(*a) + n * sizeof(*ext) || n > PROTO_MAX_EXTENTS)
+		return -EIO;
+	if (n) {
+		ext = malloc(n * sizeof(*ext));
+		if (!ext)
+			return -ENOMEM;
+		memcpy(ext, (const uint8_t *)r->rep + sizeof(*a), n * sizeof(*ext));
+	}
+	for (i = 0; i < n; i++) {
+		if (ext[i].off + ext[i].len < ext[i].off ||
+		    ext[i].off + ext[i].len > f->c->s.pool_size) {
+			free(ext);
+			return -EIO;
+		}
+	}
+	f->attr = *a;
+	f->reserved = a->reserved;
+	if (take_size)
+		f->size = a->size;
+	free(f->ext);
+	f->ext = ext;
+	f->next = (uint32_t)n;
+	return 0;
+}
+
+/* A reply that keeps the known extents when it carries none (PUBLISH). */
+static int file_take_attr(struct maru_file *f, const struct req *r)
+{
+	const struct proto_attr *a = r->rep;
+
+	if (r->rlen < sizeof(*a))
+		return -EIO;
+	if (a->nextents)
+		return file_take_reply(f, r, 1);
+	f->attr = *a;
+	f->size = a->size;
+	f->reserved = a->reserved;
+	return 0;
+}
+
+static void file_free(struct maru_file *f)
+{
+	pthread_rwlock_destroy(&f->lock);
+	free(f->ext);
+	free(f);
+}
+
+/* Build a handle from an opening call's reply. */
+static int file_new(struct maru_client *c, struct req *r, struct maru_file **out)
+{
+	struct maru_file *f;
+	int rc;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->c = c;
+	pthread_rwlock_init(&f->lock, NULL);
+	rc = file_take_reply(f, r, 1);
+	if (rc) {
+		file_free(f);
+		return rc;
+	}
+	f->ino = f->attr.ino;
+	f->pending = f->attr.state == MARU_STATE_PENDING;
+	f->generation = r->gen;
+	f->epoch = __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE);
+	f->dirty_lo = UINT64_MAX;
+	client_file_link(c, f);
+	*out = f;
+	return 0;
+}
+
+static int open_call(struct maru_client *c, struct req *r, struct maru_file **out)
+{
+	int rc = client_call(c, r);
+
+	if (rc)
+		return rc;
+	rc = file_new(c, r, out);
+	req_done(r);
+	return rc;
+}
+
+/* ---- opening ---- */
+
+static uint32_t create_flags(unsigned int flags)
+{
+	return (flags & MARU_CREATE_EXCL ? CREATE_EXCL : 0) |
+	       (flags & MARU_CREATE_COPY ? CREATE_COPY : 0);
+}
+
+int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
+		     uint32_t mode, uint32_t uid, uint32_t gid, unsigned int flags,
+		     uint64_t size_hint, struct maru_file **out)
+{
+	uint8_t buf[sizeof(struct proto_create_req) + PROTO_NAME_MAX];
+	struct proto_create_req q = { .parent = parent, .size_hint = size_hint };
+	struct req r = { .op = OP_CREATE, .p1 = buf };
+	size_t n;
+
+	if (!c || !out || name_check(name, &n) ||
+	    (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
+		return -EINVAL;
+	q.flags = create_flags(flags);
+	q.mode = S_IFREG | (mode & 07777);
+	q.uid = uid;
+	q.gid = gid;
+	q.namelen = (uint16_t)n;
+	memcpy(buf, &q, sizeof(q));
+	memcpy(buf + sizeof(q), name, n);
+	r.n1 = sizeof(q) + n;
+	return open_call(c, &r, out);
+}
+
+int maru_file_rewrite(struct maru_client *c, uint64_t ino, unsigned int flags,
+		      uint64_t size_hint, struct maru_file **out)
+{
+	struct proto_create_req q = { .from_ino = ino, .size_hint = size_hint };
+	struct req r = { .op = OP_CREATE, .p1 = &q, .n1 = sizeof(q) };
+
+	if (!c || !out || !ino || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
+		return -EINVAL;
+	q.flags = create_flags(flags);
+	/* mode/uid/gid 0: marud keeps those of the version being rewritten */
+	return open_call(c, &r, out);
+}
+
+int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
+		   struct maru_file **out)
+{
+	uint8_t buf[sizeof(struct proto_open_req) + PROTO_NAME_MAX];
+	struct proto_open_req q = { .parent = parent };
+	struct req r = { .op = OP_OPEN, .p1 = buf };
+	size_t n;
+
+	if (!c || !out || name_check(name, &n))
+		return -EINVAL;
+	q.namelen = (uint16_t)n;
+	memcpy(buf, &q, sizeof(q));
+	memcpy(buf + sizeof(q), name, n);
+	r.n1 = sizeof(q) + n;
+	return open_call(c, &r, out);
+}
+
+int maru_file_open_ino(struct maru_client *c, uint64_t ino, struct maru_file **out)
+{
+	struct proto_open_req q = { .ino = ino };
+	struct req r = { .op = OP_OPEN, .p1 = &q, .n1 = sizeof(q) };
+
+	if (!c || !out || !ino)
+		return -EINVAL;
+	return open_call(c, &r, out);
+}
+
+/* ---- facts ---- */
+
+uint64_t maru_file_ino(const struct maru_file *f)
+{
+	return f ? f->ino : 0;
+}
+
+int maru_file_is_pending(const struct maru_file *f)
+{
+	return f ? f->pending : 0;
+}
+
+static int lease_refresh(struct maru_file *f)
+{
+	struct proto_ino_req q = { .ino = f->ino };
+	struct req r = { .op = OP_GETATTR, .p1 = &q, .n1 = sizeof(q) };
+	int rc = client_call(f->c, &r);
+
+	if (rc)
+		return rc;
+	if (r.rlen < sizeof(struct proto_attr)) {
+		req_done(&r);
+		return -EIO;
+	}
+	/* a lease's size and extents never change: only refresh the rest */
+	memcpy(&f->attr, r.rep, offsetof(struct proto_attr, nextents));
+	f->attr.size = f->size;
+	req_done(&r);
+	return 0;
+}
+
+int maru_file_attr(struct maru_file *f, struct maru_attr *out)
+{
+	int rc;
+
+	if (!f || !out)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 0);
+	if (!rc && !f->pending)
+		rc = lease_refresh(f);
+	if (!rc) {
+		attr_from_proto(&f->attr, out);
+		out->size = f->size;
+		out->reserved = f->reserved;
+	}
+	pthread_rwlock_unlock(&f->lock);
+	return rc;
+}
+
+ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max)
+{
+	ssize_t n;
+	size_t i;
+
+	if (!f || (max && !ext))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&f->lock);
+	n = file_check(f, 0);
+	if (n == 0) {
+		for (i = 0; i < f->next && i < max; i++) {
+			ext[i].off = f->ext[i].off;
+			ext[i].len = f->ext[i].len;
+		}
+		n = (ssize_t)f->next;
+	}
+	pthread_rwlock_unlock(&f->lock);
+	return n;
+}
+
+/* ---- I/O ---- */
+
+static const struct dp_ops *file_dp(struct maru_file *f)
+{
+	const struct dp_ops *dp;
+
+	pthread_rwlock_rdlock(&f->c->dp_lock);
+	dp = f->c->dp;
+	pthread_rwlock_unlock(&f->c->dp_lock);
+	return dp ? dp : &dp_tcp_ops;
+}
+
+ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off)
+{
+	ssize_t rc;
+
+	if (!f || (len && !buf))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&f->lock);
+	rc = file_check(f, 0);
+	if (rc == 0 && off < f->size && len) {
+		if (len > f->size - off)
+			len = f->size - off;
+		rc = file_dp(f)->read(f, buf, len, off);
+	}
+	pthread_rwlock_unlock(&f->lock);
+	if (rc == -ESTALE)
+		client_ping(f->c);
+	return rc;
+}
+
+ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t rc;
+
+	if (!f || (len && !buf))
+		return -EINVAL;
+	if (off + len < off)
+		return -EFBIG;
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 1);
+	if (rc == 0 && len) {
+		rc = file_dp(f)->write(f, buf, len, off);
+		if (rc > 0)
+			f->attr.mtime_ns = now_ns();
+	}
+	pthread_rwlock_unlock(&f->lock);
+	if (rc == -ESTALE)
+		client_ping(f->c);
+	return rc;
+}
+
+/* OP_RESERVE to `size` bytes; f->lock held for writing. */
+static int reserve_req(struct maru_file *f, uint64_t size)
+{
+	struct proto_size_req q = { .ino = f->ino, .size = size };
+	struct req r = { .op = OP_RESERVE, .p1 = &q, .n1 = sizeof(q) };
+	int rc = client_call(f->c, &r);
+
+	if (rc)
+		return rc;
+	/* the handle, not marud, knows the size of a shm-written version */
+	rc = file_take_reply(f, &r, 0);
+	req_done(&r);
+	return rc;
+}
+
+int file_grow(struct maru_file *f, uint64_t need)
+{
+	uint64_t want;
+	int rc;
+
+	if (need <= f->reserved)
+		return 0;
+	want = f->reserved * 2 > need ? f->reserved * 2 : need;
+	if (want < GROW_MIN)
+		want = GROW_MIN;
+	rc = reserve_req(f, want);
+	if (rc == -ENOSPC && want > need)
+		rc = reserve_req(f, need);
+	return rc;
+}
+
+int maru_file_truncate(struct maru_file *f, uint64_t size)
+{
+	int rc;
+
+	if (!f)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 1);
+	if (!rc)
+		rc = file_dp(f)->truncate(f, size);
+	if (!rc)
+		f->attr.mtime_ns = now_ns();
+	pthread_rwlock_unlock(&f->lock);
+	return rc;
+}
+
+int maru_file_reserve(struct maru_file *f, uint64_t size)
+{
+	int rc;
+
+	if (!f)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 1);
+	if (!rc && size > f->reserved)
+		rc = reserve_req(f, size);
+	pthread_rwlock_unlock(&f->lock);
+	return rc;
+}
+
+int maru_file_sync(struct maru_file *f)
+{
+	int rc;
+
+	if (!f)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 1);
+	if (!rc)
+		rc = file_dp(f)->sync(f);
+	pthread_rwlock_unlock(&f->lock);
+	return rc;
+}
+
+static int publish_locked(struct maru_file *f)
+{
+	struct proto_publish_req q = { .ino = f->ino, .size = f->size, .xxh3 = 0 };
+	struct req r = { .op = OP_PUBLISH, .p1 = &q, .n1 = sizeof(q) };
+	int rc;
+
+	rc = file_dp(f)->sync(f);
+	if (rc)
+		return rc;
+	rc = client_call(f->c, &r);
+	if (rc == -ENOENT)
+		f->dead = 1;	/* marud abandoned it: nothing left to close */
+	if (rc)
+		return rc;
+	rc = file_take_attr(f, &r);
+	req_done(&r);
+	if (rc)
+		return rc;
+	f->pending = 0;
+	return 0;
+}
+
+int maru_file_publish(struct maru_file *f)
+{
+	int rc;
+
+	if (!f)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 1);
+	if (!rc)
+		rc = publish_locked(f);
+	pthread_rwlock_unlock(&f->lock);
+	return rc;
+}
+
+void maru_file_close(struct maru_file *f)
+{
+	struct proto_ino_req q;
+	struct req r = { .p1 = &q, .n1 = sizeof(q) };
+
+	if (!f)
+		return;
+	pthread_rwlock_wrlock(&f->lock);
+	if (file_check(f, 0) == 0) {
+		q.ino = f->ino;
+		r.op = f->pending ? OP_ABANDON : OP_RELEASE;
+		/* nothing to do on failure: marud ends it with the session */
+		client_call(f->c, &r);
+		req_done(&r);
+	}
+	pthread_rwlock_unlock(&f->lock);
+	client_file_unlink(f->c, f);
+	file_free(f);
+}
