@@ -1568,6 +1568,33 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
+/* ---- the fuzzer's seam (server.h): one frame per call, no thread ---- */
+
+int server_fuzz_conn_new(struct server *srv, int fd, struct conn **out)
+{
+	int rc = conn_new(srv, fd, 1, out);
+
+	if (!rc)
+		snprintf((*out)->peer, sizeof((*out)->peer), "fuzz fd %d", fd);
+	return rc;
+}
+
+int server_fuzz_request(struct conn *c)
+{
+	struct pbuf out = { 0 };
+	int rc = conn_request(c, &out);
+
+	pbuf_free(&out);
+	return rc;
+}
+
+void server_fuzz_conn_free(struct conn *c)
+{
+	if (c->sess)
+		session_detach(c->srv->sessions, c->sess);
+	conn_free(c);
+}
+
 /* ---- listeners ---- */
 
 /* A unix socket path left by a dead marud is removed; a live one is an error. */
