@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# fs_mount_opts: the marufs command line. --help and --version, usage errors,
+# a pool that cannot be reached fails the mount command itself, marufs's own
+# -o options (cache timeouts, data path), and the fstab path: mount.fuse3
+# starting a daemonized marufs for type fuse.marufs with fstab-only options,
+# which exits once unmounted.
+. "$(dirname "$0")/lib/common.sh"
+skip_unless_fuse
+
+"$MARUFS" --help >"$T/help" 2>&1 || fail "--help exit status"
+for want in 'POOL MOUNTPOINT' 'data=auto|shm|tcp|rdma' 'negative_timeout=' 'key_file=' \
+	'-f  ' 'allow_other'; do
+	grep -q -- "$want" "$T/help" || fail "--help lacks '$want'"
+done
+"$MARUFS" --version >"$T/version" 2>&1 || fail "--version exit status"
+grep -q '^marufs [0-9]' "$T/version" || fail "--version: $(cat "$T/version")"
+
+mkdir "$T/m"
+assert_fails "no arguments" "$MARUFS"
+assert_fails "no mountpoint" "$MARUFS" maru+unix:///nonexistent.sock
+assert_fails "unreachable pool" timeout 20 "$MARUFS" -f -o timeout_ms=500 \
+	maru+unix:///nonexistent/marud.sock "$T/m"
+assert_fails "bad URI" timeout 20 "$MARUFS" -f bogus://x "$T/m"
+mountpoint -q "$T/m" && fail "a failed start left a mount"
+
+marud_start
+assert_fails "bad data path" timeout 20 "$MARUFS" -f -o data=carrier-pigeon "$MARU_URI" "$T/m"
+mountpoint -q "$T/m" && fail "a bad option left a mount"
+
+# marufs's options: data path and cache timeouts reach the mount
+marufs_mount -o data=tcp,entry_timeout=0.5,attr_timeout=0.5,negative_timeout=0.2,max_conns=2
+assert_eq "$(awk '$1 == "data_path" { print $2 }' "$MNT/.maru/pool")" tcp "data=tcp honoured"
+head -c $((3 << 20)) /dev/urandom >"$T/blob"
+cp "$T/blob" "$MNT/blob"
+cmp "$T/blob" "$MNT/blob" || fail "data over tcp differs"
+marufs_umount
+
+# fstab: "POOL /mnt fuse.marufs defaults,_netdev 0 0" runs mount.fuse3, which
+# starts "marufs POOL MOUNTPOINT -o ..." without -f
+skip_unless_cmd mount.fuse3
+mkdir "$T/fstab"
+on_exit "fusermount3 -uz '$T/fstab'"
+PATH="$(dirname "$MARUFS"):$PATH" mount.fuse3 "$MARU_URI" "$T/fstab" -t fuse.marufs \
+	-o defaults,_netdev,nofail,negative_timeout=1 || fail "mount.fuse3"
+grep -q "^$MARU_URI $T/fstab fuse.marufs " /proc/mounts ||
+	fail "fstab mount: $(grep " $T/fstab " /proc/mounts)"
+echo via-fstab >"$T/fstab/f"
+assert_eq "$(cat "$T/fstab/f")" via-fstab "I/O on the fstab mount"
+pid=
+for p in $(pgrep -x marufs); do
+	tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF " $T/fstab " && pid=$p
+done
+[ -n "$pid" ] || fail "no daemonized marufs found"
+umount "$T/fstab" || fail "umount of the fstab mount"
+wait_for 10 eval '! proc_alive '"$pid" || fail "daemonized marufs still runs after umount"
+marud_stop
