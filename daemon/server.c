@@ -38,6 +38,7 @@
 #include <xxhash.h>
 
 #include "dir.h"
+#include "failpoint.h"
 #include "log.h"
 #include "pool.h"
 #include "proto.h"
@@ -788,7 +789,15 @@ static int h_create(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 	rc = dir_create(c->srv->dir, session_dir(c->sess), r->parent,
 			name_after(p, sizeof(*r)), r->namelen, r->from_ino, flags,
 			r->mode, r->uid, r->gid, r->size_hint, &a);
-	return rc ? rc : reply_extents(c, a.ino, 1, out);
+	if (rc)
+		return rc;
+	/* tests: the version exists, its creator has not heard of it yet */
+	rc = FAILPOINT("marud.create.after");
+	if (rc) {
+		dir_abandon(c->srv->dir, session_dir(c->sess), a.ino);
+		return rc;
+	}
+	return reply_extents(c, a.ino, 1, out);
 }
 
 static int h_reserve(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
@@ -874,8 +883,16 @@ static int h_publish(struct conn *c, const struct proto_hdr *h, const uint8_t *p
 		if (rc)
 			return rc;
 	}
+	/* tests: stop or fail with the bytes hashed, the name not yet rebound */
+	rc = FAILPOINT("marud.publish.before");
+	if (rc)
+		return rc;
 	rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a);
-	return rc ? rc : put_attr(out, &a);
+	if (rc)
+		return rc;
+	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */
+	(void)FAILPOINT("marud.publish.after");
+	return put_attr(out, &a);
 }
 
 static int h_abandon(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
@@ -923,6 +940,18 @@ static int h_extents(struct conn *c, const struct proto_hdr *h, const uint8_t *p
 
 /* ---- bulk I/O ---- */
 
+/*
+ * Large transfers move in two halves so that the fail points marud.read.mid
+ * and marud.write.mid stop marud with part of the payload moved; below
+ * this size the extra system call would cost more than it is worth.
+ */
+#define MID_SPLIT_MIN	(64U << 10)
+
+static uint64_t first_half(uint64_t n)
+{
+	return n >= MID_SPLIT_MIN ? n / 2 : n;
+}
+
 /* Header then the pool pieces, straight from the mapping. */
 static int send_from_pool(struct conn *c, const struct proto_hdr *req,
 			  const struct extent_list *l, uint64_t off, uint64_t n)
@@ -930,18 +959,21 @@ static int send_from_pool(struct conn *c, const struct proto_hdr *req,
 	struct iovec iov[IOV_BATCH + 1];
 	struct proto_hdr h;
 	uint64_t covered;
-	int k, rc;
+	int k, rc, first = 1;
 
 	proto_hdr_init(&h, req->op, (uint32_t)n, req->reqid, c->srv->generation, 0);
 	iov[0].iov_base = &h;
 	iov[0].iov_len = sizeof(h);
-	k = extent_iov(c->srv, l, off, n, iov + 1, IOV_BATCH, &covered);
+	k = extent_iov(c->srv, l, off, first_half(n), iov + 1, IOV_BATCH, &covered);
 	if (k < 0)
 		return k;
 	for (;;) {
 		rc = sendv_all(c->fd, iov, k + 1);
+		if (!rc && first)
+			rc = FAILPOINT("marud.read.mid");
 		if (rc)
 			return rc;
+		first = 0;
 		off += covered;
 		n -= covered;
 		if (!n)
@@ -1036,7 +1068,12 @@ static int h_write(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 	rc = write_extents(c, r->ino, end, &l, &a);
 	if (rc)
 		return rc;
-	rc = recv_into_pool(c, &l, r->off, r->len);
+	rc = recv_into_pool(c, &l, r->off, first_half(r->len));
+	if (!rc)
+		rc = FAILPOINT("marud.write.mid");
+	if (!rc)
+		rc = recv_into_pool(c, &l, r->off + first_half(r->len),
+				    r->len - first_half(r->len));
 	extent_list_free(&l);
 	if (rc) {
 		log_warn(rc, "%s: WRITE payload", c->peer);

@@ -38,6 +38,7 @@ enum { KEY_HELP, KEY_VERSION };
 
 static const struct fuse_opt mfs_optspec[] = {
 	MOPT("data=%s", data),
+	MOPT("coherence=%s", coherence),
 	MOPT("key_file=%s", key_file),
 	MOPT("timeout_ms=%u", timeout_ms),
 	MOPT("entry_timeout=%lf", entry_timeout),
@@ -66,6 +67,7 @@ static void usage(const char *prog)
 	       "POOL is maru://host[:port] or maru+unix:///path/to/marud.sock\n\n"
 	       "marufs options:\n"
 	       "    -o data=auto|shm|tcp|rdma   data path (default auto)\n"
+	       "    -o coherence=hw|flush       flush=non-coherent shared CXL memory (hw)\n"
 	       "    -o key_file=PATH            shared secret for marud (mode 0600)\n"
 	       "    -o timeout_ms=N             bound on one call while marud is down (5000)\n"
 	       "    -o max_conns=N              control sockets for parallel calls (4)\n"
@@ -158,6 +160,18 @@ static void on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 	notify_inval_all();
 }
 
+/* hw: coherent memory or the pool node itself; flush: non-coherent CXL. */
+static int parse_coherence(const char *s, enum maru_coherence *out)
+{
+	if (!s || strcmp(s, "hw") == 0)
+		*out = MARU_COHERENCE_HW;
+	else if (strcmp(s, "flush") == 0)
+		*out = MARU_COHERENCE_FLUSH;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int client_connect(struct maru_client **out)
 {
 	struct maru_client_opts co;
@@ -171,6 +185,10 @@ static int client_connect(struct maru_client **out)
 	if (rc < 0) {
 		log_warnx("data=%s: expected auto, shm, tcp or rdma", mfs->o.data);
 		return rc;
+	}
+	if (parse_coherence(mfs->o.coherence, &co.coherence) < 0) {
+		log_warnx("coherence=%s: expected hw or flush", mfs->o.coherence);
+		return -EINVAL;
 	}
 	if (mfs->o.timeout_ms)
 		co.timeout_ms = mfs->o.timeout_ms;

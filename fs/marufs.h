@@ -42,7 +42,7 @@ enum op_type {
 	OP_UNLINK, OP_RMDIR, OP_RENAME, OP_OPEN, OP_CREATE, OP_READ, OP_WRITE,
 	OP_FLUSH, OP_RELEASE, OP_FSYNC, OP_OPENDIR, OP_READDIR, OP_RELEASEDIR,
 	OP_STATFS, OP_SETXATTR, OP_GETXATTR, OP_LISTXATTR, OP_REMOVEXATTR,
-	OP_ACCESS, OP_FALLOCATE, OP_POLL,
+	OP_ACCESS, OP_FALLOCATE, OP_POLL, OP_IOCTL,
 	OP_COUNT
 };
 
@@ -69,6 +69,7 @@ struct mfs_opts {
 	char *pool;		/* POOL URI from the command line */
 	char *mountpoint;
 	char *data;		/* auto|shm|tcp|rdma */
+	char *coherence;	/* hw|flush (DESIGN §5) */
 	char *key_file;
 	unsigned int timeout_ms;
 	unsigned int max_conns;
@@ -256,6 +257,29 @@ void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value
 	       size_t size, int flags);
 void xattr_list(fuse_req_t req, uint64_t ino, size_t size);
 void xattr_remove(fuse_req_t req, uint64_t ino, const char *name);
+
+/* ---- zero-copy ioctls (ioctl.c; the handle side in ops.c) ---- */
+
+/* The file behind an open handle, pinned for one ioctl. */
+struct zc_ref {
+	struct maru_file *file;
+	struct pending *p;	/* rw read-held and a ref taken; NULL: a lease */
+	int pending;		/* file is a pending version */
+	int writable;		/* and this handle may write it */
+};
+
+void ioctl_handle(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, struct fuse_file_info *fi,
+		  unsigned int flags, const void *in, size_t in_size, size_t out_size);
+/*
+ * Pin the handle's file (0, or -errno). want_write: its live pending
+ * (copied on write if it was published), marked written, and one hold taken:
+ * flushes do not publish while holds remain; a release with holds left
+ * publishes nothing.
+ */
+int handle_zc_get(struct fuse_file_info *fi, int want_write, struct zc_ref *z);
+void handle_zc_put(struct zc_ref *z);
+/* Drop one hold; -EINVAL if there is none. */
+int handle_zc_unhold(struct fuse_file_info *fi);
 
 /* ---- shared helpers (ops.c) ---- */
 

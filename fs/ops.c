@@ -47,6 +47,7 @@ struct handle {
 	pthread_mutex_t lock;	/* p, lease, active */
 	struct pending *p;	/* ref held */
 	struct maru_file *lease;
+	int holds;		/* writable zero-copy mappings (ioctl.c) */
 };
 
 #define OP(name) CNT_INC(ops[OP_##name])
@@ -756,6 +757,9 @@ static void handle_free(struct handle *h)
 	struct pending *p = h->p;
 	int left, wl;
 
+	/* a zero-copy writer that never released its mapping died with it */
+	if (p && __atomic_load_n(&h->holds, __ATOMIC_ACQUIRE) > 0)
+		pend_fail(p, -EIO);
 	if (p) {
 		left = pend_detach(p, h->writer, &h->active, &wl);
 		/* an unlinked file stays readable until its last reader closes */
@@ -1124,7 +1128,8 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int active, rc = 0, killed;
 
 	OP(FLUSH);
-	if (ino_is_virt(ino) || !h->writer) {
+	/* a writable zero-copy mapping is still writing: publish later */
+	if (ino_is_virt(ino) || !h->writer || __atomic_load_n(&h->holds, __ATOMIC_ACQUIRE) > 0) {
 		fuse_reply_err(req, 0);
 		return;
 	}
@@ -1674,6 +1679,98 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	xattr_remove(req, ino, name);
 }
 
+/* ---- zero-copy (ioctl.c) ---- */
+
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	OP(IOCTL);
+	ioctl_handle(req, ino, cmd, fi, flags, in_buf, in_bufsz, out_bufsz);
+}
+
+static int zc_pending(struct handle *h, struct zc_ref *z)
+{
+	struct pending *p;
+	int rc;
+
+	pthread_mutex_lock(&h->lock);
+	p = h->p;
+	if (p)
+		pend_get(p);
+	pthread_mutex_unlock(&h->lock);
+	if (!p)
+		return -ENOENT;
+	pthread_rwlock_rdlock(&p->rw);
+	if (p->file && p->epoch == mfs_epoch() && p->state != PEND_DEAD) {
+		z->p = p;
+		z->file = p->file;
+		z->pending = p->state == PEND_PENDING || p->state == PEND_FAILED;
+		z->writable = h->writer && p->state == PEND_PENDING;
+		return 0;
+	}
+	rc = p->epoch != mfs_epoch() ? -EIO : -ENOENT;
+	handle_unpend(p);
+	return rc;
+}
+
+int handle_zc_get(struct fuse_file_info *fi, int want_write, struct zc_ref *z)
+{
+	struct handle *h = fh_handle(fi);
+	struct pending *p;
+	uint64_t ino = h->ino;
+	int rc;
+
+	memset(z, 0, sizeof(*z));
+	if (h->epoch != mfs_epoch())
+		return -EIO;
+	if (want_write) {
+		rc = handle_pending(h, &p);
+		if (rc < 0)
+			return rc;
+		pend_touched(p, 1);
+		__atomic_add_fetch(&h->holds, 1, __ATOMIC_ACQ_REL);
+		z->p = p;
+		z->file = p->file;
+		z->pending = z->writable = 1;
+		return 0;
+	}
+	rc = zc_pending(h, z);
+	if (rc != -ENOENT)
+		return rc;
+	rc = 0;
+	pthread_mutex_lock(&h->lock);
+	if (!h->lease) {
+		if (h->p && h->p->ino)
+			ino = h->p->ino;
+		rc = maru_file_open_ino(mfs->c, ino, &h->lease);
+		if (rc < 0)
+			h->lease = NULL;
+	}
+	z->file = h->lease;
+	pthread_mutex_unlock(&h->lock);
+	return rc < 0 ? rc : 0;
+}
+
+void handle_zc_put(struct zc_ref *z)
+{
+	if (z->p)
+		handle_unpend(z->p);
+	z->p = NULL;
+}
+
+int handle_zc_unhold(struct fuse_file_info *fi)
+{
+	struct handle *h = fh_handle(fi);
+	int n = __atomic_load_n(&h->holds, __ATOMIC_ACQUIRE);
+
+	while (n > 0)
+		if (__atomic_compare_exchange_n(&h->holds, &n, n - 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return 0;
+	return -EINVAL;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	conn->max_write = 1 << 20;
@@ -1723,6 +1820,7 @@ void ops_init(struct fuse_lowlevel_ops *ops)
 	ops->access = op_access;
 	ops->fallocate = op_fallocate;
 	ops->poll = op_poll;
+	ops->ioctl = op_ioctl;
 }
 
 /* ---- marufs's own metrics for .maru/stats ---- */
@@ -1732,6 +1830,7 @@ static const char *const op_names[OP_COUNT] = {
 	"rmdir", "rename", "open", "create", "read", "write", "flush", "release",
 	"fsync", "opendir", "readdir", "releasedir", "statfs", "setxattr",
 	"getxattr", "listxattr", "removexattr", "access", "fallocate", "poll",
+	"ioctl",
 };
 
 static const char *const hint_labels[HINT_COUNT] = {

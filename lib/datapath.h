@@ -42,6 +42,8 @@ void shm_map_close(struct shm_map *m);
 void shm_flush_range(const struct maru_client *c, const void *p, size_t len, int invalidate);
 /* Which flush instruction this CPU has (stored in c->flush_kind). */
 int shm_flush_detect(void);
+/* shm_flush_range() with the kind given: for mappings without a client (map.c). */
+void cache_flush(int kind, const void *p, size_t len, int invalidate);
 
 /* 0 if an RDMA device exists here, else -ENODEV (reason in *why). */
 int rdma_probe(const char **why);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "datapath.h"
+#include "failpoint.h"
 
 static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
@@ -66,6 +67,9 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 			f->size = rep.size;
 			done += q.len;
 		}
+		/* tests: stop the writer between two frames of one call */
+		if (!rc && done < len)
+			rc = FAILPOINT("libmaru.write.mid");
 	}
 	if (rc)
 		return rc;

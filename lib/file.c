@@ -224,6 +224,18 @@ int maru_file_is_pending(const struct maru_file *f)
 	return f ? f->pending : 0;
 }
 
+uint64_t maru_file_size(struct maru_file *f)
+{
+	uint64_t size;
+
+	if (!f)
+		return 0;
+	pthread_rwlock_rdlock(&f->lock);
+	size = f->size;
+	pthread_rwlock_unlock(&f->lock);
+	return size;
+}
+
 static int lease_refresh(struct maru_file *f)
 {
 	struct proto_ino_req q = { .ino = f->ino };

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/dax_client.c: where a client host reaches the pool memory (see
+ * dax_client.h). The path marud reported is used when it holds the pool
+ * with the right UUID; otherwise every enabled device-DAX that libdaxctl
+ * lists is probed for a pool superblock carrying that UUID, because a CXL
+ * device shared by several hosts need not have the same name on each. The
+ * only client-side file that includes <daxctl/libdaxctl.h>.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if HAVE_DAXCTL
+#include <daxctl/libdaxctl.h>
+#endif
+
+#include "dax_client.h"
+#include "pool_format.h"
+
+/* Kernels without the align attribute map devdax at 2 MiB (as pool_dax.c). */
+#define DAX_DEFAULT_ALIGN	(2ULL << 20)
+
+static int read_sb(const char *path, uint64_t align, void *sb, size_t len)
+{
+	void *p;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	p = mmap(NULL, align, PROT_READ, MAP_SHARED, fd, 0);
+	err = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return -err;
+	memcpy(sb, p, len);
+	munmap(p, align);
+	return 0;
+}
+
+int (*dax_client_read_sb)(const char *path, uint64_t align, void *sb, size_t len) = read_sb;
+
+static int sb_holds(const struct pool_superblock *sb, const uint8_t uuid[16])
+{
+	return pool_sb_check(sb) == 0 && memcmp(sb->uuid, uuid, sizeof(sb->uuid)) == 0;
+}
+
+#if HAVE_DAXCTL
+
+static uint64_t dev_align(struct daxctl_dev *dev)
+{
+	uint64_t a = daxctl_dev_get_align(dev);
+
+	return a ? a : DAX_DEFAULT_ALIGN;
+}
+
+/* Does the enabled device dev hold the pool uuid? Its node path in p. */
+static int dev_holds(struct daxctl_dev *dev, const uint8_t uuid[16], char *p, size_t len)
+{
+	const char *name = daxctl_dev_get_devname(dev);
+	struct pool_superblock sb;
+	int n;
+
+	if (!name || !daxctl_dev_is_enabled(dev))
+		return 0;
+	n = snprintf(p, len, "/dev/%s", name);
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	if (dax_client_read_sb(p, dev_align(dev), &sb, sizeof(sb)))
+		return 0;
+	return sb_holds(&sb, uuid);
+}
+
+int dax_find_uuid(const uint8_t uuid[16], char *path, size_t len)
+{
+	struct daxctl_region *region;
+	struct daxctl_dev *dev;
+	struct daxctl_ctx *ctx;
+	int rc = -ENODEV;
+
+	if (daxctl_new(&ctx))
+		return -ENODEV;
+	daxctl_region_foreach(ctx, region) {
+		daxctl_dev_foreach(region, dev) {
+			if (dev_holds(dev, uuid, path, len)) {
+				rc = 0;
+				goto out;
+			}
+		}
+	}
+out:
+	daxctl_unref(ctx);
+	return rc;
+}
+
+int dax_dev_align(const char *path, uint64_t *align)
+{
+	const char *base = strrchr(path, '/');
+	struct daxctl_region *region;
+	struct daxctl_dev *dev;
+	struct daxctl_ctx *ctx;
+	const char *name;
+	int rc = -ENODEV;
+
+	base = base ? base + 1 : path;
+	if (daxctl_new(&ctx))
+		return -ENODEV;
+	daxctl_region_foreach(ctx, region) {
+		daxctl_dev_foreach(region, dev) {
+			name = daxctl_dev_get_devname(dev);
+			if (name && strcmp(name, base) == 0) {
+				*align = dev_align(dev);
+				rc = 0;
+				goto out;
+			}
+		}
+	}
+out:
+	daxctl_unref(ctx);
+	return rc;
+}
+
+#else /* !HAVE_DAXCTL */
+
+int dax_find_uuid(const uint8_t uuid[16], char *path, size_t len)
+{
+	return -ENODEV;
+}
+
+int dax_dev_align(const char *path, uint64_t *align)
+{
+	return -ENODEV;
+}
+
+#endif
+
+/* The pool at path (regular file or device-DAX) carries uuid. */
+static int path_holds(const char *path, const uint8_t uuid[16], const char **why)
+{
+	uint64_t align = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct pool_superblock sb;
+	struct stat st;
+
+	if (stat(path, &st)) {
+		*why = errno == ENOENT ? "pool path not found on this host" :
+		       "pool path cannot be reached here";
+		return 0;
+	}
+	if (S_ISCHR(st.st_mode) && dax_dev_align(path, &align))
+		align = DAX_DEFAULT_ALIGN;
+	if ((!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) ||
+	    dax_client_read_sb(path, align, &sb, sizeof(sb))) {
+		*why = "pool path cannot be mapped here";
+		return 0;
+	}
+	if (!sb_holds(&sb, uuid)) {
+		*why = "another pool (UUID) at the pool path";
+		return 0;
+	}
+	return 1;
+}
+
+int pool_locate(const char *path, const uint8_t uuid[16], char *out, size_t len,
+		const char **why)
+{
+	int n;
+
+	if (path[0] && path_holds(path, uuid, why)) {
+		n = snprintf(out, len, "%s", path);
+		return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+	}
+	return dax_find_uuid(uuid, out, len) == 0 ? 0 : -ENODEV;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/dax_client.h: finding the pool memory on a client host. marud names
+ * the pool by the path it opened; a host sharing the memory may see it under
+ * another path (a CXL device is /dev/dax0.0 here, /dev/dax1.0 there), so a
+ * client that cannot open that path, or finds another pool behind it, looks
+ * for a device-DAX whose superblock carries the pool UUID. dax_client.c is
+ * the only client-side file that includes <daxctl/libdaxctl.h>; without
+ * libdaxctl the lookups answer -ENODEV and paths are taken as given.
+ */
+#ifndef MARU_DAX_CLIENT_H
+#define MARU_DAX_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The path of an enabled device-DAX whose pool superblock is valid and
+ * carries uuid, written to path (len bytes). -ENODEV when there is none.
+ */
+int dax_find_uuid(const uint8_t uuid[16], char *path, size_t len);
+/*
+ * Mapping granularity of the device-DAX at path (/dev/daxX.Y): offsets and
+ * lengths of its mappings must be multiples of it. -ENODEV if libdaxctl does
+ * not know the device.
+ */
+int dax_dev_align(const char *path, uint64_t *align);
+/*
+ * Where this host reaches the pool marud calls `path`: path itself when it
+ * exists and holds the pool with that uuid, else a device-DAX found by
+ * dax_find_uuid(). -ENODEV (with a reason in *why) when neither works.
+ */
+int pool_locate(const char *path, const uint8_t uuid[16], char *out, size_t len,
+		const char **why);
+
+/*
+ * Test seam: copy the pool superblock at the start of the device at path
+ * (mapped `align` bytes, as devdax requires) into sb (72 bytes). The unit
+ * test replaces it to serve fake devices.
+ */
+extern int (*dax_client_read_sb)(const char *path, uint64_t align, void *sb, size_t len);
+
+#endif
