@@ -1621,9 +1621,11 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	st.f_blocks = s.capacity / 4096;
 	st.f_bfree = s.free / 4096;
 	st.f_bavail = (s.free + s.evictable) / 4096;
-	st.f_files = s.names + s.dirs;
-	st.f_ffree = st.f_bavail;	/* every file needs at least a block */
+	/* every file needs at least a block, so free inodes track free blocks;
+	 * the total counts both so that df -i shows used = names + dirs */
+	st.f_ffree = st.f_bavail;
 	st.f_favail = st.f_bavail;
+	st.f_files = s.names + s.dirs + st.f_ffree;
 	st.f_namemax = MARU_NAME_MAX;
 	fuse_reply_statfs(req, &st);
 }

@@ -30,6 +30,11 @@ read -r bavail3 < <(stat -f -c '%a' "$MNT")
 exec 5<&-
 [ $((bavail - bavail3)) -ge 2048 ] || fail "a leased file still counts as available ($bavail -> $bavail3)"
 
+# df -i: used inodes are the names and directories, free never exceeds total
+mkdir "$MNT/d1"
+read -r files ffree < <(stat -f -c '%c %d' "$MNT")
+assert_eq $((files - ffree)) 2 "used inodes (one file, one directory)"
+
 df -P "$MNT" | tail -1 | grep -q "^$MARU_URI " || fail "df does not show the pool URI: $(df -P "$MNT" | tail -1)"
 grep -q " $MNT fuse.marufs " /proc/mounts || fail "mount type is not fuse.marufs: $(grep " $MNT " /proc/mounts)"
 marufs_umount
