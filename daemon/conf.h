@@ -47,6 +47,8 @@ struct config {
 	uint32_t max_leases;
 	uint64_t max_pending;
 	char pidfile[PATH_MAX];
+	uint32_t ack_publish_ms;	/* PUBLISH waits for other mounts' acks */
+	uint32_t ack_ms;		/* RENAME, UNLINK, MKDIR, RMDIR, SETATTR */
 };
 
 /* One command-line override; value points into argv. */

@@ -200,6 +200,27 @@ static int set_max_pending(struct config *c, const char *v, int layer)
 	return parse_size(v, &c->max_pending);
 }
 
+/* Milliseconds a change waits for other subscribers' acks (0: none). */
+static int set_ack_publish_ms(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 0, 60000, &n);
+
+	if (!rc)
+		c->ack_publish_ms = (uint32_t)n;
+	return rc;
+}
+
+static int set_ack_ms(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 0, 60000, &n);
+
+	if (!rc)
+		c->ack_ms = (uint32_t)n;
+	return rc;
+}
+
 static int set_verbose(struct config *c, const char *v, int layer)
 {
 	uint64_t n;
@@ -223,6 +244,8 @@ static const struct config_key config_keys[] = {
 	{ "max-pending", set_max_pending },
 	{ "pidfile", set_pidfile },
 	{ "verbose", set_verbose },
+	{ "ack-timeout-publish-ms", set_ack_publish_ms },
+	{ "ack-timeout-ms", set_ack_ms },
 };
 
 static void config_defaults(struct config *c)
@@ -238,6 +261,8 @@ static void config_defaults(struct config *c)
 	c->max_frame = PROTO_MAX_FRAME;
 	c->max_leases = 65536;
 	c->max_pending = 0;
+	c->ack_publish_ms = 1000;
+	c->ack_ms = 50;
 }
 
 int config_set(struct config *c, const char *key, const char *value, int layer)
@@ -377,7 +402,8 @@ void config_usage(FILE *out)
 		"usage: marud [-dnv] [-f file] [-D key=value] [--pool URI] [--size SIZE]\n"
 		"             [--listen URI]... [--eviction lru|none] [--grace SECONDS]\n"
 		"             [--key-file PATH] [--max-conns N] [--max-frame BYTES]\n"
-		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n");
+		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
+		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n");
 }
 
 static int add_def(struct config_args *a, const char *key, size_t klen, const char *value)
@@ -421,6 +447,8 @@ static const struct option long_opts[] = {
 	{ "max-leases", required_argument, NULL, 0 },
 	{ "max-pending", required_argument, NULL, 0 },
 	{ "pidfile", required_argument, NULL, 0 },
+	{ "ack-timeout-publish-ms", required_argument, NULL, 0 },
+	{ "ack-timeout-ms", required_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -639,6 +667,8 @@ void config_print(const struct config *c, FILE *out)
 	fprintf(out, "max-pending: %llu bytes per session%s\n",
 		(unsigned long long)c->max_pending, c->max_pending ? "" : " (unlimited)");
 	fprintf(out, "pidfile: %s\n", c->pidfile[0] ? c->pidfile : "(none)");
+	fprintf(out, "ack-timeout-publish-ms: %u\n", c->ack_publish_ms);
+	fprintf(out, "ack-timeout-ms: %u\n", c->ack_ms);
 	fprintf(out, "verbose: %d\n", c->verbose);
 }
 
@@ -674,6 +704,11 @@ int config_diff_log(const struct config *o, const struct config *n)
 		log_info("reload: max-conns %u -> %u", o->max_conns, n->max_conns);
 	if (o->max_frame != n->max_frame)
 		log_info("reload: max-frame %u -> %u", o->max_frame, n->max_frame);
+	if (o->ack_publish_ms != n->ack_publish_ms)
+		log_info("reload: ack-timeout-publish-ms %u -> %u", o->ack_publish_ms,
+			 n->ack_publish_ms);
+	if (o->ack_ms != n->ack_ms)
+		log_info("reload: ack-timeout-ms %u -> %u", o->ack_ms, n->ack_ms);
 	restart += restart_needed("eviction", o->eviction != n->eviction);
 	restart += restart_needed("max-leases", o->max_leases != n->max_leases);
 	restart += restart_needed("max-pending", o->max_pending != n->max_pending);

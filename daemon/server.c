@@ -4,14 +4,20 @@
  * the directory and the session table for the life of the process, the
  * listening sockets and their accept loop, one thread per connection, the
  * AUTH and HELLO handshakes, the table of request handlers, bulk READ/WRITE
- * between sockets and pool memory, the event push of SUBSCRIBE and the
- * Prometheus STATS text.
+ * between sockets and pool memory, the event push of SUBSCRIBE, the registry
+ * of subscribers and their acknowledgements (close-to-open across mounts:
+ * a change waits, bounded, until the other sessions' subscribers applied
+ * it) and the Prometheus STATS text.
  *
- * Locks: conns_lock guards the connection list and count; no other lock is
- * taken under it. Handlers call dir_*() (which take the dir lock inside) and
- * session_*() (table lock, cache lock); bulk copies between a socket and pool
- * memory run with no lock held, on extents the session holds, which the
- * directory promises not to move while held.
+ * Locks: conns_lock guards the connection list and count; subs_lock guards
+ * the subscriber registry (its acked/acking/missed fields) and the list of
+ * lock-holding changes waiting for acknowledgements; sub.wlock orders
+ * the writes of a subscriber's two threads on its socket. No lock is taken
+ * under another of these, and none is held across a dir_*() call. Handlers
+ * call dir_*() (which take the dir lock inside) and session_*() (table lock,
+ * cache lock); bulk copies between a socket and pool memory run with no lock
+ * held, on extents the session holds, which the directory promises not to
+ * move while held.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,6 +57,7 @@
 #define IOV_BATCH		64
 #define SUB_BATCH		16
 #define SUB_WAIT_MS		1000
+#define SUB_READER_STACK	(64U << 10)
 #define READDIR_MAX		4096
 #define LISTEN_BACKLOG		512
 
@@ -78,6 +85,34 @@ struct conn {
 	int close;		/* drop the connection after this request */
 	uint64_t cache_ino;	/* version whose attr+extents the reply holds */
 	struct cache_reply *cached;
+	uint8_t owner[SESSION_TOKEN_BYTES];	/* HELLO_F_EVENTS: whose stream */
+	int has_owner;
+	unsigned int refusals;	/* refused version requests logged */
+};
+
+/*
+ * One subscribed connection, in server.subs from its start to its end. Its
+ * connection thread pushes events; a reader thread of its own takes PINGs and
+ * EVENT_ACKs from the socket, so an ACK is seen the moment it arrives.
+ */
+struct sub {
+	struct sub *prev, *next;
+	struct conn *c;
+	uint64_t acked;		/* subs_lock: every event up to it applied */
+	int acking;		/* subs_lock: an ACK came; changes wait for it */
+	int missed;		/* subs_lock: a deadline was missed (logged) */
+	int listed;		/* subs_lock */
+	atomic_int gone;	/* the reader saw the peer leave */
+	pthread_mutex_t wlock;	/* socket writes: events vs PING replies */
+	pthread_t reader;
+};
+
+/* A change waiting for acknowledgements (on the waiter's stack). */
+struct ack_wait {
+	struct ack_wait *prev, *next;	/* subs_lock: server.waits */
+	const struct conn *c;		/* the requester */
+	uint64_t seq;
+	int listed;			/* it holds a kernel directory lock */
 };
 
 struct server {
@@ -100,6 +135,14 @@ struct server {
 	pthread_cond_t conns_cond;
 	struct conn *conns;
 	unsigned int nconns;
+
+	pthread_mutex_t subs_lock;
+	pthread_cond_t subs_cond;	/* CLOCK_MONOTONIC: an ACK came, a sub left */
+	struct sub *subs;
+	atomic_uint nacking;		/* listed subs that acknowledge */
+	struct ack_wait *waits;		/* lock-holding changes waiting for acks */
+	atomic_uint ack_publish_ms, ack_ms;
+	atomic_uint_fast64_t ack_timeouts;
 
 	atomic_int stopping;
 	atomic_uint max_conns;
@@ -298,6 +341,31 @@ static void violation(struct conn *c, uint16_t op, const char *reason)
 	c->close = 1;
 }
 
+/*
+ * A request on a version this session may not touch that way (another
+ * session's pending version, a write through a lease: -EPERM) or outside
+ * it (-EINVAL) is refused, and logged: DESIGN §8. A few per connection, so
+ * a hostile client cannot flood the log.
+ */
+#define REFUSALS_LOGGED	8
+
+static void refused(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
+		    uint32_t len, int status)
+{
+	uint64_t ino = 0;
+
+	if ((status != -EPERM && status != -EINVAL) || h->op < OP_RESERVE || h->op > OP_HINT ||
+	    c->refusals >= REFUSALS_LOGGED)
+		return;
+	/* every request of that range starts with the version id */
+	if (len >= sizeof(ino))
+		memcpy(&ino, p, sizeof(ino));
+	log_warnx("%s: %s of version %llu refused: %s%s", c->peer, proto_op_name(h->op),
+		  (unsigned long long)ino, status == -EPERM ?
+		  "not this session's to do that with" : "offset, length or size out of range",
+		  ++c->refusals == REFUSALS_LOGGED ? " (further refusals not logged)" : "");
+}
+
 /* ---- reply builders ---- */
 
 static void attr_to_wire(const struct dir_attr *a, uint32_t nextents, struct proto_attr *w)
@@ -456,6 +524,12 @@ static int h_hello(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 			   &c->sess, &reclaimed);
 	if (rc)
 		return rc;
+	/* An event socket names the session it serves: that session's own
+	 * changes need not wait for this stream's acknowledgements. */
+	if (req->flags & HELLO_F_EVENTS) {
+		memcpy(c->owner, req->token, sizeof(c->owner));
+		c->has_owner = 1;
+	}
 	rc = pbuf_reserve(out, sizeof(*rep));
 	if (rc)
 		return rc;
@@ -589,6 +663,12 @@ static int h_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 		{ "marud_rejected_connections_total", "counter",
 		  "Connections refused over max-conns.", atomic_load(&srv->rejected_conns) },
 		{ "marud_event_seq", "counter", "Sequence of the last event.", st.event_seq },
+		{ "marud_ack_subscribers", "gauge",
+		  "Event subscribers that acknowledge applied events.",
+		  atomic_load(&srv->nacking) },
+		{ "marud_ack_timeouts_total", "counter",
+		  "Changes whose wait for a subscriber's acknowledgement timed out.",
+		  atomic_load(&srv->ack_timeouts) },
 		{ "marud_generation", "gauge", "Pool generation of this marud.",
 		  srv->generation },
 		{ "marud_accounting_ok", "gauge", "1 if free+used+pending+orphaned==capacity.",
@@ -1132,6 +1212,206 @@ static int h_hint(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 	return 0;
 }
 
+/* ---- the subscriber registry and acknowledgements ---- */
+
+static void sub_list(struct server *srv, struct sub *s)
+{
+	pthread_mutex_lock(&srv->subs_lock);
+	s->next = srv->subs;
+	if (s->next)
+		s->next->prev = s;
+	srv->subs = s;
+	s->listed = 1;
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+/* Leave the registry (either thread, once); waiters may be waiting on it. */
+static void sub_unlist(struct server *srv, struct sub *s)
+{
+	pthread_mutex_lock(&srv->subs_lock);
+	if (s->listed) {
+		if (s->prev)
+			s->prev->next = s->next;
+		else
+			srv->subs = s->next;
+		if (s->next)
+			s->next->prev = s->prev;
+		s->listed = 0;
+		if (s->acking)
+			atomic_fetch_sub(&srv->nacking, 1);
+		pthread_cond_broadcast(&srv->subs_cond);
+	}
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+static void sub_ack(struct server *srv, struct sub *s, uint64_t seq)
+{
+	pthread_mutex_lock(&srv->subs_lock);
+	if (!s->acking && s->listed) {
+		s->acking = 1;
+		atomic_fetch_add(&srv->nacking, 1);
+		log_debug("%s: subscriber acknowledges events", s->c->peer);
+	}
+	if (seq > s->acked)
+		s->acked = seq;
+	pthread_cond_broadcast(&srv->subs_cond);
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+/* Is s the event stream of c's own session? */
+static int sub_owned_by(const struct sub *s, const struct conn *c)
+{
+	return s->c->has_owner && c->sess &&
+	       !memcmp(s->c->owner, session_token(c->sess), SESSION_TOKEN_BYTES);
+}
+
+/* Must a change by c up to event seq wait for s? (subs_lock held) */
+static int sub_behind(const struct sub *s, const struct conn *c, uint64_t seq)
+{
+	if (!s->acking || s->acked >= seq)
+		return 0;
+	/* The requester keeps its own caches: its own stream is not waited for. */
+	return !sub_owned_by(s, c);
+}
+
+/*
+ * A lock-holding change by c need not wait for s when s's own session has a
+ * lock-holding change waiting for c's stream: each mount's notifier may be
+ * stuck behind the directory lock its own change holds, so neither could
+ * acknowledge before the bound. Both go at once instead. (subs_lock held)
+ */
+static int sub_in_cycle(struct server *srv, const struct sub *s, const struct conn *c)
+{
+	const struct ack_wait *w;
+	const struct sub *t;
+
+	for (w = srv->waits; w; w = w->next) {
+		if (w->c == c || !sub_owned_by(s, w->c))
+			continue;
+		for (t = srv->subs; t; t = t->next)
+			if (sub_owned_by(t, c) && sub_behind(t, w->c, w->seq))
+				return 1;
+	}
+	return 0;
+}
+
+static int sub_holds_up(struct server *srv, const struct sub *s, const struct ack_wait *me)
+{
+	if (!sub_behind(s, me->c, me->seq))
+		return 0;
+	return !(me->listed && sub_in_cycle(srv, s, me->c));
+}
+
+static int subs_behind(struct server *srv, const struct ack_wait *me)
+{
+	const struct sub *s;
+
+	for (s = srv->subs; s; s = s->next)
+		if (sub_holds_up(srv, s, me))
+			return 1;
+	return 0;
+}
+
+/* Count (and log once per subscriber) those that missed the deadline. */
+static void subs_missed(struct server *srv, const struct ack_wait *me)
+{
+	struct sub *s;
+
+	for (s = srv->subs; s; s = s->next) {
+		if (!sub_holds_up(srv, s, me))
+			continue;
+		atomic_fetch_add(&srv->ack_timeouts, 1);
+		if (!s->missed)
+			log_debug("%s: subscriber did not acknowledge event %llu within "
+				  "the deadline (acked %llu); not logged again",
+				  s->c->peer, (unsigned long long)me->seq,
+				  (unsigned long long)s->acked);
+		s->missed = 1;
+	}
+}
+
+static void deadline_after_ms(struct timespec *ts, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* A lock-holding wait is listed, so that its counterpart can see a cycle. */
+static void wait_list(struct server *srv, struct ack_wait *w)
+{
+	w->next = srv->waits;
+	if (w->next)
+		w->next->prev = w;
+	srv->waits = w;
+	w->listed = 1;
+	pthread_cond_broadcast(&srv->subs_cond);
+}
+
+static void wait_unlist(struct server *srv, struct ack_wait *w)
+{
+	if (!w->listed)
+		return;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		srv->waits = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+}
+
+/*
+ * Close-to-open across mounts: before c's change up to event seq is
+ * answered, every acknowledging subscriber of another session applies it,
+ * or ms pass. Called with no lock held (the dir lock above all).
+ */
+static void acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock)
+{
+	struct ack_wait me = { .c = c, .seq = seq };
+	struct server *srv = c->srv;
+	struct timespec ts;
+
+	deadline_after_ms(&ts, ms);
+	pthread_mutex_lock(&srv->subs_lock);
+	if (holds_lock)
+		wait_list(srv, &me);
+	while (subs_behind(srv, &me) && !atomic_load(&srv->stopping)) {
+		if (pthread_cond_timedwait(&srv->subs_cond, &srv->subs_lock, &ts) == ETIMEDOUT) {
+			subs_missed(srv, &me);
+			break;
+		}
+	}
+	wait_unlist(srv, &me);
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+/*
+ * How long a successful op waits for acknowledgements; 0: not at all.
+ * PUBLISH runs at close, under no kernel directory lock, so it can wait
+ * long. The others hold one on the requesting mount: two of them in one
+ * directory on two mounts would each wait for the other mount's notifier,
+ * which is blocked on that lock; the short bound breaks that cycle.
+ */
+static unsigned int ack_wait_ms(struct server *srv, uint16_t op)
+{
+	switch (op) {
+	case OP_PUBLISH:
+		return atomic_load(&srv->ack_publish_ms);
+	case OP_RENAME:
+	case OP_UNLINK:
+	case OP_MKDIR:
+	case OP_RMDIR:
+	case OP_SETATTR:
+		return atomic_load(&srv->ack_ms);
+	default:
+		return 0;
+	}
+}
+
 /* ---- SUBSCRIBE: the connection becomes an event pusher ---- */
 
 static int send_event(struct conn *c, const struct dir_event *e)
@@ -1158,27 +1438,107 @@ static int send_event(struct conn *c, const struct dir_event *e)
 	return sendv_all(c->fd, iov, 6);
 }
 
-/* Between waits: answer PINGs, notice a closed peer. 1: peer gone. */
-static int sub_poll_peer(struct conn *c)
+/* One frame from a subscriber: PING or EVENT_ACK. Non-zero: stop reading. */
+static int sub_frame(struct sub *s)
 {
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN | POLLRDHUP };
+	struct conn *c = s->c;
+	struct proto_ack_req a;
 	struct proto_hdr h;
 	int rc;
 
-	while (poll(&pfd, 1, 0) > 0) {
-		if (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL))
-			return 1;
-		rc = recv_all(c->fd, &h, sizeof(h));
-		if (rc)
-			return 1;
-		if (proto_hdr_check(&h, 0) || h.op != OP_PING) {
-			violation(c, h.op, "only PING is allowed after SUBSCRIBE");
-			return 1;
-		}
-		if (send_reply(c, &h, 0, NULL, 0))
-			return 1;
+	if (recv_all(c->fd, &h, sizeof(h)))
+		return 1;
+	rc = proto_hdr_check(&h, sizeof(a));
+	if (!rc && (h.op == OP_PING || h.op == OP_EVENT_ACK))
+		rc = recv_all(c->fd, &a, h.len) ? 1 : proto_req_check(h.op, &a, h.len);
+	if (rc || (h.op != OP_PING && h.op != OP_EVENT_ACK)) {
+		if (rc <= 0)
+			log_warnx("%s: %s: protocol violation: only PING and EVENT_ACK are "
+				  "allowed after SUBSCRIBE; closing", c->peer,
+				  proto_op_name(h.op));
+		return 1;
 	}
-	return 0;
+	atomic_fetch_add(&c->srv->ops[h.op], 1);
+	if (h.op == OP_EVENT_ACK) {
+		sub_ack(c->srv, s, a.seq);
+		return 0;
+	}
+	pthread_mutex_lock(&s->wlock);
+	rc = send_reply(c, &h, 0, NULL, 0);
+	pthread_mutex_unlock(&s->wlock);
+	return rc;
+}
+
+static void *sub_reader(void *arg)
+{
+	struct sub *s = arg;
+	struct conn *c = s->c;
+
+	while (!sub_frame(s))
+		;
+	/* Waiters stop waiting for it now, and the pusher leaves its wait. */
+	sub_unlist(c->srv, s);
+	atomic_store(&s->gone, 1);
+	shutdown(c->fd, SHUT_RDWR);
+	dir_events_kick(c->srv->dir);
+	return NULL;
+}
+
+static int sub_start(struct sub *s)
+{
+	pthread_attr_t attr;
+	int rc;
+
+	pthread_mutex_init(&s->wlock, NULL);
+	sub_list(s->c->srv, s);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SUB_READER_STACK);
+	rc = -pthread_create(&s->reader, &attr, sub_reader, s);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		log_warn(rc, "%s: subscriber reader thread", s->c->peer);
+		sub_unlist(s->c->srv, s);
+		pthread_mutex_destroy(&s->wlock);
+	}
+	return rc;
+}
+
+static void sub_end(struct sub *s)
+{
+	/* Wakes the reader out of its recv; conn_main closes the fd. */
+	shutdown(s->c->fd, SHUT_RDWR);
+	pthread_join(s->reader, NULL);
+	sub_unlist(s->c->srv, s);
+	pthread_mutex_destroy(&s->wlock);
+}
+
+/* A peer that hung up is noticed before waiting (the reader kicks too). */
+static int sub_peer_gone(struct sub *s)
+{
+	struct pollfd pfd = { .fd = s->c->fd, .events = POLLRDHUP };
+
+	if (atomic_load(&s->gone))
+		return 1;
+	return poll(&pfd, 1, 0) > 0 &&
+	       (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL));
+}
+
+static void sub_push(struct sub *s, uint64_t after, struct dir_event *ev)
+{
+	struct server *srv = s->c->srv;
+	int i, n, rc = 0;
+
+	while (!atomic_load(&srv->stopping) && !sub_peer_gone(s)) {
+		n = dir_events_wait(srv->dir, after, ev, SUB_BATCH, SUB_WAIT_MS);
+		pthread_mutex_lock(&s->wlock);
+		for (i = 0; i < n && !rc; i++) {
+			rc = send_event(s->c, &ev[i]);
+			after = ev[i].seq;
+		}
+		pthread_mutex_unlock(&s->wlock);
+		if (n < 0 || rc)
+			break;
+	}
 }
 
 static int h_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
@@ -1188,25 +1548,23 @@ static int h_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t 
 	struct server *srv = c->srv;
 	uint64_t after = r->after_seq ? r->after_seq : dir_event_seq(srv->dir);
 	struct dir_event *ev = malloc(SUB_BATCH * sizeof(*ev));
-	int i, n, rc = 0;
+	struct sub *s = calloc(1, sizeof(*s));
 
-	if (!ev)
+	if (!ev || !s) {
+		free(ev);
+		free(s);
 		return -ENOMEM;
+	}
+	s->c = c;
 	c->replied = 1;
 	c->close = 1;
-	if (send_reply(c, h, 0, NULL, 0))
+	if (send_reply(c, h, 0, NULL, 0) || sub_start(s))
 		goto out;
 	log_debug("%s: subscribed after seq %llu", c->peer, (unsigned long long)after);
-	while (!atomic_load(&srv->stopping) && !sub_poll_peer(c)) {
-		n = dir_events_wait(srv->dir, after, ev, SUB_BATCH, SUB_WAIT_MS);
-		for (i = 0; i < n && !rc; i++) {
-			rc = send_event(c, &ev[i]);
-			after = ev[i].seq;
-		}
-		if (n < 0 || rc)
-			break;
-	}
+	sub_push(s, after, ev);
+	sub_end(s);
 out:
+	free(s);
 	free(ev);
 	return 0;
 }
@@ -1261,10 +1619,22 @@ static int replay(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 	return send_reply(c, h, rc, out->data, out->len);
 }
 
+/* After a change that emitted events (seq moved past before), wait for acks. */
+static void acks_after(struct conn *c, uint16_t op, uint64_t before, unsigned int ms)
+{
+	uint64_t seq = dir_event_seq(c->srv->dir);
+
+	/* Only PUBLISH runs under no kernel directory lock of the requester. */
+	if (seq > before)
+		acks_wait(c, seq, ms, op != OP_PUBLISH);
+}
+
 static int execute(struct conn *c, const struct handler *hd, const struct proto_hdr *h,
 		   const uint8_t *p, uint32_t len, struct pbuf *out)
 {
 	enum cache_result cr = CACHE_BYPASS;
+	unsigned int ack_ms = ack_wait_ms(c->srv, h->op);
+	uint64_t seq0 = 0;
 	int status;
 
 	if (hd->flags & H_CACHED)
@@ -1278,12 +1648,20 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 		return replay(c, h, out);
 	}
 	c->cache_ino = 0;
+	/* Nobody acknowledges: skip even the event sequence lookups. */
+	if (ack_ms && !atomic_load(&c->srv->nacking))
+		ack_ms = 0;
+	if (ack_ms)
+		seq0 = dir_event_seq(c->srv->dir);
 	status = hd->fn(c, h, p, len, out);
 	if (!status && out->len > atomic_load(&c->srv->max_frame))
 		status = -EOVERFLOW;
+	refused(c, h, p, len, status);
 	if (cr == CACHE_MISS)
 		session_cache_finish(c->sess, h->reqid, status, out->data,
 				     status ? 0 : out->len, c->cache_ino);
+	if (!status && ack_ms)
+		acks_after(c, h->op, seq0, ack_ms);
 	if (c->replied)
 		return 0;
 	if (c->unread && drain(c->fd, c->unread))
@@ -1406,6 +1784,9 @@ static int conn_request(struct conn *c, struct pbuf *out)
 	hd = rc ? NULL : handler_of(h.op);
 	if (!hd) {
 		violation(c, h.op, rc == -EMSGSIZE ? "frame too large" : "bad header or op");
+		/* The header is sound but for its length: say why before closing. */
+		if (rc == -EMSGSIZE && handler_of(h.op))
+			send_reply(c, &h, -EMSGSIZE, NULL, 0);
 		return -EPROTO;
 	}
 	n = read_payload(c, &h, &check);
@@ -1548,6 +1929,34 @@ static int conn_spawn(struct server *srv, struct conn *c)
 	return -rc;
 }
 
+/*
+ * Over max-conns: answer the client's first request (HELLO, or AUTH) with
+ * -EUSERS and close, so it learns why at once instead of retrying into
+ * resets until its timeout. The accept thread waits for that request at
+ * most REFUSE_WAIT_MS and reads at most one small frame of it (so that the
+ * close is a clean FIN, not a reset that could swallow the answer).
+ */
+#define REFUSE_WAIT_MS	50
+
+static void refuse_conn(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint8_t scratch[sizeof(struct proto_hello_req)];
+	struct proto_hdr h;
+	ssize_t n = 0;
+
+	if (poll(&pfd, 1, REFUSE_WAIT_MS) == 1)
+		n = recv(fd, &h, sizeof(h), MSG_DONTWAIT | MSG_WAITALL);
+	if (n == (ssize_t)sizeof(h) && h.len <= sizeof(scratch) &&
+	    !proto_hdr_check(&h, sizeof(scratch))) {
+		if (poll(&pfd, 1, REFUSE_WAIT_MS) == 1)
+			(void)!recv(fd, scratch, h.len, MSG_DONTWAIT);
+		proto_hdr_init(&h, h.op, 0, h.reqid, 0, -EUSERS);
+		(void)!send(fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	shutdown(fd, SHUT_WR);
+}
+
 static void accept_one(struct server *srv, struct listener *l)
 {
 	struct sockaddr_storage ss;
@@ -1565,6 +1974,7 @@ static void accept_one(struct server *srv, struct listener *l)
 		atomic_fetch_add(&srv->rejected_conns, 1);
 		log_warnx("%s: max-conns (%u) reached, refusing a connection", l->uri,
 			  atomic_load(&srv->max_conns));
+		refuse_conn(fd);
 		close(fd);
 		return;
 	}
@@ -1815,6 +2225,7 @@ static int server_dir(struct server *srv)
 static int server_init(struct server *srv, const struct config *cfg, const uint8_t *key,
 		       uint64_t generation)
 {
+	pthread_condattr_t ca;
 	unsigned int i;
 
 	srv->cfg = *cfg;
@@ -1828,8 +2239,15 @@ static int server_init(struct server *srv, const struct config *cfg, const uint8
 	}
 	atomic_store(&srv->max_conns, cfg->max_conns);
 	atomic_store(&srv->max_frame, cfg->max_frame);
+	atomic_store(&srv->ack_publish_ms, cfg->ack_publish_ms);
+	atomic_store(&srv->ack_ms, cfg->ack_ms);
 	pthread_mutex_init(&srv->conns_lock, NULL);
 	pthread_cond_init(&srv->conns_cond, NULL);
+	pthread_mutex_init(&srv->subs_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->subs_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	if (sodium_init() < 0)
 		return -EIO;
 	return pipe2(srv->wake, O_CLOEXEC) < 0 ? -errno : 0;
@@ -1960,6 +2378,8 @@ void server_destroy(struct server *srv)
 		close(srv->wake[1]);
 	pthread_cond_destroy(&srv->conns_cond);
 	pthread_mutex_destroy(&srv->conns_lock);
+	pthread_cond_destroy(&srv->subs_cond);
+	pthread_mutex_destroy(&srv->subs_lock);
 	sodium_memzero(srv->key, sizeof(srv->key));
 	free(srv);
 }
@@ -1971,8 +2391,12 @@ void server_reload(struct server *srv, const struct config *nc)
 	sessions_set_grace(srv->sessions, nc->grace_ms);
 	atomic_store(&srv->max_conns, nc->max_conns);
 	atomic_store(&srv->max_frame, nc->max_frame);
+	atomic_store(&srv->ack_publish_ms, nc->ack_publish_ms);
+	atomic_store(&srv->ack_ms, nc->ack_ms);
 	srv->cfg.verbose = nc->verbose;
 	srv->cfg.grace_ms = nc->grace_ms;
 	srv->cfg.max_conns = nc->max_conns;
 	srv->cfg.max_frame = nc->max_frame;
+	srv->cfg.ack_publish_ms = nc->ack_publish_ms;
+	srv->cfg.ack_ms = nc->ack_ms;
 }

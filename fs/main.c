@@ -313,6 +313,7 @@ static int serve(struct fuse_session *se, struct fuse_cmdline_opts *co,
 out_unmount:
 	fuse_session_unmount(se);
 out_free:
+	ops_release_all();
 	itab_destroy();	/* closes pending files: before the client goes */
 	if (c)
 		maru_client_free(c);

@@ -289,6 +289,8 @@ int node_getattr(uint64_t ino, struct maru_attr *a);
 /* libmaru errors as FUSE replies: ESTALE on handles -> EIO. */
 int io_errno(int rc);
 void ops_init(struct fuse_lowlevel_ops *ops);
+/* After the session loop: free the handles whose RELEASE never came. */
+void ops_release_all(void);
 /* Prometheus text of marufs's own counters appended to buf at *pos. */
 void stats_append(char **buf, size_t *len, size_t *pos);
 

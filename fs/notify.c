@@ -7,15 +7,22 @@
  * and poll wake-ups, which must never be issued from a request handler (the
  * kernel may hold the very locks the handler's request is waiting under).
  * Request handlers queue jobs and may wait, bounded, for one to be sent.
+ * When the event thread has caught up with the stream it queues an ack job
+ * behind the invalidations: the notifier then tells marud (maru_events_ack)
+ * that this mount applied every event so far, which is what lets a change on
+ * another mount return only once this mount can no longer serve the old
+ * answer from the kernel's caches (close-to-open across mounts).
  *
  * The dentry table remembers every (parent, name) handed to the kernel,
  * positive or negative, until its entry timeout passes, so that a lost event
  * (overflow) or a new pool generation can invalidate all of them.
  *
  * Locks: qlock (job queue, expectations), rlock (event ring and its
- * readers), dlock (dentry table). The only nesting is rlock -> qlock (a new
- * line queues poll wake-ups); none is held across a libmaru or
- * fuse_lowlevel_notify_* call.
+ * readers), dlock (dentry table), evlock (the subscription handle the
+ * notifier acks on). The only nesting is rlock -> qlock (a new line queues
+ * poll wake-ups); none is held across a libmaru or fuse_lowlevel_notify_*
+ * call, except evlock across maru_events_ack() (a short socket write), so
+ * the event thread cannot close the handle under it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,12 +39,13 @@
 #define RING_LINES	4096
 #define DIR_SEQ_SLOTS	256
 #define READ_TICK_MS	100
+#define ACK_EVERY	32	/* events between acks on a stream that never pauses */
 
-enum job_type { JOB_ENTRY, JOB_INODE, JOB_ALL, JOB_POLL };
+enum job_type { JOB_ENTRY, JOB_INODE, JOB_ALL, JOB_POLL, JOB_ACK };
 
 struct job {
 	int type;
-	uint64_t ino;
+	uint64_t ino;		/* JOB_ACK: the event seq to acknowledge */
 	char *name;
 	struct fuse_pollhandle *ph;
 	uint64_t seq;
@@ -77,6 +85,9 @@ struct notifier {
 	int ev_ok;		/* subscribed to the event stream */
 	struct ev_expect *expects;
 	pthread_t ev_thread, nt_thread;
+
+	pthread_mutex_t evlock;
+	struct maru_events *ev;	/* evlock: the event thread's subscription */
 
 	pthread_mutex_t rlock;
 	pthread_cond_t rcond;
@@ -145,6 +156,7 @@ int notify_init(void)
 	pthread_mutex_init(&nt->rlock, NULL);
 	pthread_cond_init(&nt->rcond, NULL);
 	pthread_mutex_init(&nt->dlock, NULL);
+	pthread_mutex_init(&nt->evlock, NULL);
 	mfs->nt = nt;
 	return 0;
 }
@@ -469,6 +481,20 @@ static void run_inval_all(void)
 	fuse_lowlevel_notify_inval_inode(mfs->se, FUSE_ROOT_ID, -1, 0);
 }
 
+/* Every job queued before this one ran: events up to seq are applied. */
+static void run_ack(uint64_t seq)
+{
+	int rc = -ENOTCONN;
+
+	pthread_mutex_lock(&nt->evlock);
+	if (nt->ev)
+		rc = maru_events_ack(nt->ev, seq);
+	pthread_mutex_unlock(&nt->evlock);
+	/* A lost stream shows on the event thread; nothing to do here. */
+	if (rc)
+		log_debug("event ack %" PRIu64 ": %s", seq, strerror(-rc));
+}
+
 static void run_job(struct job *j)
 {
 	switch (j->type) {
@@ -487,6 +513,9 @@ static void run_job(struct job *j)
 	case JOB_POLL:
 		fuse_lowlevel_notify_poll(j->ph);
 		fuse_pollhandle_destroy(j->ph);
+		break;
+	case JOB_ACK:
+		run_ack(j->ino);
 		break;
 	}
 }
@@ -752,10 +781,25 @@ static int stopping(void)
 	return stop;
 }
 
+static void set_ev(struct maru_events *ev)
+{
+	pthread_mutex_lock(&nt->evlock);
+	nt->ev = ev;
+	pthread_mutex_unlock(&nt->evlock);
+}
+
+static void close_ev(struct maru_events *ev)
+{
+	set_ev(NULL);
+	maru_events_close(ev);
+}
+
 static void *event_main(void *arg)
 {
 	struct maru_events *ev = NULL;
 	struct maru_event *e = malloc(sizeof(*e));
+	uint64_t unacked = 0;	/* last event handled and not yet acked */
+	unsigned int since_ack = 0;
 	int rc, warned = 0;
 
 	if (!e)
@@ -774,23 +818,37 @@ static void *event_main(void *arg)
 			if (warned)
 				notify_inval_all();
 			warned = 0;
+			set_ev(ev);
 			set_ev_ok(1);
 		}
-		rc = maru_events_next(ev, e, 200);
-		if (rc == 1)
+		/* With events to ack, only look whether another is already here. */
+		rc = maru_events_next(ev, e, unacked ? 0 : 200);
+		if (rc == 1) {
 			handle_event(e);
-		else if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR) {
+			if (e->seq)
+				unacked = e->seq;
+			since_ack++;
+		} else if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR) {
 			log_warn(rc, "event stream lost");
 			set_ev_ok(0);
-			maru_events_close(ev);
+			close_ev(ev);
 			ev = NULL;
+			unacked = 0;
 			warned = 1;
 			notify_inval_all();
 			usleep(100000);
+			continue;
+		}
+		/* Caught up (or busy for long): ack once the invalidations
+		 * queued so far ran. */
+		if (unacked && (rc == 0 || since_ack >= ACK_EVERY)) {
+			job_push(JOB_ACK, unacked, NULL, NULL);
+			unacked = 0;
+			since_ack = 0;
 		}
 	}
 	if (ev)
-		maru_events_close(ev);
+		close_ev(ev);
 	free(e);
 	return NULL;
 }

@@ -26,6 +26,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "failpoint.h"
 #include "log.h"
 #include "marufs.h"
 
@@ -48,7 +49,15 @@ struct handle {
 	struct pending *p;	/* ref held */
 	struct maru_file *lease;
 	int holds;		/* writable zero-copy mappings (ioctl.c) */
+	struct handle *hprev, *hnext;	/* handles_lock: every live handle */
 };
+
+/*
+ * Every live handle, so that those whose RELEASE never came can be freed at
+ * exit: at unmount the kernel may drop queued background RELEASEs.
+ */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handle *handles;
 
 #define OP(name) CNT_INC(ops[OP_##name])
 
@@ -325,6 +334,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	rc = h ? handle_attr(h, &a) : -ENOENT;
+	if (rc == -ESTALE) {
+		/* the same, seen before the generation callback (another
+		 * thread) bumped the epoch */
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	if (rc < 0)
 		rc = h ? node_getattr(ino, &a) : path_getattr(ino, &a);
 	/* The version behind a cached name is gone: make the VFS look it up again. */
@@ -393,7 +408,10 @@ static int pend_finish(struct pending *p, int at_flush)
 	} else {
 		if (named)
 			w = notify_expect(parent, name);
-		rc = maru_file_publish(p->file);
+		/* tests: stop or fail marufs with the last writer's close in hand */
+		rc = FAILPOINT("marufs.flush.before_publish");
+		if (rc == 0)
+			rc = maru_file_publish(p->file);
 		if (rc == 0) {
 			__atomic_store_n(&p->state, PEND_PUBLISHED, __ATOMIC_RELEASE);
 			CNT_INC(publishes);
@@ -748,6 +766,12 @@ static struct handle *handle_new(uint64_t ino, int writer)
 	h->writer = writer;
 	h->epoch = mfs_epoch();
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_lock(&handles_lock);
+	h->hnext = handles;
+	if (handles)
+		handles->hprev = h;
+	handles = h;
+	pthread_mutex_unlock(&handles_lock);
 	return h;
 }
 
@@ -771,8 +795,33 @@ static void handle_free(struct handle *h)
 	}
 	if (h->lease)
 		maru_file_close(h->lease);
+	pthread_mutex_lock(&handles_lock);
+	if (h->hprev)
+		h->hprev->hnext = h->hnext;
+	else
+		handles = h->hnext;
+	if (h->hnext)
+		h->hnext->hprev = h->hprev;
+	pthread_mutex_unlock(&handles_lock);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
+}
+
+void ops_release_all(void)
+{
+	struct handle *h;
+
+	for (;;) {
+		pthread_mutex_lock(&handles_lock);
+		h = handles;
+		pthread_mutex_unlock(&handles_lock);
+		if (!h)
+			return;
+		/* never publish at exit what a writer may not have finished */
+		if (h->p)
+			pend_fail(h->p, -EIO);
+		handle_free(h);
+	}
 }
 
 /* ---- open, create, read, write, flush, release ---- */
@@ -1042,6 +1091,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		n = -EIO;
 	else if (n == -ENOENT)
 		n = read_lease(h, buf, size, off);
+	/* tests: the bytes are read, the reader not answered yet */
+	if (n >= 0) {
+		st = FAILPOINT("marufs.read.mid");
+		if (st < 0)
+			n = st;
+	}
 	if (n < 0)
 		fuse_reply_err(req, io_errno((int)n));
 	else
@@ -1067,6 +1122,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		if (n <= 0)
 			break;
 		done += (size_t)n;
+	}
+	/* tests: the bytes are in the pending version, the writer not told yet */
+	if (done == size) {
+		rc = FAILPOINT("marufs.write.mid");
+		if (rc < 0) {
+			n = rc;
+			done = 0;
+		}
 	}
 	if (n < 0 || (n == 0 && done < size)) {
 		/* never publish a file a write failed in */

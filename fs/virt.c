@@ -207,6 +207,7 @@ void virt_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
 void virt_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off)
 {
 	struct vhandle *h = (struct vhandle *)(uintptr_t)fi->fh;
+	char *copy;
 
 	if (h->r) {
 		ring_reader_read(req, h->r, size);
@@ -218,7 +219,20 @@ void virt_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off
 	}
 	if (size > h->len - (size_t)off)
 		size = h->len - (size_t)off;
-	fuse_reply_buf(req, h->buf + off, size);
+	/*
+	 * Reply from a copy: once the kernel has taken the bytes the reader
+	 * may close, and RELEASE (on another thread) free h->buf before our
+	 * writev returns; ASan checks the buffer after writev and would
+	 * report that as a use after free.
+	 */
+	copy = malloc(size);
+	if (!copy) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(copy, h->buf + off, size);
+	fuse_reply_buf(req, copy, size);
+	free(copy);
 }
 
 void virt_release(struct fuse_file_info *fi)

@@ -196,6 +196,7 @@ static void session_fill(struct session *s, const struct proto_hello_rep *rep)
 	s->data_off = rep->data_off;
 	s->max_frame = rep->max_frame && rep->max_frame < UINT32_MAX ?
 		       (uint32_t)rep->max_frame : PROTO_MAX_FRAME;
+	s->send_max = s->max_frame;
 	/* replies carry a READ frame of PROTO_MAX_IO at least */
 	if (s->max_frame < PROTO_MAX_IO)
 		s->max_frame = PROTO_MAX_IO;

@@ -39,6 +39,7 @@ struct session {
 	uint64_t epoch;		/* bumped on every new session */
 	uint64_t pool_size, pool_align, data_off;
 	uint32_t max_frame;
+	uint32_t send_max;	/* marud's max-frame: what our frames may carry */
 	uint32_t backend;
 	int established;
 	char pool_path[PROTO_PATH_MAX];
@@ -78,6 +79,7 @@ struct maru_client {
 	unsigned int nconns;
 	int down;			/* an outage was logged */
 	atomic_uint_fast64_t next_reqid;
+	atomic_uint_fast64_t last_ok_ms;	/* marud last answered (monotonic) */
 
 	maru_generation_cb gen_cb;	/* notifier: under lock */
 	void *gen_arg;
@@ -133,6 +135,13 @@ int client_call(struct maru_client *c, struct req *r);
 void req_done(struct req *r);
 void client_close_conns(struct maru_client *c);
 void client_ping(struct maru_client *c);
+/*
+ * 0 if marud answered this client less than CLIENT_LIVE_MS ago (asking it
+ * once more if not), so the session cannot have ended meanwhile; else
+ * -ETIMEDOUT. The shm path calls it before touching pool memory.
+ */
+#define CLIENT_LIVE_MS	1000
+int client_live(struct maru_client *c);
 int conn_send_recv(int fd, uint32_t max_frame, struct proto_hdr *h, struct req *r);
 int conn_hello(int fd, const struct maru_client *c, uint32_t flags,
 	       const uint8_t *token, struct proto_hello_rep *rep);

@@ -316,6 +316,7 @@ static void note_up(struct maru_client *c)
 {
 	int was;
 
+	atomic_store(&c->last_ok_ms, mono_ms());
 	pthread_mutex_lock(&c->lock);
 	was = c->down;
 	c->down = 0;
@@ -427,6 +428,14 @@ void client_ping(struct maru_client *c)
 	req_done(&r);
 }
 
+int client_live(struct maru_client *c)
+{
+	if (mono_ms() - atomic_load(&c->last_ok_ms) < CLIENT_LIVE_MS)
+		return 0;
+	client_ping(c);
+	return mono_ms() - atomic_load(&c->last_ok_ms) < CLIENT_LIVE_MS ? 0 : -ETIMEDOUT;
+}
+
 /*
  * maru_client_new: the first session. Retries like a call, but reports
  * why it could not connect (-ECONNREFUSED) rather than only -ETIMEDOUT.
@@ -444,7 +453,8 @@ int client_connect_first(struct maru_client *c)
 			conn_put(c, k, 0);
 			return 0;
 		}
-		if (fatal_err(rc))
+		/* marud at max-conns says so: no point retrying for a first session */
+		if (fatal_err(rc) || rc == -EUSERS)
 			return rc == -EPROTO ? -EIO : rc;
 		now = mono_ms();
 		if (now >= deadline)

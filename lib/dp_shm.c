@@ -244,8 +244,21 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 	struct maru_client *c = f->c;
 	uint64_t pos = 0, in, n;
 	uint32_t i;
-	int rc = -EIO;
+	int rc;
 
+	/*
+	 * A session marud ended (its grace period ran out while we could not
+	 * reach it) no longer holds these extents: they may be another
+	 * client's bytes by now. Copy only while the session is known alive;
+	 * after a reconnect the handle check says -EIO (session lost) or
+	 * -ESTALE (new generation).
+	 */
+	rc = client_live(c);
+	if (!rc)
+		rc = file_check(f, 0);
+	if (rc)
+		return rc;
+	rc = -EIO;
 	pthread_rwlock_rdlock(&c->dp_lock);
 	if (!c->map) {
 		rc = -ENODEV;

@@ -16,17 +16,35 @@
 #include "datapath.h"
 #include "failpoint.h"
 
+/*
+ * Data bytes one READ or WRITE frame may carry: PROTO_MAX_IO, or less when
+ * marud was started with a smaller max-frame (it closes the connection on a
+ * bigger frame, and refuses a READ it could not answer in one).
+ */
+static uint32_t io_max(struct maru_client *c)
+{
+	uint32_t m;
+
+	pthread_mutex_lock(&c->lock);
+	m = c->s.send_max;
+	pthread_mutex_unlock(&c->lock);
+	m = m > 2 * sizeof(struct proto_io_req) ? m - (uint32_t)sizeof(struct proto_io_req) :
+						 sizeof(struct proto_io_req);
+	return m < PROTO_MAX_IO ? m : PROTO_MAX_IO;
+}
+
 static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct dp_counters *d = &f->c->st.dp[MARU_DATA_TCP];
 	struct proto_io_req q = { .ino = f->ino };
 	struct req r = { .op = OP_READ, .p1 = &q, .n1 = sizeof(q) };
+	uint32_t max = io_max(f->c);
 	size_t done = 0;
 	int rc;
 
 	while (done < len) {
 		q.off = off + done;
-		q.len = len - done < PROTO_MAX_IO ? (uint32_t)(len - done) : PROTO_MAX_IO;
+		q.len = len - done < max ? (uint32_t)(len - done) : max;
 		r.rbuf = (uint8_t *)buf + done;
 		r.rcap = q.len;
 		rc = client_call(f->c, &r);
@@ -50,6 +68,7 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 	struct proto_io_rep rep;
 	struct req r = { .op = OP_WRITE, .p1 = &q, .n1 = sizeof(q),
 			 .rbuf = &rep, .rcap = sizeof(rep) };
+	uint32_t max = io_max(f->c);
 	size_t done = 0;
 	int rc;
 
@@ -57,7 +76,7 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 	rc = file_grow(f, off + len);
 	while (!rc && done < len) {
 		q.off = off + done;
-		q.len = len - done < PROTO_MAX_IO ? (uint32_t)(len - done) : PROTO_MAX_IO;
+		q.len = len - done < max ? (uint32_t)(len - done) : max;
 		r.p2 = (const uint8_t *)buf + done;
 		r.n2 = q.len;
 		rc = client_call(f->c, &r);

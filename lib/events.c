@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/events.c: the event stream (maru_events_*). A subscription has a
- * socket and a marud session of its own (HELLO_F_EVENTS, no token): it holds
- * no leases or pending versions, so it needs nothing from the client's
- * session, and its reconnects never disturb the client's sockets. After a
- * lost socket it reconnects and subscribes again after the last sequence
- * number it delivered; if marud came back with a new generation it first
- * yields one MARU_EV_GENERATION event and subscribes from "now", since the
- * old sequence numbers mean nothing to the new marud.
+ * socket and a marud session of its own (HELLO_F_EVENTS without
+ * HELLO_F_RECLAIM): it holds no leases or pending versions, so it needs
+ * nothing from the client's session, and its reconnects never disturb the
+ * client's sockets. Its HELLO names the client's session token as the
+ * subscription's owner, so that marud does not make that session's own
+ * changes wait for this subscriber's acknowledgements (maru_events_ack). When
+ * the client's token changed since (a new session), the next ack asks for a
+ * resubscription that names the new one. After a lost socket it reconnects
+ * and subscribes again after the last sequence number it delivered; if marud
+ * came back with a new generation it first yields one MARU_EV_GENERATION
+ * event and subscribes from "now", since the old sequence numbers mean
+ * nothing to the new marud.
  *
- * One mutex per subscription serialises maru_events_next() callers.
+ * Locks: `lock` serialises maru_events_next() callers (and is held while they
+ * wait); `wlock` guards fd and generation against a concurrent
+ * maru_events_ack(), which writes to the socket without taking `lock`.
+ * Order: lock -> wlock -> maru_client.lock.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,9 +37,13 @@
 struct maru_events {
 	struct maru_client *c;
 	pthread_mutex_t lock;
+	pthread_mutex_t wlock;		/* fd, generation: for maru_events_ack */
 	int fd;
 	uint64_t last_seq;
 	uint64_t generation;
+	uint8_t owner[16];		/* client token named at HELLO */
+	int has_owner;
+	atomic_int reown;		/* the client's token changed: resubscribe */
 	int gen_pending;		/* a MARU_EV_GENERATION is due */
 	int down;
 	uint64_t retry_at;		/* monotonic ms of the next connect */
@@ -56,13 +69,39 @@ static int subscribe(int fd, uint64_t after_seq, uint64_t generation)
 	return rc ? rc : r.status;
 }
 
+/* The client's current session token; 0 when it has none yet. */
+static int client_token(struct maru_client *c, uint8_t *token)
+{
+	int have;
+
+	pthread_mutex_lock(&c->lock);
+	have = c->s.established;
+	if (have)
+		memcpy(token, c->s.token, sizeof(c->s.token));
+	pthread_mutex_unlock(&c->lock);
+	return have;
+}
+
+static void ev_set_fd(struct maru_events *ev, int fd, uint64_t generation,
+		      const uint8_t *owner)
+{
+	pthread_mutex_lock(&ev->wlock);
+	ev->fd = fd;
+	ev->generation = generation;
+	ev->has_owner = owner != NULL;
+	if (owner)
+		memcpy(ev->owner, owner, sizeof(ev->owner));
+	pthread_mutex_unlock(&ev->wlock);
+}
+
 /* Open, authenticate, hello, subscribe. Notes a generation change. */
 static int ev_connect(struct maru_events *ev)
 {
 	struct maru_client *c = ev->c;
 	struct proto_hello_rep *rep;
+	uint8_t owner[16];
 	uint64_t after;
-	int fd, rc;
+	int fd, rc, have = 0;
 
 	rep = malloc(sizeof(*rep));
 	if (!rep)
@@ -75,8 +114,12 @@ static int ev_connect(struct maru_events *ev)
 	rc = conn_set_timeout(fd, c->opts.timeout_ms);
 	if (!rc && c->has_key)
 		rc = auth_exchange(fd, c->key);
-	if (!rc)
-		rc = conn_hello(fd, c, HELLO_F_EVENTS, NULL, rep);
+	if (!rc) {
+		have = client_token(c, owner);
+		/* No HELLO_F_RECLAIM: the token names the owner, this socket
+		 * still gets a session of its own. */
+		rc = conn_hello(fd, c, HELLO_F_EVENTS, have ? owner : NULL, rep);
+	}
 	if (rc)
 		goto out_close;
 	after = ev->last_seq;
@@ -88,8 +131,7 @@ static int ev_connect(struct maru_events *ev)
 	rc = subscribe(fd, after, rep->generation);
 	if (rc)
 		goto out_close;
-	ev->generation = rep->generation;
-	ev->fd = fd;
+	ev_set_fd(ev, fd, rep->generation, have ? owner : NULL);
 	free(rep);
 	return 0;
 
@@ -118,8 +160,10 @@ int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_even
 	ev->fd = -1;
 	ev->last_seq = after_seq;
 	ev->backoff = EV_BACKOFF_MIN_MS;
+	pthread_mutex_init(&ev->wlock, NULL);
 	rc = ev_connect(ev);
 	if (rc) {
+		pthread_mutex_destroy(&ev->wlock);
 		free(ev->buf);
 		free(ev);
 		return rc == -EPROTO ? -EIO : rc;
@@ -136,6 +180,7 @@ void maru_events_close(struct maru_events *ev)
 	if (ev->fd >= 0)
 		close(ev->fd);
 	pthread_mutex_destroy(&ev->lock);
+	pthread_mutex_destroy(&ev->wlock);
 	free(ev->buf);
 	free(ev);
 }
@@ -209,11 +254,18 @@ static void gen_event(struct maru_events *ev, struct maru_event *out)
 	ev->gen_pending = 0;
 }
 
-static void ev_lost(struct maru_events *ev, int err)
+static void ev_drop_fd(struct maru_events *ev)
 {
+	pthread_mutex_lock(&ev->wlock);
 	if (ev->fd >= 0)
 		close(ev->fd);
 	ev->fd = -1;
+	pthread_mutex_unlock(&ev->wlock);
+}
+
+static void ev_lost(struct maru_events *ev, int err)
+{
+	ev_drop_fd(ev);
 	if (!ev->down)
 		log_warn(err, "event stream from marud at %s lost", ev->c->uri);
 	ev->down = 1;
@@ -288,6 +340,12 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 		return -EINVAL;
 	pthread_mutex_lock(&ev->lock);
 	for (;;) {
+		if (atomic_exchange(&ev->reown, 0) && ev->fd >= 0) {
+			/* Resubscribe at once after what was delivered: nothing is
+			 * lost, and marud learns the client's new token. */
+			ev_drop_fd(ev);
+			ev->retry_at = 0;
+		}
 		if (ev->gen_pending) {
 			gen_event(ev, out);
 			rc = 1;
@@ -302,5 +360,30 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 			break;
 	}
 	pthread_mutex_unlock(&ev->lock);
+	return rc;
+}
+
+int maru_events_ack(struct maru_events *ev, uint64_t seq)
+{
+	struct proto_ack_req q = { .seq = seq };
+	struct proto_hdr h;
+	uint8_t token[16];
+	int have, rc;
+
+	if (!ev)
+		return -EINVAL;
+	have = client_token(ev->c, token);
+	pthread_mutex_lock(&ev->wlock);
+	if (have && (!ev->has_owner || memcmp(token, ev->owner, sizeof(token))))
+		atomic_store(&ev->reown, 1);
+	if (ev->fd < 0) {
+		/* Not subscribed: marud holds no record of us to update. */
+		rc = -ENOTCONN;
+	} else {
+		/* reqid 0: marud answers nothing; a lost socket shows on read. */
+		proto_hdr_init(&h, OP_EVENT_ACK, sizeof(q), 0, ev->generation, 0);
+		rc = proto_send(ev->fd, &h, &q, sizeof(q), NULL, 0);
+	}
+	pthread_mutex_unlock(&ev->wlock);
 	return rc;
 }

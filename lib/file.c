@@ -47,6 +47,20 @@ int file_check(struct maru_file *f, int want_pending)
 	return 0;
 }
 
+/*
+ * A call that failed because the session was lost under it (marud ended it
+ * after the grace period; the retry reconnected into a new one) reports
+ * that, -EIO or -ESTALE as file_check() would, rather than what the new
+ * session said of a version it never held (-EPERM, -ENOENT).
+ */
+static ssize_t lost_session(struct maru_file *f, ssize_t rc)
+{
+	if (rc < 0 && !f->dead &&
+	    f->epoch != __atomic_load_n(&f->c->s.epoch, __ATOMIC_ACQUIRE))
+		return file_check(f, 0);
+	return rc;
+}
+
 /* Take attributes and extents from a proto_attr(+extents) reply. */
 static int file_take_reply(struct maru_file *f, const struct req *r, int take_size)
 {
@@ -317,7 +331,7 @@ ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off
 	if (rc == 0 && off < f->size && len) {
 		if (len > f->size - off)
 			len = f->size - off;
-		rc = file_dp(f)->read(f, buf, len, off);
+		rc = lost_session(f, file_dp(f)->read(f, buf, len, off));
 	}
 	pthread_rwlock_unlock(&f->lock);
 	if (rc == -ESTALE)
@@ -336,7 +350,7 @@ ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint6
 	pthread_rwlock_wrlock(&f->lock);
 	rc = file_check(f, 1);
 	if (rc == 0 && len) {
-		rc = file_dp(f)->write(f, buf, len, off);
+		rc = lost_session(f, file_dp(f)->write(f, buf, len, off));
 		if (rc > 0)
 			f->attr.mtime_ns = now_ns();
 	}
@@ -430,7 +444,7 @@ static int publish_locked(struct maru_file *f)
 	rc = file_dp(f)->sync(f);
 	if (rc)
 		return rc;
-	rc = client_call(f->c, &r);
+	rc = (int)lost_session(f, client_call(f->c, &r));
 	if (rc == -ENOENT)
 		f->dead = 1;	/* marud abandoned it: nothing left to close */
 	if (rc)

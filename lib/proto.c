@@ -31,7 +31,7 @@ static const char *const op_names[OP_MAX] = {
 	[OP_PUBLISH] = "PUBLISH", [OP_ABANDON] = "ABANDON", [OP_OPEN] = "OPEN",
 	[OP_RELEASE] = "RELEASE", [OP_EXTENTS] = "EXTENTS", [OP_READ] = "READ",
 	[OP_WRITE] = "WRITE", [OP_HINT] = "HINT", [OP_SUBSCRIBE] = "SUBSCRIBE",
-	[OP_EVENT] = "EVENT",
+	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK",
 };
 
 const char *proto_op_name(uint16_t op)
@@ -254,6 +254,8 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 		return check_fixed(len, sizeof(struct proto_hint_req));
 	case OP_SUBSCRIBE:
 		return check_fixed(len, sizeof(struct proto_subscribe_req));
+	case OP_EVENT_ACK:
+		return check_fixed(len, sizeof(struct proto_ack_req));
 	default:
 		/* EVENT is pushed by marud, never sent to it */
 		return -EPROTO;

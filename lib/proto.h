@@ -17,7 +17,14 @@
  * status is returned (retry after reconnect).
  *
  * A socket that sends SUBSCRIBE becomes an event stream: marud pushes EVENT
- * frames (reqid 0) from then on and reads nothing more from it but PING.
+ * frames (reqid 0) from then on and reads nothing more from it but PING and
+ * EVENT_ACK. A subscriber that sends EVENT_ACK {seq} says every event up to
+ * seq has been applied to its caches; marud answers nothing, and from the
+ * first ACK on, a PUBLISH, RENAME, UNLINK, MKDIR, RMDIR or SETATTR by any
+ * other session waits (bounded) for it to acknowledge that change before it
+ * replies. The HELLO of an event socket (HELLO_F_EVENTS) may carry the token
+ * of the session it serves, without HELLO_F_RECLAIM: that session's own
+ * changes do not wait for it (its caches are kept by the requests).
  *
  * Framing: a fixed 32-byte header, then `len` payload bytes. Each request op
  * has a fixed-size body struct followed by a variable tail (names, data), as
@@ -72,6 +79,7 @@ enum proto_op {
 	OP_HINT = 30,		/* proto_hint_req          -> -                 */
 	OP_SUBSCRIBE = 40,	/* proto_subscribe_req     -> - then EVENTs     */
 	OP_EVENT = 41,		/* pushed: proto_event+names+paths              */
+	OP_EVENT_ACK = 42,	/* subscriber: proto_ack_req -> no reply         */
 	OP_MAX
 };
 
@@ -87,7 +95,7 @@ struct proto_hdr {
 _Static_assert(sizeof(struct proto_hdr) == PROTO_HDR_SIZE, "header size");
 
 #define HELLO_F_RECLAIM	1u	/* token is set: attach to that session */
-#define HELLO_F_EVENTS	2u	/* this socket will subscribe */
+#define HELLO_F_EVENTS	2u	/* this socket will subscribe; token: its owner */
 
 struct proto_hello_req {
 	uint32_t flags;
@@ -265,6 +273,12 @@ struct proto_hint_req {
 struct proto_subscribe_req {
 	uint64_t after_seq;	/* 0: from now */
 };
+
+/* Sent on an event socket: every event up to seq is applied here. */
+struct proto_ack_req {
+	uint64_t seq;
+};
+_Static_assert(sizeof(struct proto_ack_req) == 8, "ack_req size");
 
 /* Pushed event: then name, name2, path, path2 bytes (lengths below). */
 struct proto_event {

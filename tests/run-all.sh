@@ -64,11 +64,26 @@ configure()
 # DIR and add their results to the totals.
 meson_suites()
 {
-	local dir=$1 args=() s counts p f k n
+	local dir=$1 args=() s
 	shift
 	for s in "$@"; do
 		args+=(--suite "$s")
 	done
+	meson_run "$dir" "${args[@]}"
+}
+
+# meson_tests DIR NAME...: run those tests (by meson name) of a built DIR.
+meson_tests()
+{
+	meson_run "$@"
+}
+
+# meson_run DIR ARGS...: run meson test with ARGS and add the results up.
+meson_run()
+{
+	local dir=$1 args counts p f k n
+	shift
+	args=("$@")
 	echo "=== test $dir: $*"
 	# Count this run only, never a log left by an earlier one.
 	rm -f "$dir/meson-logs/testlog.json"
@@ -85,7 +100,7 @@ meson_suites()
 		return 1
 	fi
 	read -r p f k n <<<"$counts"
-	echo "=== $dir ($*): $p passed, $f failed, $k skipped"
+	echo "=== $dir: $p passed, $f failed, $k skipped"
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
 	SKIPPED=$((SKIPPED + k))

@@ -321,6 +321,15 @@ struct maru_event {
 int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_events **out);
 /* 1: an event was stored; 0: timeout; -errno. Reconnects by itself. */
 int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout_ms);
+/*
+ * Tell marud every event up to seq has been applied here (caches
+ * invalidated); mutations by other clients wait (bounded) for this before
+ * they return. Once a subscription has acknowledged, it should go on doing
+ * so whenever it has caught up. Safe to call from another thread than
+ * maru_events_next(). -ENOTCONN while the stream is down: nothing to
+ * acknowledge then, and after a reconnect acks resume naturally.
+ */
+int maru_events_ack(struct maru_events *ev, uint64_t seq);
 void maru_events_close(struct maru_events *ev);
 
 /* ---- zero-copy mappings of marufs files (DESIGN §5) ----

@@ -560,6 +560,7 @@ static void proto_req_seeds(void)
 	struct proto_io_req io = { .ino = 2, .len = 8 };
 	struct proto_hint_req hint = { .ino = 2, .hint = 2 };
 	struct proto_subscribe_req sub = { .after_seq = 3 };
+	struct proto_ack_req ack = { .seq = 3 };
 	uint8_t buf[512];
 
 	proto_save("req", OP_PING, NULL, 0, NULL, 0);
@@ -588,6 +589,7 @@ static void proto_req_seeds(void)
 	proto_save("req", OP_WRITE, &io, sizeof(io), "01234567", 8);
 	proto_save("req", OP_HINT, &hint, sizeof(hint), NULL, 0);
 	proto_save("req", OP_SUBSCRIBE, &sub, sizeof(sub), NULL, 0);
+	proto_save("req", OP_EVENT_ACK, &ack, sizeof(ack), NULL, 0);
 }
 
 static void proto_rep_seeds(void)

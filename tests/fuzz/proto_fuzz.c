@@ -71,6 +71,8 @@ static long fixed_req_size(uint16_t op)
 		return sizeof(struct proto_hint_req);
 	case OP_SUBSCRIBE:
 		return sizeof(struct proto_subscribe_req);
+	case OP_EVENT_ACK:
+		return sizeof(struct proto_ack_req);
 	default:
 		return -1;
 	}

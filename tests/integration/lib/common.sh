@@ -20,7 +20,10 @@
 #
 # Environment (set by tests/integration/meson.build): MARUD, MARUFS, TOOLS,
 # EXAMPLES, SRCDIR. Exit 0 = pass, 1 = fail, 77 = skip. MARU_IT_KEEP=1 keeps $T
-# even when the case passes.
+# even when the case passes. MARU_WRAP_DAEMONS="valgrind --error-exitcode=99 ..."
+# runs every marud and marufs under that command (words split on blanks); a
+# daemon the wrapper finds errors in then fails marud_stop / marufs_umount by
+# its exit status.
 
 set -euo pipefail
 
@@ -46,6 +49,10 @@ MARU_URI=maru+unix://$MARUD_SOCK
 export MARUD_PID MARU_URI
 
 MARUFS_SEQ=0		# mount counter: 1 -> $T/mnt, N -> $T/mntN
+WRAP=()			# MARU_WRAP_DAEMONS, split into words
+if [ -n "${MARU_WRAP_DAEMONS:-}" ]; then
+	read -r -a WRAP <<<"$MARU_WRAP_DAEMONS"
+fi
 declare -A MARUFS_PID_OF=()	# mountpoint -> marufs pid
 declare -A MARUFS_LOG_OF=()	# mountpoint -> marufs log
 CLEANUP_CMDS=()		# extra commands for the EXIT trap (on_exit)
@@ -232,7 +239,7 @@ marud_launch()
 {
 	rm -f "$MARUD_SOCK"
 	echo "=== $(date +%T) marud -d ${MARUD_ARGS[*]}" >>"$T/marud.log"
-	"$MARUD" -d "${MARUD_ARGS[@]}" >>"$T/marud.log" 2>&1 &
+	"${WRAP[@]}" "$MARUD" -d "${MARUD_ARGS[@]}" >>"$T/marud.log" 2>&1 &
 	MARUD_PID=$!
 	if ! wait_up "$MARUD_PID" "$MARU_IT_TIMEOUT" test -S "$MARUD_SOCK"; then
 		proc_alive "$MARUD_PID" || fail "marud exited at start"
@@ -326,7 +333,7 @@ marufs_mount()
 	logf=$T/marufs-$n.log
 	mkdir -p "$mnt"
 	echo "=== $(date +%T) marufs -f ${opts[*]} $uri $mnt" >>"$logf"
-	"$MARUFS" -f "${opts[@]}" "$uri" "$mnt" >>"$logf" 2>&1 &
+	"${WRAP[@]}" "$MARUFS" -f "${opts[@]}" "$uri" "$mnt" >>"$logf" 2>&1 &
 	pid=$!
 	MARUFS_PID_OF[$mnt]=$pid
 	MARUFS_LOG_OF[$mnt]=$logf

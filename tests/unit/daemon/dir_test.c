@@ -30,8 +30,14 @@
 static __thread unsigned long fail_countdown;
 static unsigned long fail_injected;
 
-/* Sanitizers bring their own allocator: no injection there. */
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+/* Sanitizers bring their own allocator: no injection there. (clang says
+ * so with __has_feature, gcc with __SANITIZE_*__.) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__) && !defined(SANITIZED)
 void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t n, size_t size);
 void *__libc_realloc(void *p, size_t size);

@@ -27,6 +27,7 @@ static const uint16_t req_ops[] = {
 	OP_LOOKUP, OP_GETATTR, OP_SETATTR, OP_RENAME, OP_UNLINK, OP_READDIR,
 	OP_EXISTS, OP_CREATE, OP_RESERVE, OP_TRUNCATE, OP_PUBLISH, OP_ABANDON,
 	OP_OPEN, OP_RELEASE, OP_EXTENTS, OP_READ, OP_WRITE, OP_HINT, OP_SUBSCRIBE,
+	OP_EVENT_ACK,
 };
 #define NREQ (sizeof(req_ops) / sizeof(req_ops[0]))
 
@@ -162,6 +163,11 @@ static void build_req(uint16_t op, struct pbuf *b)
 		put(b, &r, sizeof(r));
 		break;
 	}
+	case OP_EVENT_ACK: {
+		struct proto_ack_req r = { .seq = 11 };
+		put(b, &r, sizeof(r));
+		break;
+	}
 	default:
 		fail_msg("no builder for op %u", op);
 	}
@@ -241,7 +247,7 @@ static void test_truncated_and_extended(void **state)
 
 static void test_bad_headers(void **state)
 {
-	static const uint16_t bad_ops[] = { 0, 6, 9, 19, 31, 39, 42, OP_MAX, 0x7fff, 0xffff };
+	static const uint16_t bad_ops[] = { 0, 6, 9, 19, 31, 39, 43, OP_MAX, 0x7fff, 0xffff };
 	struct proto_hdr h;
 	size_t i;
 
@@ -275,6 +281,9 @@ static void test_bad_headers(void **state)
 	assert_int_equal(proto_req_check(OP_EVENT, NULL, 0), -EPROTO);
 	assert_string_equal(proto_op_name(OP_WRITE), "WRITE");
 	assert_string_equal(proto_op_name(OP_PING), "PING");
+	assert_string_equal(proto_op_name(OP_EVENT_ACK), "EVENT_ACK");
+	/* EVENT_ACK is answered by nothing: no reply payload is ever valid */
+	assert_int_equal(proto_rep_check(OP_EVENT_ACK, NULL, 0), -EPROTO);
 }
 
 static void test_request_fields(void **state)
