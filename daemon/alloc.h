@@ -63,6 +63,12 @@ uint64_t alloc_block(const struct alloc *a);
 uint64_t alloc_free_ranges(const struct alloc *a);
 uint64_t alloc_largest_free(const struct alloc *a);
 
+/*
+ * Byte `off` of the file an extent list holds: its pool offset in *pool_off,
+ * and the contiguous bytes from there to the end of that extent (0 if off is
+ * past the list).
+ */
+uint64_t extent_list_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off);
 /* Sum of extent lengths. */
 uint64_t extent_list_bytes(const struct extent_list *l);
 void extent_list_free(struct extent_list *l);

@@ -173,33 +173,18 @@ uint64_t server_generation(const struct server *srv)
 
 /* ---- pool memory ---- */
 
-/* Pointer and contiguous length at file offset off of an extent list. */
-static uint64_t extent_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off)
-{
-	uint32_t i;
-
-	for (i = 0; i < l->n; i++) {
-		if (off < l->v[i].len) {
-			*pool_off = l->v[i].off + off;
-			return l->v[i].len - off;
-		}
-		off -= l->v[i].len;
-	}
-	return 0;
-}
-
 void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 		 const struct extent_list *src, uint64_t src_off, uint64_t len)
 {
 	uint8_t *base = arg;
 
 	while (len) {
-		uint64_t d = 0, s = 0, n = extent_at(dst, dst_off, &d);
+		uint64_t d = 0, s = 0, n = extent_list_at(dst, dst_off, &d);
 
 		if (!n)
 			return;
 		if (src) {
-			uint64_t sn = extent_at(src, src_off, &s);
+			uint64_t sn = extent_list_at(src, src_off, &s);
 
 			if (!sn)
 				return;
@@ -228,7 +213,7 @@ static int extent_iov(struct server *srv, const struct extent_list *l, uint64_t 
 
 	*covered = 0;
 	while (n && k < max) {
-		uint64_t po, len = extent_at(l, off, &po);
+		uint64_t po, len = extent_list_at(l, off, &po);
 
 		if (!len)
 			break;

@@ -817,6 +817,25 @@ static void test_scale_million(void **state)
 	free(v);
 }
 
+/* File offsets map through the list in order, piece by piece. */
+static void test_extent_list_at(void **state)
+{
+	struct extent v[] = { { 8192, 4096 }, { 65536, 8192 }, { 4096, 4096 } };
+	struct extent_list l = { .v = v, .n = 3, .cap = 3 };
+	uint64_t at = 0;
+
+	(void)state;
+	assert_int_equal(extent_list_at(&l, 0, &at), 4096);
+	assert_int_equal(at, 8192);
+	assert_int_equal(extent_list_at(&l, 4095, &at), 1);
+	assert_int_equal(at, 8192 + 4095);
+	assert_int_equal(extent_list_at(&l, 4096, &at), 8192);
+	assert_int_equal(at, 65536);
+	assert_int_equal(extent_list_at(&l, 12288 + 10, &at), 4096 - 10);
+	assert_int_equal(at, 4096 + 10);
+	assert_int_equal(extent_list_at(&l, 16384, &at), 0);	/* past the end */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_arguments),
 		cmocka_unit_test(test_enomem_rolls_back),
 		cmocka_unit_test(test_scale_million),
+		cmocka_unit_test(test_extent_list_at),
 	};
 
 	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);

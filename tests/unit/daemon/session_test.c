@@ -37,31 +37,17 @@ struct fixture {
 };
 
 /* The copy callback over the fake pool memory (extent offsets index mem). */
-static uint64_t piece(const struct extent_list *l, uint64_t off, uint64_t *at)
-{
-	uint32_t i;
-
-	for (i = 0; i < l->n; i++) {
-		if (off < l->v[i].len) {
-			*at = l->v[i].off + off;
-			return l->v[i].len - off;
-		}
-		off -= l->v[i].len;
-	}
-	return 0;
-}
-
 static void fake_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 		      const struct extent_list *src, uint64_t src_off, uint64_t len)
 {
 	uint8_t *mem = arg;
 
 	while (len) {
-		uint64_t d = 0, s = 0, sn, n = piece(dst, dst_off, &d);
+		uint64_t d = 0, s = 0, sn, n = extent_list_at(dst, dst_off, &d);
 
 		assert_true(n > 0);
 		if (src) {
-			sn = piece(src, src_off, &s);
+			sn = extent_list_at(src, src_off, &s);
 			assert_true(sn > 0);
 			n = n < sn ? n : sn;
 		}
