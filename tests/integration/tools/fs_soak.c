@@ -99,7 +99,9 @@ static void mismatch(struct totals *t, const char *what, const char *path, const
 /* Write a chunk to path (O_TRUNC); 0 or errno. */
 static int write_chunk(const char *path, uint64_t *s, uint8_t *buf)
 {
-	uint64_t len = CHUNK_HDR + rnd(s) % (rnd(s) % 4 ? maxsize : maxsize / 16);
+	/* at most maxsize bytes: readers read maxsize + 1 to see the end */
+	uint64_t room = maxsize - CHUNK_HDR;
+	uint64_t len = CHUNK_HDR + rnd(s) % (rnd(s) % 4 ? room : room / 16);
 	uint64_t off = 0;
 	int fd, e = 0;
 
@@ -126,6 +128,7 @@ static ssize_t check_fd(struct totals *t, int fd, uint8_t *buf, const char *what
 			const char *path, uint64_t *sum)
 {
 	const char *why = "";
+	struct stat st;
 	uint64_t seed;
 	size_t len = 0;
 	ssize_t n;
@@ -137,6 +140,16 @@ static ssize_t check_fd(struct totals *t, int fd, uint8_t *buf, const char *what
 	} while (n > 0 && len <= maxsize);
 	if (n < 0)
 		return -errno;
+	/* engines size their reads by fstat: it must agree with the bytes */
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size != len) {
+		char m[96];
+
+		snprintf(m, sizeof(m), "fstat says %lld bytes", (long long)st.st_size);
+		mismatch(t, what, path, m, len);
+		return (ssize_t)len;
+	}
 	if (chunk_check(buf, len, &seed, &why)) {
 		mismatch(t, what, path, why, len);
 		return (ssize_t)len;
@@ -316,7 +329,7 @@ int main(int argc, char **argv)
 	maxsize = strtoull(argv[4], NULL, 0);
 	mnt[0] = argv[5];
 	mnt[1] = argv[6];
-	CHECK(nproc > 0 && nproc <= 2 * NNAMES && maxsize > CHUNK_HDR);
+	CHECK(nproc > 0 && nproc <= 2 * NNAMES && maxsize >= 4096);
 	for (i = 0; i < NDIRS; i++) {
 		snprintf(path, sizeof(path), "%s/d%llu", mnt[0], (unsigned long long)i);
 		CHECK(mkdir(path, 0755) == 0 || errno == EEXIST);
