@@ -2091,10 +2091,11 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 		return rc;
 	if (size > ver_reserved(&p->v))
 		return -EINVAL;
-	if (!p->attached || !id_dir(d, p->parent)) {
-		pend_abandon(d, p);
+	/* Name unlinked or directory removed while pending: refused, and the
+	 * version stays the owner's (its open readers keep the bytes, as an
+	 * unlinked local file's do) until it abandons it or its session ends. */
+	if (!p->attached || !id_dir(d, p->parent))
 		return -ENOENT;
-	}
 	k = (struct nkey){ p->parent, p->name, p->nlen, p->hash };
 	old = name_find(d, &k);
 	if (old && old->kind == NODE_DIR)
@@ -2161,8 +2162,15 @@ static int open_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 			return -EISDIR;
 		v = &n->u.v;
 	} else {
+		/*
+		 * By id: a published version, or one replaced or unlinked
+		 * while still leased. The latter is what a kernel that looked
+		 * the name up before the replace opens: on a local filesystem
+		 * that open gets the old inode too. Once the last lease is
+		 * gone the version is, and the caller looks the name up again.
+		 */
 		v = id_ver(d, ino);
-		if (!v || v->state != DIR_ST_PUBLISHED)
+		if (!v || (v->state != DIR_ST_PUBLISHED && v->state != DIR_ST_ORPHANED))
 			return id_dir(d, ino) ? -EISDIR : -ESTALE;
 	}
 	if (d->o.max_leases && s->nleases >= d->o.max_leases)
@@ -2171,7 +2179,7 @@ static int open_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	if (!l)
 		return -ENOMEM;
 	lease_add(d, s, v, l);
-	ver_attr(v, ver_node(v)->parent, out);
+	ver_attr(v, ver_parent(v), out);
 	return 0;
 }
 

@@ -445,8 +445,6 @@ static int publish_locked(struct maru_file *f)
 	if (rc)
 		return rc;
 	rc = (int)lost_session(f, client_call(f->c, &r));
-	if (rc == -ENOENT)
-		f->dead = 1;	/* marud abandoned it: nothing left to close */
 	if (rc)
 		return rc;
 	rc = file_take_attr(f, &r);

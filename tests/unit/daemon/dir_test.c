@@ -571,7 +571,15 @@ static void test_publish_over_leased(void **state)
 	assert_int_equal(at.state, DIR_ST_ORPHANED);
 	assert_int_equal(at.nlink, 0);
 	assert_int_equal(at.leases, 1);
-	assert_int_equal(dir_open(f.d, f.s1, 0, NULL, 0, v1, &at), -ESTALE);
+	/* Opened by id (a kernel that looked the name up before the
+	 * replace): the old bytes, while they are still leased. */
+	assert_int_equal(dir_open(f.d, f.s1, 0, NULL, 0, v1, &at), 0);
+	assert_int_equal(at.state, DIR_ST_ORPHANED);
+	assert_int_equal(at.leases, 2);
+	assert_int_equal(at.size, 9);
+	assert_int_equal(do_read(&f, f.s1, v1, buf, sizeof(buf)), 9);
+	assert_memory_equal(buf, "old bytes", 9);
+	assert_int_equal(dir_release(f.d, f.s1, v1), 0);
 	st = stats(&f);
 	assert_int_equal(st.orphaned, BLK);
 	assert_int_equal(st.used, BLK);
@@ -588,6 +596,8 @@ static void test_publish_over_leased(void **state)
 	assert_int_equal(st.orphaned, 0);
 	assert_int_equal(st.versions, 1);
 	assert_int_equal(dir_getattr(f.d, NULL, v1, &at), -ENOENT);
+	/* gone with its last lease: opening it by id now says so */
+	assert_int_equal(dir_open(f.d, f.s1, 0, NULL, 0, v1, &at), -ESTALE);
 	expect_content(&f, f.s2, ROOT, "kv", "new bytes!");
 	fx_close(&f);
 }
@@ -629,12 +639,24 @@ static void test_unlink_detaches_pending(void **state)
 	uint64_t v, dirid;
 
 	fx_open(&f, 64, DIR_EVICT_LRU, 0);
-	/* Owner unlinks the name it is writing: publish abandons. */
+	/* Owner unlinks the name it is writing: publish is refused, the
+	 * version stays pending (its bytes readable) until abandoned. */
 	v = do_create(&f, f.s1, ROOT, "p", 0, 100);
+	do_pwrite(&f, f.s1, v, "kept", 4, 0);
 	assert_int_equal(dir_unlink(f.d, f.s2, ROOT, "p", 1), -ENOENT);
 	assert_int_equal(dir_unlink(f.d, f.s1, ROOT, "p", 1), 0);
 	assert_int_equal(lookup(&f, f.s1, ROOT, "p", &at), -ENOENT);
-	assert_int_equal(dir_publish(f.d, f.s1, v, 0, 0, &at), -ENOENT);
+	assert_int_equal(dir_publish(f.d, f.s1, v, 4, 0, &at), -ENOENT);
+	assert_int_equal(dir_getattr(f.d, f.s1, v, &at), 0);
+	assert_int_equal(at.state, DIR_ST_PENDING);
+	{
+		uint8_t b[8];
+
+		assert_int_equal(do_read(&f, f.s1, v, b, sizeof(b)), 4);
+		assert_memory_equal(b, "kept", 4);
+	}
+	assert_int_not_equal(stats(&f).pending, 0);
+	assert_int_equal(dir_abandon(f.d, f.s1, v), 0);
 	assert_int_equal(dir_getattr(f.d, f.s1, v, &at), -ENOENT);
 	assert_int_equal(stats(&f).pending, 0);
 	/* Another session's unlink of the published name does not detach it. */
@@ -644,12 +666,14 @@ static void test_unlink_detaches_pending(void **state)
 	assert_int_equal(dir_publish(f.d, f.s1, v, 0, 0, &at), 0);
 	assert_int_equal(lookup(&f, NULL, ROOT, "q", &at), 0);
 	assert_int_equal(at.ino, v);
-	/* rmdir of the target directory: publish abandons. */
+	/* rmdir of the target directory: publish refused, abandon frees. */
 	dirid = do_mkdir(&f, ROOT, "gone");
 	v = do_create(&f, f.s2, dirid, "x", 0, 10);
 	assert_int_equal(dir_rmdir(f.d, ROOT, "gone", 4), 0);
 	assert_int_equal(dir_publish(f.d, f.s2, v, 0, 0, &at), -ENOENT);
+	assert_int_equal(dir_abandon(f.d, f.s2, v), 0);
 	assert_int_equal(stats(&f).pending, 0);
+	assert_int_equal(dir_check(f.d), 0);
 	/* A directory that took the name. */
 	v = do_create(&f, f.s2, ROOT, "late", 0, 10);
 	do_mkdir(&f, ROOT, "late");
