@@ -601,6 +601,14 @@ int pend_set_active(struct pending *p, int *h_active, int on)
 	return active;
 }
 
+void pend_counts(struct pending *p, int *writers, int *active)
+{
+	pthread_mutex_lock(&tab->lock);
+	*writers = p->writers;
+	*active = p->active;
+	pthread_mutex_unlock(&tab->lock);
+}
+
 int pend_users(struct pending *p)
 {
 	int n;

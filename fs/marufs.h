@@ -54,6 +54,7 @@ struct counters {
 	uint64_t publish_failures;
 	uint64_t abandons;
 	uint64_t cow_rewrites;
+	uint64_t stale_opens;
 	uint64_t inval_entry;
 	uint64_t inval_inode;
 	uint64_t lookup_pos;
@@ -195,6 +196,7 @@ void pend_attach(struct pending *p, int writer, int *h_active);
 int pend_detach(struct pending *p, int writer, int *h_active, int *writers_left);
 /* Handles attached (writers + readers). */
 int pend_users(struct pending *p);
+void pend_counts(struct pending *p, int *writers, int *active);
 /* Set the handle's active flag; returns the pending's active writer count. */
 int pend_set_active(struct pending *p, int *h_active, int on);
 
@@ -291,6 +293,18 @@ int io_errno(int rc);
 void ops_init(struct fuse_lowlevel_ops *ops);
 /* After the session loop: free the handles whose RELEASE never came. */
 void ops_release_all(void);
+/* pin.c: leases (or pending readers) taken at LOOKUP for the VFS's retry after a stale open. */
+void pin_want(uint64_t parent, const char *name);
+int pin_wanted(uint64_t parent, const char *name);
+/* f: a lease; or p: a pending with a reader attached and a ref (ops.c's
+ * pend_unpin() undoes both). pin_take: 1 when there was a pin for ino. */
+void pin_put(uint64_t ino, struct maru_file *f, struct pending *p);
+int pin_take(uint64_t ino, struct maru_file **f, struct pending **p);
+void pend_unpin(struct pending *p);
+void pin_expire(void);
+void pin_drop_all(void);
+unsigned int pin_count(void);
+
 /* Prometheus text of marufs's own counters appended to buf at *pos. */
 void stats_append(char **buf, size_t *len, size_t *pos);
 

@@ -61,6 +61,7 @@ static struct handle *handles;
 
 #define OP(name) CNT_INC(ops[OP_##name])
 
+
 static inline struct handle *fh_handle(const struct fuse_file_info *fi)
 {
 	return (struct handle *)(uintptr_t)fi->fh;
@@ -124,10 +125,13 @@ int node_getattr(uint64_t ino, struct maru_attr *a)
 }
 
 /*
- * Attributes for a path-based stat of ino. When that version is gone (the
- * name was rewritten after the kernel looked it up), answer for what the
- * name holds now and drop the stale entry, instead of ESTALE: under heavy
- * rewriting the VFS's single ESTALE retry can lose the race again.
+ * Attributes for a path-based stat of ino (no descriptor holds it: those
+ * keep their version). When that version is gone (the name was rewritten
+ * or removed after the kernel looked it up), answer for what the name holds
+ * now, or ENOENT when it holds nothing, and drop the stale entry; ESTALE
+ * (the VFS looks the name up again) only when the name became a directory
+ * or is unknown here. Under heavy rewriting the VFS's single ESTALE retry
+ * can lose the race again, so it is avoided where the answer is known.
  */
 static int path_getattr(uint64_t ino, struct maru_attr *a)
 {
@@ -136,12 +140,16 @@ static int path_getattr(uint64_t ino, struct maru_attr *a)
 	int rc;
 
 	rc = node_getattr(ino, a);
-	if ((rc != -ENOENT && rc != -ESTALE) || ino == FUSE_ROOT_ID ||
-	    itab_name(ino, &parent, name, sizeof(name)) < 0)
+	if (rc != -ENOENT && rc != -ESTALE)
 		return rc;
-	if (maru_lookup(mfs->c, parent, name, a) < 0 || S_ISDIR(a->mode))
-		return -ESTALE;	/* gone: the VFS looks the name up again */
+	if (ino == FUSE_ROOT_ID || itab_name(ino, &parent, name, sizeof(name)) < 0)
+		return -ESTALE;
+	rc = maru_lookup(mfs->c, parent, name, a);
 	notify_inval_entry(parent, name, 0);
+	if (rc == -ENOENT)
+		return -ENOENT;	/* gone now: what a stat issued now would say */
+	if (rc < 0 || S_ISDIR(a->mode))
+		return -ESTALE;
 	return 0;
 }
 
@@ -219,13 +227,62 @@ static void reply_negative(fuse_req_t req, uint64_t parent, const char *name,
 	fuse_reply_entry(req, &e);
 }
 
+/* A reader attached to this mount's pending p keeps its bytes open. */
+static int pin_pending(struct pending *p)
+{
+	int active = 0;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (p->file && p->epoch == mfs_epoch()) {
+		pend_attach(p, 0, &active);	/* takes a ref for the pin */
+		pthread_rwlock_unlock(&p->rw);
+		pin_put(p->ino, NULL, p);
+		return 0;
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return -ESTALE;
+}
+
+/*
+ * The VFS's LOOKUP after a stale open of this name (pin.c): hold the
+ * version found (a lease, or a reader on this mount's own pending file) so
+ * that the OPEN that follows gets it. When it is gone before it could be
+ * held, look again.
+ */
+static int lookup_pinned(uint64_t parent, const char *name, struct maru_attr *a)
+{
+	struct maru_file *f;
+	struct pending *p;
+	int tries, rc = 0;
+
+	for (tries = 0; tries < 4 && !S_ISDIR(a->mode); tries++) {
+		if (a->state == MARU_STATE_PENDING) {
+			p = pend_find(parent, name);
+			rc = p && p->ino == a->ino ? pin_pending(p) : -ESTALE;
+			if (p)
+				pend_put(p);
+		} else {
+			rc = maru_file_open_ino(mfs->c, a->ino, &f);
+			if (rc == 0)
+				pin_put(a->ino, f, NULL);
+		}
+		if (rc != -ESTALE)
+			return 0;	/* held, or the plain answer stands */
+		/* replaced, published or dropped already: look once more */
+		rc = maru_lookup(mfs->c, parent, name, a);
+		if (rc < 0)
+			return rc;
+	}
+	return rc;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
 	struct pending *p = NULL;
 	struct maru_attr a;
 	uint64_t seq;
-	int rc;
+	int rc, want;
 
 	OP(LOOKUP);
 	if (is_virt_name(parent, name) || ino_is_virt(parent)) {
@@ -238,6 +295,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	seq = dir_change_seq(parent);
 	rc = maru_lookup(mfs->c, parent, name, &a);
+	want = rc == 0 && pin_wanted(parent, name);
+	if (want)
+		rc = lookup_pinned(parent, name, &a);
 	if (rc == -ENOENT) {
 		reply_negative(req, parent, name, dir_change_seq(parent) != seq);
 		return;
@@ -265,7 +325,16 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	struct maru_file *f;
+	struct pending *p;
+
 	OP(FORGET);
+	if (pin_take(ino, &f, &p)) {
+		if (f)
+			maru_file_close(f);
+		if (p)
+			pend_unpin(p);
+	}
 	itab_forget(ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -340,11 +409,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, EIO);
 		return;
 	}
-	if (rc < 0)
-		rc = h ? node_getattr(ino, &a) : path_getattr(ino, &a);
-	/* The version behind a cached name is gone: make the VFS look it up again. */
-	if (rc == -ENOENT && ino != FUSE_ROOT_ID)
-		rc = -ESTALE;
+	if (rc < 0 && h) {
+		rc = node_getattr(ino, &a);
+		/* its version is gone: make the VFS look the name up again */
+		if (rc == -ENOENT && ino != FUSE_ROOT_ID)
+			rc = -ESTALE;
+	} else if (rc < 0) {
+		rc = path_getattr(ino, &a);
+	}
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -353,11 +425,17 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* ---- pending life cycle ---- */
 
+/*
+ * Never publish p. Handles still attached keep reading what was written,
+ * as the open descriptors of an unlinked local file do: the file stays open
+ * until the last of them goes (pend_close_file), which abandons it.
+ */
 static void pend_abandon_locked(struct pending *p)
 {
-	if (p->file)
+	if (p->file && pend_users(p) == 0) {
 		maru_file_close(p->file);
-	p->file = NULL;
+		p->file = NULL;
+	}
 	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
 	CNT_INC(abandons);
 }
@@ -381,11 +459,18 @@ static int pend_finish(struct pending *p, int at_flush)
 	char name[MARU_NAME_MAX + 1];
 	struct ev_expect *w = NULL;
 	uint64_t parent;
-	int rc = 0, published = 0, st, named;
+	int rc = 0, published = 0, st, named, writers, active;
 
 	named = pend_where(p, &parent, name, sizeof(name)) == 0;
 	pthread_rwlock_wrlock(&p->rw);
 	st = p->state;
+	/* A writer attached (attach_live) after the caller counted: it
+	 * finishes the version when it is done, not us. */
+	pend_counts(p, &writers, &active);
+	if (at_flush ? active > 0 : writers > 0) {
+		pthread_rwlock_unlock(&p->rw);
+		return 0;
+	}
 	/* A flush before any data arrived is most likely the shell closing
 	 * the fd it dup2()ed to stdout: publishing now would show an empty
 	 * file first. Release publishes a file nothing was written to. An
@@ -527,7 +612,12 @@ static int rewrite_by_name(uint64_t parent, const char *name, int trunc,
 	return rc;
 }
 
-/* The pending a writer of inode ino must use (ref taken). */
+/*
+ * The pending a writer of inode ino must use (ref taken). Returns 1 when the
+ * caller must truncate it (O_TRUNC on a pending that has bytes), which it
+ * does once attached: an attached writer keeps it from being published, so
+ * the truncate cannot meet a published version.
+ */
 static int writer_pending(uint64_t ino, int trunc, struct pending **out, int *moved)
 {
 	char name[MARU_NAME_MAX + 1];
@@ -558,16 +648,9 @@ static int writer_pending(uint64_t ino, int trunc, struct pending **out, int *mo
 		if (p->ino == fino)
 			trunc = 0;	/* ours, created empty already */
 	}
-	if (trunc) {
-		rc = pend_truncate(p, 0, 0);
-		if (rc < 0) {
-			pend_put(p);
-			return rc;
-		}
-	}
 	itab_link_pending(ino, p);
 	*out = p;
-	return 0;
+	return trunc;	/* the caller truncates once attached */
 }
 
 /*
@@ -586,6 +669,34 @@ static int attach_live(struct pending *p, struct handle *h)
 	}
 	pthread_rwlock_unlock(&p->rw);
 	return rc;
+}
+
+/*
+ * Attach reader h to p whatever became of it (published, failed, abandoned)
+ * while its file is still open: its bytes stay readable through h.
+ */
+static int attach_reader(struct pending *p, struct handle *h)
+{
+	int rc = -EAGAIN;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (p->file && p->epoch == mfs_epoch()) {
+		pend_attach(p, 0, &h->active);
+		h->p = p;
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+/* A pin on a pending (pin.c) ends unused: detach its reader. */
+void pend_unpin(struct pending *p)
+{
+	int active = 0, wl;
+
+	if (pend_detach(p, 0, &active, &wl) == 0)
+		pend_close_file(p);
+	pend_put(p);
 }
 
 /* Copy every byte of src into the pending dst. */
@@ -811,6 +922,7 @@ void ops_release_all(void)
 {
 	struct handle *h;
 
+	pin_drop_all();
 	for (;;) {
 		pthread_mutex_lock(&handles_lock);
 		h = handles;
@@ -850,25 +962,36 @@ static void open_reader(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	p = itab_pending(ino);
+	if (pin_take(ino, &h->lease, &p) && p) {
+		h->p = p;	/* the pin's reader attachment and ref are h's now */
+		reply_open_handle(req, fi, h, 0, 0);
+		return;
+	}
+	p = h->lease ? NULL : itab_pending(ino);
 	if (p) {
 		/* this mount is writing the file: read what it wrote */
-		rc = attach_live(p, h);
+		rc = attach_reader(p, h);
 		pend_put(p);
 		if (rc == 0) {
 			reply_open_handle(req, fi, h, 0, 0);
 			return;
 		}
 	}
-	rc = maru_file_open_ino(mfs->c, ino, &h->lease);
-	if (rc == -ESTALE && itab_name(ino, &parent, name, sizeof(name)) == 0) {
-		/* replaced since the VFS looked it up: serve the current one,
-		 * or say the name is gone */
-		notify_inval_entry(parent, name, 0);
-		rc = maru_file_open(mfs->c, parent, name, &h->lease);
-		if (rc == 0) {
-			reply_open_handle(req, fi, h, 0, 1);
-			return;
+	/*
+	 * The kernel's inode is one version, always: if the name was replaced
+	 * or unlinked since the VFS looked it up, marud still opens that
+	 * version while anyone leases it (as a local filesystem opens the
+	 * inode the lookup found). Once it is gone, ESTALE: the VFS drops the
+	 * dentry and walks the path again with a fresh LOOKUP, which finds
+	 * what the name holds now. Never serve another version under this
+	 * inode: its cached size and pages, and fstat, belong to this one.
+	 */
+	rc = h->lease ? 0 : maru_file_open_ino(mfs->c, ino, &h->lease);
+	if (rc == -ESTALE) {
+		CNT_INC(stale_opens);
+		if (itab_name(ino, &parent, name, sizeof(name)) == 0) {
+			pin_want(parent, name);	/* for the VFS's LOOKUP again */
+			notify_inval_entry(parent, name, 0);	/* queued, not waited for */
 		}
 	}
 	if (rc < 0) {
@@ -884,7 +1007,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct handle *h;
 	struct pending *p;
-	int rc = -EIO, tries, moved = 0;
+	int rc = -EIO, tries, moved = 0, trunc;
 
 	OP(OPEN);
 	if (ino_is_virt(ino)) {
@@ -900,14 +1023,23 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	for (tries = 0; tries < 4; tries++) {
+	for (tries = 0; tries < 8; tries++) {
 		rc = writer_pending(ino, !!(fi->flags & O_TRUNC), &p, &moved);
 		if (rc < 0)
 			break;
+		trunc = rc;
 		rc = attach_live(p, h);	/* -EAGAIN: published meanwhile */
 		pend_put(p);
+		if (rc == 0 && trunc)
+			rc = pend_truncate(p, 0, 0);
 		if (rc == 0) {
 			reply_open_handle(req, fi, h, 0, moved);
+			return;
+		}
+		if (h->p) {
+			/* attached but the truncate failed: let go, say why */
+			handle_free(h);
+			fuse_reply_err(req, io_errno(rc));
 			return;
 		}
 	}
@@ -933,12 +1065,17 @@ static int create_file(uint64_t parent, const char *name, mode_t mode,
 	return maru_file_create(mfs->c, parent, name, m, ctx->uid, ctx->gid, cf, 0, f);
 }
 
-/* This mount's live pending for a created name, or a new one (ref taken). */
+/*
+ * This mount's live pending for a created name, or a new one (ref taken).
+ * Returns 1 when the caller must truncate it once attached (O_TRUNC on
+ * another thread's pending), as in writer_pending().
+ */
 static int create_pending(fuse_req_t req, fuse_ino_t parent, const char *name,
 			  mode_t mode, int flags, struct pending **out)
 {
 	struct maru_file *f;
 	struct pending *p;
+	uint64_t fino;
 	int rc;
 
 	p = pend_find(parent, name);
@@ -946,20 +1083,19 @@ static int create_pending(fuse_req_t req, fuse_ino_t parent, const char *name,
 		pend_put(p);
 		return -EEXIST;
 	}
-	if (p && (flags & O_TRUNC) && (rc = pend_truncate(p, 0, 0)) < 0) {
-		pend_put(p);
-		return rc;
-	}
 	if (!p) {
 		rc = create_file(parent, name, mode, fuse_req_ctx(req), flags, &f);
 		if (rc < 0)
 			return rc;
+		fino = maru_file_ino(f);
 		p = pend_adopt(f, parent, name, 0, 1);
 		if (!p)
 			return -ENOMEM;
+		if (p->ino == fino)
+			flags &= ~O_TRUNC;	/* ours: as create_file made it */
 	}
 	*out = p;
-	return 0;
+	return !!(flags & O_TRUNC);	/* the caller truncates once attached */
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -969,7 +1105,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct maru_attr a;
 	struct pending *p;
 	struct handle *h;
-	int rc = -EIO, tries;
+	int rc = -EIO, tries, trunc;
 
 	OP(CREATE);
 	if (is_virt_name(parent, name) || ino_is_virt(parent)) {
@@ -981,16 +1117,24 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	for (tries = 0; tries < 4; tries++) {
+	for (tries = 0; tries < 8; tries++) {
 		rc = create_pending(req, parent, name, mode, fi->flags, &p);
 		if (rc < 0)
 			break;
-		rc = pending_attr(p, &a);
+		trunc = rc;
+		rc = attach_live(p, h);	/* -EAGAIN: published meanwhile */
+		if (rc == 0 && trunc)
+			rc = pend_truncate(p, 0, 0);
 		if (rc == 0)
-			rc = attach_live(p, h);	/* -EAGAIN: published meanwhile */
+			rc = pending_attr(p, &a);
 		if (rc == 0)
 			break;
 		pend_put(p);
+		if (h->p) {
+			handle_free(h);	/* attached, then failed: say why */
+			fuse_reply_err(req, io_errno(rc));
+			return;
+		}
 		if (rc != -EAGAIN && rc != -ENOENT)
 			break;
 	}
@@ -1082,7 +1226,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (p) {
 		pthread_rwlock_rdlock(&p->rw);
 		st = p->state;
-		if (p->file && p->epoch == mfs_epoch() && st != PEND_DEAD)
+		if (p->file && p->epoch == mfs_epoch())
 			n = read_full(p->file, buf, size, off);
 		pthread_rwlock_unlock(&p->rw);
 		pend_put(p);
@@ -1214,6 +1358,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	OP(RELEASE);
+	pin_expire();
 	if (ino_is_virt(ino))
 		virt_release(fi);
 	else if (fi->fh)
@@ -1975,10 +2120,15 @@ void stats_append(char **buf, size_t *cap, size_t *pos)
 		cnt(&c->abandons));
 	COUNTER("marufs_cow_rewrites_total", "Writes after publish that started a new version.",
 		cnt(&c->cow_rewrites));
+	COUNTER("marufs_stale_opens_total",
+		"Opens of a version gone since the kernel looked its name up (ESTALE, the VFS looks again).",
+		cnt(&c->stale_opens));
 	COUNTER("marufs_events_total", "Pool events received.", cnt(&c->events));
 	COUNTER("marufs_generation_changes_total", "marud restarts seen.", cnt(&c->generations));
 	GAUGE("marufs_inodes", "Inodes the kernel holds.", itab_count());
 	GAUGE("marufs_pending_files", "Pending versions this mount writes.", pend_count());
+	GAUGE("marufs_lookup_pins", "Leases taken at a lookup after a stale open, not yet opened.",
+	      pin_count());
 	GAUGE("marufs_cached_entries", "Names (positive and negative) handed to the kernel cache.",
 	      dcache_count());
 }

@@ -99,11 +99,15 @@ PY
 # one mount, many descriptors on few names: shared pendings, dup'd
 # descriptors writing after the first close (copy-on-write), readers of
 # pending files, truncates and renames; only ENOENT may fail, nothing hangs.
-# Two races are allowed to fail: a write through a dup'd descriptor after
-# the first close's publish was refused because another thread removed the
-# name at that very moment (EIO: marud dropped those bytes), and an open
-# whose name was replaced and then removed between the VFS's lookup and its
-# one ESTALE retry (ESTALE, as on NFS).
+# One race is allowed to fail: an open whose name was replaced and then
+# removed between the VFS's lookup and its one ESTALE retry (ESTALE, as on
+# NFS). The retry's lookup holds what it finds (fs/pin.c), which closes that
+# race for published files (the two-mount phase above and the soak allow no
+# ESTALE); here, on one mount with every name a shared pending file
+# published, replaced and removed by ten threads, an open for reading still
+# meets it about once in four runs under ASan. A write through a dup'd
+# descriptor after its publish was refused (the name removed meanwhile) goes
+# to a private copy of the bytes, which stay open for it: no EIO.
 python3 - "$MNT" "${MARU_STRESS_SECS:-6}" <<'PY' || fail "shared-descriptor stress"
 import errno, os, random, sys, threading, time
 m, secs = sys.argv[1], float(sys.argv[2])
@@ -120,11 +124,7 @@ def worker(tid):
                 d = os.dup(fd)
                 os.pwrite(fd, rnd.randbytes(5000), rnd.randrange(10000))
                 os.close(fd)                     # publishes
-                try:
-                    os.pwrite(d, b"after close", 0)  # copy-on-write
-                except OSError as e:
-                    if e.errno != errno.EIO:
-                        raise
+                os.pwrite(d, b"after close", 0)  # copy-on-write
                 os.close(d)
             elif op == 1:
                 with open(p, "wb") as f:
@@ -157,6 +157,16 @@ for n in os.listdir(m):
         open(f"{m}/{n}", "rb").read()
 PY
 assert_eq "$(stat_value marufs_pending_files)" 0 "pending files left after the run"
+for m in "$MNT" "$MNT3"; do
+	log "$m: $(stat_value marufs_stale_opens_total "$m") opens of a version replaced since its lookup"
+done
+# a lookup's lease that no open took is dropped after 2 s
+# (stats are made at open, expiry runs at release: read them twice)
+sleep 2.2
+stat_value marufs_lookup_pins "$MNT" >/dev/null
+stat_value marufs_lookup_pins "$MNT3" >/dev/null
+assert_eq "$(stat_value marufs_lookup_pins "$MNT")" 0 "lookup leases left after the run"
+assert_eq "$(stat_value marufs_lookup_pins "$MNT3")" 0 "lookup leases left after the run"
 wait_accounting_ok
 marufs_umount "$MNT3"
 marufs_umount "$MNT2"

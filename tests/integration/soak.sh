@@ -36,6 +36,7 @@ if [ "$rc" != 0 ]; then
 fi
 grep -q "ops in" "$T/soak.out" || fail "fs_soak printed no totals"
 log "evictions during the soak: $(($(mstat marud_evictions_total) - ev0))"
+log "opens of a version replaced since its lookup (ESTALE, looked up again): $(stat_value marufs_stale_opens_total "$M2")"
 
 # quiet now: both mounts agree, and every name holds a whole chunk
 (cd "$M1" && find . -path ./.maru -prune -o -type f -print | sort) >"$T/l1"
