@@ -227,20 +227,33 @@ static void reply_negative(fuse_req_t req, uint64_t parent, const char *name,
 	fuse_reply_entry(req, &e);
 }
 
+/*
+ * Attach a reader to p whatever became of it (published, failed, abandoned)
+ * while its file is still open: its bytes stay readable through the reader.
+ * Takes a ref on p. The rw lock orders this against pend_close_file().
+ */
+static int reader_attach(struct pending *p, int *active)
+{
+	int rc = -EAGAIN;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (p->file && p->epoch == mfs_epoch()) {
+		pend_attach(p, 0, active);
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
 /* A reader attached to this mount's pending p keeps its bytes open. */
 static int pin_pending(struct pending *p)
 {
 	int active = 0;
 
-	pthread_rwlock_rdlock(&p->rw);
-	if (p->file && p->epoch == mfs_epoch()) {
-		pend_attach(p, 0, &active);	/* takes a ref for the pin */
-		pthread_rwlock_unlock(&p->rw);
-		pin_put(p->ino, NULL, p);
-		return 0;
-	}
-	pthread_rwlock_unlock(&p->rw);
-	return -ESTALE;
+	if (reader_attach(p, &active) < 0)
+		return -ESTALE;
+	pin_put(p->ino, NULL, p);
+	return 0;
 }
 
 /*
@@ -671,21 +684,13 @@ static int attach_live(struct pending *p, struct handle *h)
 	return rc;
 }
 
-/*
- * Attach reader h to p whatever became of it (published, failed, abandoned)
- * while its file is still open: its bytes stay readable through h.
- */
+/* Reader h on this mount's pending p, while p's file is open. */
 static int attach_reader(struct pending *p, struct handle *h)
 {
-	int rc = -EAGAIN;
+	int rc = reader_attach(p, &h->active);
 
-	pthread_rwlock_rdlock(&p->rw);
-	if (p->file && p->epoch == mfs_epoch()) {
-		pend_attach(p, 0, &h->active);
+	if (rc == 0)
 		h->p = p;
-		rc = 0;
-	}
-	pthread_rwlock_unlock(&p->rw);
 	return rc;
 }
 
