@@ -6,7 +6,7 @@
  * and main.c rebuilds one on SIGHUP.
  *
  * (Named conf.h rather than config.h: the build's generated config.h, which
- * lib/failpoint.h includes as "config.h", would otherwise be shadowed by a
+ * lib/common/failpoint.h includes as "config.h", would otherwise be shadowed by a
  * daemon/config.h for every file compiled in daemon/.)
  */
 #ifndef MARUD_CONF_H

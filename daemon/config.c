@@ -25,7 +25,8 @@
 #include "conf.h"
 #include "log.h"
 #include "proto.h"
-#include "util.h"
+#include "addr.h"
+#include "parse.h"
 
 #define LAYER_FILE	1
 #define LAYER_CMDLINE	2

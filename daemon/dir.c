@@ -38,7 +38,8 @@
 #include "log.h"
 #include "proto.h"
 #include "rbtree.h"
-#include "util.h"
+#include "clock.h"
+#include "hash.h"
 
 #define container_of(p, type, member) \
 	((type *)((char *)(p) - offsetof(type, member)))

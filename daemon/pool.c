@@ -17,7 +17,7 @@
 
 #include "log.h"
 #include "pool.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 /* Large extents are 2 MiB aligned in the pool, so data starts at 2 MiB. */
 #define POOL_DATA_OFF_MIN	(2ULL << 20)

@@ -50,7 +50,7 @@
 #include "proto.h"
 #include "server.h"
 #include "session.h"
-#include "util.h"
+#include "addr.h"
 
 #define CONN_STACK_SIZE		(256U << 10)
 #define CONN_BUF_KEEP		(1U << 20)	/* payload buffer kept between requests */
@@ -471,7 +471,7 @@ static int h_auth(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 		return auth_fail(c, "bad HMAC");
 	c->authed = 1;
 	log_debug("%s: authenticated", c->peer);
-	/* The last step answers with status alone (lib/proto.h). */
+	/* The last step answers with status alone (lib/common/proto/proto.h). */
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 /*
  * daemon/server.h: the running marud: pool, allocator, directory and session
  * table wired together, the listening sockets, one thread per connection
- * and the request handlers of lib/proto.h. main.c creates it from a config,
+ * and the request handlers of lib/common/proto/proto.h. main.c creates it from a config,
  * starts it, reloads it on SIGHUP and stops it on SIGTERM.
  */
 #ifndef MARUD_SERVER_H

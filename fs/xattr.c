@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "marufs.h"
-#include "util.h"
+#include "parse.h"
 
 #define XA_PREFIX	"user.maru."
 #define XA_PREFIX_LEN	(sizeof(XA_PREFIX) - 1)

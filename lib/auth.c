@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/auth.c: the client side of the shared-key authentication (lib/proto.h,
+ * lib/auth.c: the client side of the shared-key authentication (lib/common/proto/proto.h,
  * OP_AUTH): loading the key file and the mutual HMAC challenge-response run
  * on every socket before HELLO. The key never leaves this process; only MACs
  * over fresh nonces cross the wire, and the client checks marud's proof

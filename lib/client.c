@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -35,6 +36,7 @@ void maru_client_opts_init(struct maru_client_opts *opts, size_t size)
 		.coherence = MARU_COHERENCE_HW,
 		.timeout_ms = DEFAULT_TIMEOUT_MS,
 		.max_conns = DEFAULT_MAX_CONNS,
+		.log_priority = LOG_INFO,
 	};
 
 	if (!opts || size < sizeof(size_t))

@@ -20,7 +20,8 @@
 
 #include "maru/libmaru.h"
 #include "proto.h"
-#include "util.h"
+#include "addr.h"
+#include "clock.h"
 
 struct dp_ops;
 

@@ -22,7 +22,7 @@
 #endif
 
 #include "dax_client.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 /* Kernels without the align attribute map devdax at 2 MiB (as pool_dax.c). */
 #define DAX_DEFAULT_ALIGN	(2ULL << 20)

@@ -27,7 +27,7 @@
 #include "dax_client.h"
 #include "datapath.h"
 #include "failpoint.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 #define CACHE_LINE	64
 

@@ -29,7 +29,7 @@
 #include "maru/libmaru.h"
 #include "dax_client.h"
 #include "datapath.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 struct pool_ref {
 	struct pool_ref *next;

@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "maru/libmaru.h"
-#include "util.h"
+#include "parse.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define FUSE_SUPER_MAGIC	0x65735546

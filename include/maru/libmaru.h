@@ -72,6 +72,15 @@ struct maru_client_opts {
 	unsigned int timeout_ms;	/* bound on one call while marud is down; default 5000 */
 	unsigned int max_conns;		/* sockets for parallel calls; default 4 */
 	const char *client_name;	/* shown in marud's log; may be NULL */
+	/*
+	 * Where this client's log lines go (libdaxctl's set_log_fn, per client):
+	 * priority is a syslog LOG_* level, msg one line without a newline.
+	 * Lines above log_priority are not formatted at all. NULL (default):
+	 * warnings and errors go to stderr prefixed "libmaru: ".
+	 */
+	void (*log_fn)(void *arg, int priority, const char *msg);
+	void *log_arg;
+	int log_priority;		/* default LOG_INFO; LOG_DEBUG for debug lines */
 };
 
 /* Fill opts with defaults. size is sizeof(*opts) as the caller knows it. */

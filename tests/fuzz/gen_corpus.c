@@ -6,7 +6,7 @@
  * server_fuzz input format (fuzz.h) that between them send every request op
  * in a state where it succeeds, plus the usual failures (stale generation,
  * request before HELLO, bad name, retried reqid, pool full). The frames are
- * built from the structs of lib/proto.h, so a layout change shows up here.
+ * built from the structs of lib/common/proto/proto.h, so a layout change shows up here.
  * Seeds are small files meant to be committed; regenerate them with
  *
  *	gen_corpus tests/fuzz/corpus

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/fuzz/proto_fuzz.c: libFuzzer harness of the wire decoder (lib/proto.c).
+ * tests/fuzz/proto_fuzz.c: libFuzzer harness of the wire decoder (lib/common/proto/proto.c).
  * The input is one frame as it arrives: a 32-byte header, then the payload.
  * The header goes through proto_hdr_check(); the payload, whatever the header
  * said, through proto_req_check() and proto_rep_check() of the header's op
  * (known or not), once as given (its end is the end of the allocation, so
  * ASan sees any read past len) and once one byte off alignment (UBSan sees
- * any unaligned field read). Beyond "no crash", it asserts what lib/proto.h
+ * any unaligned field read). Beyond "no crash", it asserts what lib/common/proto/proto.h
  * promises: only the documented error codes, the same verdict at any
  * alignment, and for the fixed-size and entry-naming requests the exact
  * verdict the layout in proto.h and DESIGN §2's name rule give. It also

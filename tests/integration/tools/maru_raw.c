@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/integration/tools/maru_raw.c: DESIGN §8 checked on the wire. Speaks
- * the protocol directly (lib/proto.h), so it can send what libmaru never
+ * the protocol directly (lib/common/proto/proto.h), so it can send what libmaru never
  * would: requests on versions another session owns, writes through a lease,
  * offsets and lengths outside a version, oversized frames, more connections
  * than marud allows. Each check prints one line; any surprise exits 1.
@@ -28,7 +28,7 @@
 
 #include "maru_tool.h"
 #include "proto.h"
-#include "util.h"
+#include "addr.h"
 
 struct raw {
 	int fd;

@@ -31,7 +31,7 @@
 
 #include "log.h"
 #include "pool.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 #define MiB (1ULL << 20)
 

@@ -23,7 +23,7 @@
 #include <daxctl/libdaxctl.h>
 
 #include "dax_client.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 #define MiB (1ULL << 20)
 

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "maru/libmaru.h"
-#include "pool_format.h"
+#include "superblock.h"
 
 #define MiB (1ULL << 20)
 #define KiB (1ULL << 10)

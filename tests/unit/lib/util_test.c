@@ -29,8 +29,11 @@
 #include "failpoint.h"
 #include "log.h"
 #include "maru/libmaru.h"
-#include "pool_format.h"
-#include "util.h"
+#include "superblock.h"
+#include "addr.h"
+#include "clock.h"
+#include "hash.h"
+#include "parse.h"
 
 static void size_ok(const char *s, uint64_t want)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/rbtree.c: the intrusive red-black tree of rbtree.h. Balancing follows
+ * daemon/rbtree.c: the intrusive red-black tree of rbtree.h. Balancing follows
  * the textbook (CLRS) insert and delete fix-ups, written with NULL leaves
  * instead of a sentinel so nodes need no tree-wide nil. The colour lives in
  * bit 0 of parent_color (1 = black), which rb_node's alignment leaves free.

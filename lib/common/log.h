@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/log.h: one logging sink for marud, marufs and libmaru. In the
+ * lib/common/log.h: one logging sink for marud, marufs and libmaru. In the
  * foreground it writes "prog: message" lines to stderr; daemonized it goes to
  * syslog. log_warn() appends strerror of the errno given (positive or
  * negative); the *x forms do not.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/failpoint.h: named points where tests stop or fail a process at an
+ * lib/common/failpoint.h: named points where tests stop or fail a process at an
  * exact phase. MARU_FAILPOINT="name=action[,name=action...]" in the
  * environment arms them; actions: abort (SIGKILL self), exit (_exit(1)),
  * sleep:MS, error:ERRNO (failpoint() returns -ERRNO), and with an optional

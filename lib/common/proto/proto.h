@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/proto.h: the marud wire protocol, shared by libmaru and marud. Only
+ * lib/common/proto/proto.h: the marud wire protocol, shared by libmaru and marud. Only
  * proto.c encodes and checks frames; everything else goes through proto_*().
  *
  * Message sequence. A client opens a stream socket (TCP or Unix) and sends

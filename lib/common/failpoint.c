@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/failpoint.c: the fail points armed by MARU_FAILPOINT. The variable is
+ * lib/common/failpoint.c: the fail points armed by MARU_FAILPOINT. The variable is
  * parsed once per process (pthread_once), into a fixed table that is never
  * written again except for the atomic hit counters, so failpoint_hit() takes
  * no lock and costs one string compare per armed point. An entry that does
@@ -21,7 +21,7 @@
 
 #include "failpoint.h"
 #include "log.h"
-#include "util.h"
+#include "parse.h"
 
 #define FP_MAX		32
 #define FP_NAME_MAX	64

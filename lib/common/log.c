@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/log.c: the one logging sink of marud, marufs and libmaru. Every message
+ * lib/common/log.c: the one logging sink of marud, marufs and libmaru. Every message
  * is formatted into a local buffer first and then leaves in a single write()
  * (foreground) or a single syslog() call, so lines from concurrent threads
  * never interleave and no lock is needed. Until log_init() runs, messages go

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/pool_format.c: sealing and checking the pool superblock. marud seals it
+ * lib/common/superblock.c: sealing and checking the pool superblock. marud seals it
  * after filling uuid and geometry; libmaru checks it on every mapping before
  * trusting any other byte of the pool. The checksum covers every field before
  * it, so a torn or foreign superblock is refused rather than half-believed.
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "pool_format.h"
+#include "superblock.h"
 
 _Static_assert(sizeof(POOL_MAGIC) - 1 == sizeof(((struct pool_superblock *)0)->magic),
 	       "magic fills its field");

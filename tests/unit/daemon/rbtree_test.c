@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/lib/rbtree_test.c: the red-black tree against a sorted array.
+ * tests/unit/daemon/rbtree_test.c: the red-black tree against a sorted array.
  * Random inserts (with many duplicate keys) and erases; after every step the
  * red-black properties, parent links and in-order sequence are checked, and
  * find/lower/upper bound/floor/next/prev are compared with a linear scan.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/rbtree.h: an intrusive red-black tree. Nodes live inside the caller's
+ * daemon/rbtree.h: an intrusive red-black tree. Nodes live inside the caller's
  * structs (24 bytes: the colour is kept in the low bit of the parent
  * pointer); the tree never allocates. Used by the allocator (free ranges by
  * offset and by size) and the directory (entries of a directory by cookie).

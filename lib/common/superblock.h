@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/pool_format.h: the on-pool layout shared by marud (which writes it) and
+ * lib/common/superblock.h: the on-pool layout shared by marud (which writes it) and
  * libmaru (which maps the pool and checks it before touching any byte). The
  * superblock sits at offset 0; chunk data starts at data_off, a multiple of
  * the pool alignment.

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/util.c: clocks, strict number and size parsing, control-address parsing
- * and connecting, and the xxh3 checksum. Parsers accept exactly the documented
- * forms and nothing around them (no signs, no spaces), because their input
- * comes from config files and mount options where a silently misread value
- * is worse than an error.
+ * lib/common/addr.c: control-address parsing ("maru://", "maru+unix://",
+ * "tcp://", "unix:") and connecting a stream socket with a bounded connect().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,111 +15,15 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "maru/libmaru.h"
-#include "util.h"
+#include "addr.h"
+#include "clock.h"
+#include "parse.h"
 
 _Static_assert(sizeof(((struct maru_addr *)0)->path) ==
 	       sizeof(((struct sockaddr_un *)0)->sun_path), "path fits sun_path");
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t now_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-uint64_t mono_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t hash_xxh3(const void *p, size_t len)
-{
-	return XXH3_64bits(p, len);
-}
-
-/* Leading decimal digits of s into *out; returns the count, -ERANGE. */
-static int parse_digits(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
-		unsigned int d = (unsigned int)(s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return i;
-}
-
-int parse_u64(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	/* strtoull would accept spaces, a sign and wrap "-1" around */
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (errno || *end != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* Binary shift of a unit letter, or -1. */
-static int unit_shift(char c)
-{
-	static const char units[] = "kmgtpe";
-	const char *u = c ? strchr(units, c | 0x20) : NULL;
-
-	return u ? 10 * (int)(u - units + 1) : -1;
-}
-
-int parse_size(const char *s, uint64_t *out)
-{
-	uint64_t v;
-	int n, shift = 0;
-
-	if (!s)
-		return -EINVAL;
-	n = parse_digits(s, &v);
-	if (n < 0)
-		return n;
-	if (n == 0)
-		return -EINVAL;
-	s += n;
-	if (unit_shift(*s) > 0) {
-		shift = unit_shift(*s++);
-		/* "Ki" alone is not a unit: the i must be followed by B */
-		if ((*s | 0x20) == 'i' && (*++s | 0x20) != 'b')
-			return -EINVAL;
-	}
-	if ((*s | 0x20) == 'b')
-		s++;
-	if (*s != '\0')
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
 
 /* Port text after ':'; 0 only where allow0 (listen on an ephemeral port). */
 static int parse_port(const char *s, size_t n, int allow0, uint16_t *out)

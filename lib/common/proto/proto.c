@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/proto.c: the codec of the marud wire protocol (message sequence and
+ * lib/common/proto/proto.c: the codec of the marud wire protocol (message sequence and
  * layouts in proto.h): header fill and checks, per-op payload validation for
  * requests (run by marud on every frame) and for replies (run by libmaru),
  * the growable frame buffer, and full-length socket I/O. The checks read a
