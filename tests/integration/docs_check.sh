@@ -3,8 +3,13 @@
 #
 # docs_check: the documentation matches the programs. The README's two set-up
 # commands install the same packages and are found by .ci/run; every man page
-# renders; examples/marud.conf passes marud -n; every long option marud's
-# usage names is documented in marud(8) and marud.conf(5).
+# renders, and every page source in man/ is built (and installed) by
+# man/meson.build, marufs-design(7) among them; examples/marud.conf passes
+# marud -n; every long option marud's usage names is documented in marud(8)
+# and marud.conf(5). The repository stands alone: no tracked file but
+# fs_vllm_replay.sh (which skips without it) refers to a shared/ directory
+# beside the clone, and the design is cited as marufs-design(7), never by the
+# name of the out-of-tree document.
 . "$(dirname "$0")/lib/common.sh"
 
 readme=$SRCDIR/README.md
@@ -50,6 +55,46 @@ if command -v scdoc >/dev/null; then
 			fail "$(basename "$page"): $(cat "$T/scdoc.err")"
 	done
 fi
+
+# Every page source is in man/meson.build's list, and every listed page has a
+# source (meson skips a missing one silently). When the build made the
+# pages, each is there.
+listed=$(sed -n '/foreach page *: *\[/,/\]/p' "$SRCDIR/man/meson.build" |
+	grep -o "'[^']*'" | tr -d "'" | sort)
+[ -n "$listed" ] || fail "man/meson.build: no page list found"
+grep -qx 'marufs-design.7' <<<"$listed" || fail "man/meson.build does not build marufs-design.7"
+for page in "$SRCDIR"/man/*.scd; do
+	name=$(basename "$page" .scd)
+	grep -qx -- "$name" <<<"$listed" || fail "man/meson.build does not build $name"
+done
+for name in $listed; do
+	[ -f "$SRCDIR/man/$name.scd" ] || fail "man/meson.build lists $name, man/$name.scd is missing"
+done
+mandir=${EXAMPLES:+$(dirname "$EXAMPLES")/man}
+if [ -n "$mandir" ] && [ -d "$mandir" ]; then
+	for name in $listed; do
+		[ -s "$mandir/$name" ] || fail "the build did not make man/$name"
+	done
+fi
+
+# Nothing refers outside the repository. The patterns are spelled so that
+# this file does not match them itself: a parent-directory shared/, and the
+# out-of-tree design document (cite marufs-design(7) sections instead).
+tracked_files()
+{
+	if git -C "$SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$SRCDIR" ls-files -z
+	else
+		log "not a git checkout: scanning the source directories instead"
+		(cd "$SRCDIR" && find .ci README.md meson.build meson_options.txt daemon lib \
+			fs include examples man tests -type f -print0 2>/dev/null)
+	fi
+}
+outside='\.\./shared|DESIGN[[:space:]]*§|DESIGN\.md'
+(cd "$SRCDIR" && tracked_files | grep -zv '^\(\./\)\?tests/integration/fs_vllm_replay\.sh$' |
+	xargs -0 grep -InE -- "$outside" || true) >"$T/outside"
+[ ! -s "$T/outside" ] ||
+	fail "files refer outside the repository (use marufs-design(7) §N): $(cat "$T/outside")"
 
 # The example configuration is valid as shipped.
 "$MARUD" -n -f "$SRCDIR/examples/marud.conf" >"$T/conf.out" 2>&1 ||
