@@ -253,16 +253,16 @@ uint64_t client_session_update(struct maru_client *c, const struct proto_hello_r
 
 static int client_init_sync(struct maru_client *c)
 {
-	pthread_condattr_t ca;
+	int rc;
 
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->hello_lock, NULL);
-	pthread_cond_init(&c->cond, &ca);
-	pthread_cond_init(&c->notify_cond, NULL);
+	rc = cond_init_mono(&c->cond);
+	if (!rc)
+		rc = cond_init_mono(&c->notify_cond);
+	if (rc)
+		return rc;
 	pthread_rwlock_init(&c->dp_lock, NULL);
-	pthread_condattr_destroy(&ca);
 	return -pthread_create(&c->notifier, NULL, notifier_main, c);
 }
 
@@ -303,7 +303,6 @@ static int client_alloc(const struct maru_client_opts *opts, struct maru_client 
 	for (i = 0; i < c->nconns; i++)
 		c->conns[i].fd = -1;
 	c->next_reqid = 1;
-	c->flush_kind = shm_flush_detect();
 	*out = c;
 	return 0;
 

@@ -92,7 +92,6 @@ struct maru_client {
 	pthread_rwlock_t dp_lock;	/* dp and map */
 	const struct dp_ops *dp;
 	struct shm_map *map;
-	int flush_kind;			/* dp_shm.c: cache-line flush insn */
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;

@@ -23,24 +23,12 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "sockio.h"
 #include "failpoint.h"
 #include "log.h"
 
 #define BACKOFF_MIN_MS	10
 #define BACKOFF_MAX_MS	500
-
-static uint64_t mono_ms(void)
-{
-	return mono_ns() / 1000000u;
-}
-
-static void sleep_ms(uint64_t ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
 
 int conn_set_timeout(int fd, unsigned int ms)
 {
@@ -75,7 +63,7 @@ static int recv_payload(int fd, const struct proto_hdr *rh, struct req *r)
 		if (!p)
 			return -ENOMEM;
 	}
-	rc = proto_read_full(fd, p, rh->len);
+	rc = sock_read_full(fd, p, rh->len);
 	if (rc) {
 		if (p != r->rbuf)
 			free(p);
@@ -92,7 +80,7 @@ static int recv_reply(int fd, uint32_t max_frame, const struct proto_hdr *h, str
 	struct proto_hdr rh;
 	int rc;
 
-	rc = proto_read_full(fd, &rh, sizeof(rh));
+	rc = sock_read_full(fd, &rh, sizeof(rh));
 	if (rc)
 		return rc;
 	if (proto_hdr_check(&rh, max_frame) || rh.op != h->op || rh.reqid != h->reqid ||
@@ -240,10 +228,8 @@ static struct conn *pick_locked(struct maru_client *c, int *need_open)
 static int wait_idle_locked(struct maru_client *c, uint64_t deadline)
 {
 	struct timespec ts;
-	uint64_t ns = deadline * 1000000u;
 
-	ts.tv_sec = (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
+	ns_to_timespec(deadline * 1000000u, &ts);
 	return -pthread_cond_timedwait(&c->cond, &c->lock, &ts);
 }
 

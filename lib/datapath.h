@@ -35,16 +35,6 @@ extern const struct dp_ops dp_tcp_ops;
  */
 int shm_map_open(const struct session *s, struct shm_map **out, const char **why);
 void shm_map_close(struct shm_map *m);
-/*
- * Write back (and with invalidate, drop) the cache lines of [p, p+len), then
- * fence: coherence=flush before publish (writer) and before reading (reader).
- */
-void shm_flush_range(const struct maru_client *c, const void *p, size_t len, int invalidate);
-/* Which flush instruction this CPU has (stored in c->flush_kind). */
-int shm_flush_detect(void);
-/* shm_flush_range() with the kind given: for mappings without a client (map.c). */
-void cache_flush(int kind, const void *p, size_t len, int invalidate);
-
 /* 0 if an RDMA device exists here, else -ENODEV (reason in *why). */
 int rdma_probe(const char **why);
 

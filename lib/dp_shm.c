@@ -19,20 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#include <immintrin.h>
-#endif
-
+#include "cacheflush.h"
 #include "dax_client.h"
 #include "datapath.h"
 #include "failpoint.h"
+#include "extent.h"
 #include "superblock.h"
-
-#define CACHE_LINE	64
-
-/* c->flush_kind bits: what this CPU has beyond plain clflush. */
-enum { FLUSH_OPT = 1, FLUSH_WB = 2 };
 
 /* ---- mapping ---- */
 
@@ -124,70 +116,6 @@ void shm_map_close(struct shm_map *m)
 	free(m);
 }
 
-/* ---- cache-line flushing ---- */
-
-int shm_flush_detect(void)
-{
-#if defined(__x86_64__)
-	unsigned int a, b, c, d;
-	int kind = 0;
-
-	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-		kind |= b & (1u << 23) ? FLUSH_OPT : 0;
-		kind |= b & (1u << 24) ? FLUSH_WB : 0;
-	}
-	return kind;
-#else
-	return 0;
-#endif
-}
-
-#if defined(__x86_64__)
-__attribute__((target("clflushopt")))
-static void lines_flushopt(const uint8_t *p, const uint8_t *end)
-{
-	for (; p < end; p += CACHE_LINE)
-		_mm_clflushopt((void *)p);
-}
-
-__attribute__((target("clwb")))
-static void lines_clwb(const uint8_t *p, const uint8_t *end)
-{
-	for (; p < end; p += CACHE_LINE)
-		_mm_clwb((void *)p);
-}
-#endif
-
-void cache_flush(int kind, const void *p, size_t len, int invalidate)
-{
-#if defined(__x86_64__)
-	const uint8_t *s = (const uint8_t *)((uintptr_t)p & ~(uintptr_t)(CACHE_LINE - 1));
-	const uint8_t *end = (const uint8_t *)p + len;
-
-	/* clwb keeps the line cached: right for a writer, not for a reader */
-	if (!invalidate && (kind & FLUSH_WB))
-		lines_clwb(s, end);
-	else if (kind & FLUSH_OPT)
-		lines_flushopt(s, end);
-	else
-		for (; s < end; s += CACHE_LINE)
-			_mm_clflush(s);
-	_mm_sfence();
-#else
-	/* no portable cache maintenance: coherence=flush needs x86-64 here */
-	(void)kind;
-	(void)p;
-	(void)len;
-	(void)invalidate;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-void shm_flush_range(const struct maru_client *c, const void *p, size_t len, int invalidate)
-{
-	cache_flush(c->flush_kind, p, len, invalidate);
-}
-
 /* ---- extent walking ---- */
 
 enum walk_kind { WALK_READ, WALK_WRITE, WALK_ZERO, WALK_FLUSH };
@@ -198,12 +126,12 @@ struct walk {
 	int flush;		/* coherence=flush */
 };
 
-static void walk_piece(const struct maru_client *c, struct walk *w, uint8_t *pool, size_t n)
+static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
 {
 	switch (w->kind) {
 	case WALK_READ:
 		if (w->flush)
-			shm_flush_range(c, pool, n, 1);	/* drop lines another host wrote */
+			cache_flush(pool, n, 1);	/* drop lines another host wrote */
 		memcpy(w->ubuf, pool, n);
 		w->ubuf += n;
 		break;
@@ -215,7 +143,7 @@ static void walk_piece(const struct maru_client *c, struct walk *w, uint8_t *poo
 		memset(pool, 0, n);
 		break;
 	case WALK_FLUSH:
-		shm_flush_range(c, pool, n, 0);
+		cache_flush(pool, n, 0);
 		break;
 	}
 }
@@ -242,8 +170,8 @@ static int gen_ok(const struct maru_file *f, const struct shm_map *m)
 static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 {
 	struct maru_client *c = f->c;
-	uint64_t pos = 0, in, n;
-	uint32_t i;
+	struct extent_iter it;
+	struct extent_piece p;
 	int rc;
 
 	/*
@@ -268,22 +196,13 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 		rc = -ESTALE;
 		goto out;
 	}
-	for (i = 0; i < f->next && len; i++) {
-		const struct proto_extent *e = &f->ext[i];
-
-		if (off >= pos + e->len) {
-			pos += e->len;
-			continue;
-		}
-		in = off - pos;
-		n = e->len - in < len ? e->len - in : len;
-		if (e->off + e->len > c->map->size)
+	extent_iter_init(&it, (const struct extent *)f->ext, f->next, off, len);
+	while (extent_iter_next(&it, &p)) {
+		if (p.pool_off + p.len > c->map->size)
 			goto out;
-		walk_piece(c, w, c->map->base + e->off + in, n);
-		off += n;
-		len -= n;
-		pos += e->len;
+		walk_piece(w, c->map->base + p.pool_off, p.len);
 	}
+	len = it.left;
 	rc = len ? -EIO : 0;
 	/* a restart during the copy may have handed these bytes to another version */
 	if (!rc && w->kind == WALK_READ && !gen_ok(f, c->map))

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "sockio.h"
 #include "log.h"
 
 #define EV_BACKOFF_MIN_MS	10
@@ -50,11 +51,6 @@ struct maru_events {
 	unsigned int backoff;
 	uint8_t *buf;			/* one frame payload */
 };
-
-static uint64_t ev_now_ms(void)
-{
-	return mono_ns() / 1000000u;
-}
 
 static int subscribe(int fd, uint64_t after_seq, uint64_t generation)
 {
@@ -229,12 +225,12 @@ static int read_event(struct maru_events *ev, struct maru_event *out)
 	struct proto_hdr h;
 	int rc;
 
-	rc = proto_read_full(ev->fd, &h, sizeof(h));
+	rc = sock_read_full(ev->fd, &h, sizeof(h));
 	if (rc)
 		return rc;
 	if (proto_hdr_check(&h, EV_FRAME_MAX))
 		return -EPROTO;
-	rc = h.len ? proto_read_full(ev->fd, ev->buf, h.len) : 0;
+	rc = h.len ? sock_read_full(ev->fd, ev->buf, h.len) : 0;
 	if (rc)
 		return rc;
 	if (h.op != OP_EVENT)
@@ -269,7 +265,7 @@ static void ev_lost(struct maru_events *ev, int err)
 	if (!ev->down)
 		log_warn(err, "event stream from marud at %s lost", ev->c->uri);
 	ev->down = 1;
-	ev->retry_at = ev_now_ms() + ev->backoff;
+	ev->retry_at = mono_ms() + ev->backoff;
 	ev->backoff = ev->backoff * 2 > EV_BACKOFF_MAX_MS ? EV_BACKOFF_MAX_MS : ev->backoff * 2;
 }
 
@@ -278,7 +274,7 @@ static int ev_reconnect(struct maru_events *ev)
 {
 	int rc;
 
-	if (ev_now_ms() < ev->retry_at)
+	if (mono_ms() < ev->retry_at)
 		return 1;
 	rc = ev_connect(ev);
 	if (rc == -EACCES)
@@ -297,7 +293,7 @@ static int ev_reconnect(struct maru_events *ev)
 /* Milliseconds to wait until deadline (-1: forever), capped at cap. */
 static int wait_ms(int64_t deadline, uint64_t cap)
 {
-	uint64_t now = ev_now_ms(), left;
+	uint64_t now = mono_ms(), left;
 
 	if (deadline < 0)
 		return (int)cap;
@@ -314,7 +310,7 @@ static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadl
 	if (ev->fd < 0) {
 		rc = ev_reconnect(ev);
 		if (rc == 1) {
-			ms = wait_ms(deadline, ev->retry_at - ev_now_ms());
+			ms = wait_ms(deadline, ev->retry_at - mono_ms());
 			poll(NULL, 0, ms);
 		}
 		return rc < 0 ? rc : 0;
@@ -333,7 +329,7 @@ static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadl
 
 int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)(ev_now_ms() + (uint64_t)timeout_ms);
+	int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)(mono_ms() + (uint64_t)timeout_ms);
 	int rc = 0;
 
 	if (!ev || !out)
@@ -356,7 +352,7 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 			break;
 		if (ev->gen_pending)
 			continue;
-		if (deadline >= 0 && ev_now_ms() >= (uint64_t)deadline)
+		if (deadline >= 0 && mono_ms() >= (uint64_t)deadline)
 			break;
 	}
 	pthread_mutex_unlock(&ev->lock);
