@@ -28,8 +28,9 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "frame.h"
 #include "sockio.h"
-#include "log.h"
+#include "transport.h"
 
 #define EV_BACKOFF_MIN_MS	10
 #define EV_BACKOFF_MAX_MS	500
@@ -60,7 +61,7 @@ static int subscribe(int fd, uint64_t after_seq, uint64_t generation)
 	int rc;
 
 	proto_hdr_init(&h, OP_SUBSCRIBE, sizeof(q), 1, generation, 0);
-	rc = conn_send_recv(fd, EV_FRAME_MAX, &h, &r);
+	rc = frame_call(fd, EV_FRAME_MAX, &h, &r);
 	req_done(&r);
 	return rc ? rc : r.status;
 }
@@ -90,34 +91,26 @@ static void ev_set_fd(struct maru_events *ev, int fd, uint64_t generation,
 	pthread_mutex_unlock(&ev->wlock);
 }
 
-/* Open, authenticate, hello, subscribe. Notes a generation change. */
+/* Dial (connect, AUTH, HELLO), subscribe. Notes a generation change. */
 static int ev_connect(struct maru_events *ev)
 {
 	struct maru_client *c = ev->c;
 	struct proto_hello_rep *rep;
 	uint8_t owner[16];
 	uint64_t after;
-	int fd, rc, have = 0;
+	int fd, rc, have;
 
 	rep = malloc(sizeof(*rep));
 	if (!rep)
 		return -ENOMEM;
-	fd = addr_connect(&c->addr, c->opts.timeout_ms);
+	have = client_token(c, owner);
+	/* No HELLO_F_RECLAIM: the token names the owner, this socket still
+	 * gets a session of its own. */
+	fd = transport_dial(c, c->opts.timeout_ms, HELLO_F_EVENTS, have ? owner : NULL, rep);
 	if (fd < 0) {
 		free(rep);
 		return fd;
 	}
-	rc = conn_set_timeout(fd, c->opts.timeout_ms);
-	if (!rc && c->has_key)
-		rc = auth_exchange(fd, c->key);
-	if (!rc) {
-		have = client_token(c, owner);
-		/* No HELLO_F_RECLAIM: the token names the owner, this socket
-		 * still gets a session of its own. */
-		rc = conn_hello(fd, c, HELLO_F_EVENTS, have ? owner : NULL, rep);
-	}
-	if (rc)
-		goto out_close;
 	after = ev->last_seq;
 	if (ev->generation && rep->generation != ev->generation) {
 		ev->gen_pending = 1;
@@ -263,7 +256,7 @@ static void ev_lost(struct maru_events *ev, int err)
 {
 	ev_drop_fd(ev);
 	if (!ev->down)
-		log_warn(err, "event stream from marud at %s lost", ev->c->uri);
+		clog_warn(ev->c, err, "event stream from marud at %s lost", ev->c->uri);
 	ev->down = 1;
 	ev->retry_at = mono_ms() + ev->backoff;
 	ev->backoff = ev->backoff * 2 > EV_BACKOFF_MAX_MS ? EV_BACKOFF_MAX_MS : ev->backoff * 2;
@@ -284,7 +277,7 @@ static int ev_reconnect(struct maru_events *ev)
 		return 1;
 	}
 	if (ev->down)
-		log_info("event stream from marud at %s resumed", ev->c->uri);
+		clog_info(ev->c, "event stream from marud at %s resumed", ev->c->uri);
 	ev->down = 0;
 	ev->backoff = EV_BACKOFF_MIN_MS;
 	return 0;

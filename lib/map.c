@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "maru/libmaru.h"
-#include "dax_client.h"
+#include "pool_locate.h"
 #include "cacheflush.h"
 #include "extent.h"
 #include "proto.h"

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/dp_shm.c: the shm data path: the client maps the pool memory itself
- * (same host, or a CXL host sharing the device) and reads and writes chunk
- * bytes with memcpy at the version's extents. The mapping is trusted only
- * after its superblock checks out and carries the UUID marud gave at HELLO.
+ * lib/dp/shm.c: the shm data path: the client maps the pool memory itself
+ * (same host, or a CXL host sharing the device; pool_locate.c maps it) and
+ * reads and writes chunk bytes with memcpy at the version's extents. file.c
+ * has already reserved the room and checked that the session is alive;
+ * this file only copies, and refuses (-ESTALE) when the superblock names
+ * another marud generation than the handle's.
  * marud never sees these bytes move; it learns a pending version's size at
  * PUBLISH. With coherence=flush, written lines are written back before
  * publish and read lines are invalidated before reading (non-coherent CXL).
@@ -20,101 +22,11 @@
 #include <unistd.h>
 
 #include "cacheflush.h"
-#include "dax_client.h"
 #include "datapath.h"
 #include "failpoint.h"
 #include "extent.h"
+#include "pool_locate.h"
 #include "superblock.h"
-
-/* ---- mapping ---- */
-
-static int map_check(const struct shm_map *m, const struct session *s, const char **why)
-{
-	const struct pool_superblock *sb = (const void *)m->base;
-
-	if (pool_sb_check(sb)) {
-		*why = "no valid pool superblock";
-		return -ENODEV;
-	}
-	if (memcmp(sb->uuid, s->uuid, sizeof(sb->uuid))) {
-		*why = "pool UUID differs from marud's (another pool at that path)";
-		return -ENODEV;
-	}
-	if (sb->size != s->pool_size) {
-		*why = "pool size differs from marud's";
-		return -ENODEV;
-	}
-	return 0;
-}
-
-static int map_fd(int fd, const struct session *s, struct shm_map *m, const char **why)
-{
-	struct stat st;
-
-	if (fstat(fd, &st)) {
-		*why = "cannot stat pool path";
-		return -ENODEV;
-	}
-	/* device-DAX is a character device whose st_size says nothing */
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < s->pool_size) {
-		*why = "pool file shorter than the pool";
-		return -ENODEV;
-	}
-	m->base = mmap(NULL, s->pool_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m->base == MAP_FAILED) {
-		m->base = NULL;
-		*why = "mmap of the pool failed";
-		return -ENODEV;
-	}
-	m->size = s->pool_size;
-	return 0;
-}
-
-int shm_map_open(const struct session *s, struct shm_map **out, const char **why)
-{
-	char alt[64];
-	struct shm_map *m;
-	int fd, rc, err;
-
-	if (!s->pool_path[0] || s->pool_size < POOL_SB_SIZE) {
-		*why = "marud reported no pool path";
-		return -ENODEV;
-	}
-	fd = open(s->pool_path, O_RDWR | O_CLOEXEC);
-	err = errno;
-	/* a CXL device may have another name on this host: find it by UUID */
-	if (fd < 0 && err == ENOENT && dax_find_uuid(s->uuid, alt, sizeof(alt)) == 0) {
-		fd = open(alt, O_RDWR | O_CLOEXEC);
-		err = errno;
-	}
-	if (fd < 0) {
-		*why = err == ENOENT ? "pool path not found on this host" :
-		       "pool path cannot be opened read-write here";
-		return -ENODEV;
-	}
-	m = calloc(1, sizeof(*m));
-	rc = m ? map_fd(fd, s, m, why) : -ENOMEM;
-	close(fd);
-	if (!rc)
-		rc = map_check(m, s, why);
-	if (rc) {
-		shm_map_close(m);
-		return rc == -ENOMEM ? rc : -ENODEV;
-	}
-	memcpy(m->uuid, s->uuid, sizeof(m->uuid));
-	memcpy(m->path, s->pool_path, sizeof(m->path));
-	*out = m;
-	return 0;
-}
-
-void shm_map_close(struct shm_map *m)
-{
-	if (!m)
-		return;
-	if (m->base)
-		munmap(m->base, m->size);
-	free(m);
-}
 
 /* ---- extent walking ---- */
 
@@ -154,7 +66,7 @@ static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
  * is how a copy that needs no round trip learns that the handle's bytes may
  * already belong to someone else: -ESTALE rather than stale bytes.
  */
-static int gen_ok(const struct maru_file *f, const struct shm_map *m)
+static int gen_ok(const struct maru_file *f, const struct pool_map *m)
 {
 	const struct pool_superblock *sb = (const void *)m->base;
 
@@ -163,7 +75,8 @@ static int gen_ok(const struct maru_file *f, const struct shm_map *m)
 
 /*
  * Apply w to file bytes [off, off+len) through the extents. Caller holds
- * f->lock; we take dp_lock for the mapping. -EIO if the extents do not
+ * f->lock and has checked the handle and the session; we take dp_lock for
+ * the mapping. -EIO if the extents do not
  * cover the range, -ENODEV if the pool is not mapped (any more), -ESTALE if
  * a marud of another generation owns the pool.
  */
@@ -172,21 +85,8 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 	struct maru_client *c = f->c;
 	struct extent_iter it;
 	struct extent_piece p;
-	int rc;
+	int rc = -EIO;
 
-	/*
-	 * A session marud ended (its grace period ran out while we could not
-	 * reach it) no longer holds these extents: they may be another
-	 * client's bytes by now. Copy only while the session is known alive;
-	 * after a reconnect the handle check says -EIO (session lost) or
-	 * -ESTALE (new generation).
-	 */
-	rc = client_live(c);
-	if (!rc)
-		rc = file_check(f, 0);
-	if (rc)
-		return rc;
-	rc = -EIO;
 	pthread_rwlock_rdlock(&c->dp_lock);
 	if (!c->map) {
 		rc = -ENODEV;
@@ -202,8 +102,7 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 			goto out;
 		walk_piece(w, c->map->base + p.pool_off, p.len);
 	}
-	len = it.left;
-	rc = len ? -EIO : 0;
+	rc = it.left ? -EIO : 0;
 	/* a restart during the copy may have handed these bytes to another version */
 	if (!rc && w->kind == WALK_READ && !gen_ok(f, c->map))
 		rc = -ESTALE;
@@ -261,9 +160,7 @@ static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint6
 	size_t half = len / 2;
 	int rc;
 
-	rc = file_grow(f, off + len);
-	if (!rc)
-		rc = zero_gap(f, off);
+	rc = zero_gap(f, off);
 	/* in two halves: tests stop the writer with half of the bytes in place */
 	if (!rc)
 		rc = walk(f, &w, off, half);
@@ -283,11 +180,8 @@ static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint6
 
 static int shm_truncate(struct maru_file *f, uint64_t size)
 {
-	int rc;
+	int rc = zero_gap(f, size);
 
-	rc = file_grow(f, size);
-	if (!rc)
-		rc = zero_gap(f, size);
 	if (!rc)
 		f->size = size;
 	return rc;
@@ -313,6 +207,7 @@ static int shm_sync(struct maru_file *f)
 const struct dp_ops dp_shm_ops = {
 	.kind = MARU_DATA_SHM,
 	.name = "shm",
+	.direct = 1,
 	.read = shm_read,
 	.write = shm_write,
 	.truncate = shm_truncate,
