@@ -553,16 +553,7 @@ uint64_t alloc_largest_free(const struct alloc *a)
 
 uint64_t extent_list_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off)
 {
-	uint32_t i;
-
-	for (i = 0; i < l->n; i++) {
-		if (off < l->v[i].len) {
-			*pool_off = l->v[i].off + off;
-			return l->v[i].len - off;
-		}
-		off -= l->v[i].len;
-	}
-	return 0;
+	return extent_at(l->v, l->n, off, pool_off);
 }
 
 uint64_t extent_list_bytes(const struct extent_list *l)

@@ -20,10 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct extent {
-	uint64_t off;	/* from the start of the pool mapping */
-	uint64_t len;
-};
+#include "extent.h"	/* struct extent, the walk extent_list_at() uses */
 
 /* A growable extent list owned by the caller. */
 struct extent_list {

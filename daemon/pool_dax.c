@@ -5,8 +5,9 @@
  * name and tells whether it is enabled, its size and its alignment; the pool
  * takes its size and alignment from the device (a requested size may be
  * smaller, never bigger). The char device is claimed with flock(LOCK_EX) for
- * the pool's lifetime. persist writes the range's cache lines back (clwb,
- * else clflushopt, else clflush) and fences: there is no page cache and
+ * the pool's lifetime. persist writes the range's cache lines back
+ * (common/cacheflush.c: clwb, clflushopt or clflush; dc cvac on aarch64)
+ * and fences: there is no page cache and
  * msync does nothing for devdax. This is the only file that includes
  * <daxctl/libdaxctl.h>; built without libdaxctl, open says so and fails
  * with -ENOTSUP.
@@ -28,10 +29,7 @@
 #if HAVE_DAXCTL
 #include <daxctl/libdaxctl.h>
 #endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
+#include "cacheflush.h"
 #include "log.h"
 #include "pool.h"
 
@@ -221,81 +219,9 @@ static void dax_close(struct pool *p)
 	p->fd = -1;
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-
-enum flush_insn { FLUSH_UNKNOWN, FLUSH_CLFLUSH, FLUSH_CLFLUSHOPT, FLUSH_CLWB };
-
-static enum flush_insn flush_kind = FLUSH_UNKNOWN;
-static unsigned int flush_line = 64;
-
-/* cpuid rather than __builtin_cpu_supports: gcc 12 does not report clwb. */
-static void flush_detect(void)
-{
-	unsigned int a, b, c, d;
-	enum flush_insn k = FLUSH_CLFLUSH;
-
-	if (__get_cpuid(1, &a, &b, &c, &d) && ((b >> 8) & 0xff))
-		flush_line = ((b >> 8) & 0xff) * 8;
-	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-		if (b & (1u << 24))
-			k = FLUSH_CLWB;
-		else if (b & (1u << 23))
-			k = FLUSH_CLFLUSHOPT;
-	}
-	__atomic_store_n(&flush_kind, k, __ATOMIC_RELAXED);
-}
-
-static void flush_range(const uint8_t *start, const uint8_t *end)
-{
-	enum flush_insn k = __atomic_load_n(&flush_kind, __ATOMIC_RELAXED);
-	uintptr_t line = flush_line;
-
-	if (k == FLUSH_UNKNOWN) {
-		flush_detect();
-		k = __atomic_load_n(&flush_kind, __ATOMIC_RELAXED);
-		line = flush_line;
-	}
-	start = (const uint8_t *)((uintptr_t)start & ~(line - 1));
-	for (const uint8_t *c = start; c < end; c += line) {
-		/* asm, not intrinsics: builds without -mclwb/-mclflushopt. */
-		if (k == FLUSH_CLWB)
-			__asm__ volatile("clwb %0" : "+m"(*(volatile uint8_t *)c));
-		else if (k == FLUSH_CLFLUSHOPT)
-			__asm__ volatile("clflushopt %0" : "+m"(*(volatile uint8_t *)c));
-		else
-			__asm__ volatile("clflush %0" : "+m"(*(volatile uint8_t *)c));
-	}
-	__asm__ volatile("sfence" ::: "memory");
-}
-
-#elif defined(__aarch64__)
-
-static void flush_range(const uint8_t *start, const uint8_t *end)
-{
-	uint64_t ctr;
-	uintptr_t line;
-
-	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
-	line = 4u << ((ctr >> 16) & 0xf);
-	start = (const uint8_t *)((uintptr_t)start & ~(line - 1));
-	for (const uint8_t *c = start; c < end; c += line)
-		__asm__ volatile("dc cvac, %0" : : "r"(c) : "memory");
-	__asm__ volatile("dsb ish" ::: "memory");
-}
-
-#else
-
-/* No known cache write-back instruction: the best left is a full barrier. */
-static void flush_range(const uint8_t *start, const uint8_t *end)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
-#endif
-
 static int dax_persist(struct pool *p, uint64_t off, uint64_t len)
 {
-	flush_range(p->base + off, p->base + off + len);
+	cache_flush(p->base + off, len, 0);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 
 #include <sodium.h>
 
+#include "clock.h"
 #include "log.h"
 #include "session.h"
 
@@ -71,10 +72,7 @@ struct sessions {
 
 uint64_t sessions_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mono_ms();
 }
 
 static unsigned int token_bucket(const uint8_t *token)
@@ -98,7 +96,7 @@ int sessions_new(struct dir *d, uint64_t grace_ms, struct sessions **out)
 	t->dir = d;
 	t->grace_ms = grace_ms;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->reaper_cond, NULL);
+	cond_init_mono(&t->reaper_cond);
 	*out = t;
 	return 0;
 }
@@ -208,7 +206,7 @@ static int session_create(struct sessions *t, struct session **out)
 		return rc;
 	}
 	pthread_mutex_init(&s->cache_lock, NULL);
-	pthread_cond_init(&s->cache_cond, NULL);
+	cond_init_mono(&s->cache_cond);
 	*out = s;
 	return 0;
 }
@@ -348,12 +346,7 @@ static void *reaper_main(void *arg)
 
 	pthread_mutex_lock(&t->lock);
 	while (!t->reaper_stop) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += REAPER_PERIOD_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		deadline_ms(&ts, REAPER_PERIOD_MS);
 		pthread_cond_timedwait(&t->reaper_cond, &t->lock, &ts);
 		if (t->reaper_stop)
 			break;

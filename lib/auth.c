@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "client_priv.h"
-#include "log.h"
+#include "auth.h"
+#include "frame.h"
 
 #define KEY_FILE_MAX	(64 * 1024)
 
@@ -44,21 +45,22 @@ static int read_all(int fd, uint8_t *buf, size_t cap, size_t *out)
 	return 0;
 }
 
-static int key_file_mode_ok(const char *path, const struct stat *st)
+static int key_file_mode_ok(const struct maru_client *c, const char *path,
+			    const struct stat *st)
 {
 	if (!S_ISREG(st->st_mode)) {
-		log_warnx("key file %s is not a regular file", path);
+		clog_warnx(c, "key file %s is not a regular file", path);
 		return -EINVAL;
 	}
 	if (st->st_mode & 077) {
-		log_warnx("key file %s must be mode 0600 (it is %04o): refusing it", path,
+		clog_warnx(c, "key file %s must be mode 0600 (it is %04o): refusing it", path,
 			  (unsigned int)(st->st_mode & 07777));
 		return -EACCES;
 	}
 	return 0;
 }
 
-int auth_load_key(const char *path, uint8_t key[32])
+int auth_load_key(const struct maru_client *c, const char *path, uint8_t key[32])
 {
 	struct stat st;
 	uint8_t *buf;
@@ -71,17 +73,17 @@ int auth_load_key(const char *path, uint8_t key[32])
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		log_warn(rc, "key file %s", path);
+		clog_warn(c, rc, "key file %s", path);
 		return rc;
 	}
-	rc = fstat(fd, &st) ? -errno : key_file_mode_ok(path, &st);
+	rc = fstat(fd, &st) ? -errno : key_file_mode_ok(c, path, &st);
 	buf = rc ? NULL : malloc(KEY_FILE_MAX + 1);
 	if (!rc && !buf)
 		rc = -ENOMEM;
 	if (!rc)
 		rc = read_all(fd, buf, KEY_FILE_MAX + 1, &n);
 	if (!rc && (n == 0 || n > KEY_FILE_MAX)) {
-		log_warnx("key file %s must hold 1..%d bytes", path, KEY_FILE_MAX);
+		clog_warnx(c, "key file %s must hold 1..%d bytes", path, KEY_FILE_MAX);
 		rc = -EINVAL;
 	}
 	if (!rc)
@@ -117,7 +119,7 @@ static int auth_round(int fd, const struct proto_auth *q, struct proto_auth *rep
 	int rc;
 
 	proto_hdr_init(&h, OP_AUTH, sizeof(*q), 0, 0, 0);
-	rc = conn_send_recv(fd, PROTO_MAX_FRAME, &h, &r);
+	rc = frame_call(fd, PROTO_MAX_FRAME, &h, &r);
 	if (rc)
 		return rc;
 	if (r.status)
@@ -127,8 +129,9 @@ static int auth_round(int fd, const struct proto_auth *q, struct proto_auth *rep
 	return 0;
 }
 
-int auth_exchange(int fd, const uint8_t key[32])
+int auth_exchange(const struct maru_client *c, int fd)
 {
+	const uint8_t *key = c->key;
 	struct proto_auth q, rep;
 	uint8_t mac[32];
 	int rc;
@@ -143,14 +146,14 @@ int auth_exchange(int fd, const uint8_t key[32])
 		goto out;
 	auth_mac(mac, key, "marud", q.nonce, rep.nonce);
 	if (sodium_memcmp(mac, rep.mac, sizeof(mac)) != 0) {
-		log_warnx("marud failed to prove the shared key: refusing it");
+		clog_warnx(c, "marud failed to prove the shared key: refusing it");
 		rc = -EACCES;
 		goto out;
 	}
 	auth_mac(q.mac, key, "maruc", rep.nonce, q.nonce);
 	rc = auth_round(fd, &q, &rep, 0);
 	if (rc == -EACCES)
-		log_warnx("marud refused our key");
+		clog_warnx(c, "marud refused our key");
 out:
 	sodium_memzero(&q, sizeof(q));
 	sodium_memzero(mac, sizeof(mac));

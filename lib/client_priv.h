@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/client_priv.h: the insides of struct maru_client and struct maru_file,
- * shared by the libmaru sources only. conn.c owns the session state and the
- * socket pool and is the only place that talks to marud for a client; every
- * public call builds one request and hands it to client_call().
+ * shared by the libmaru sources only; what each file does with them is in
+ * its own header. Calls run one way: the public API (client.c ns.c file.c
+ * events.c stats.c map.c) -> session.c / transport.c -> auth.c frame.c ->
+ * the data paths in dp/ and pool_locate.c. transport.c is the only place that talks to marud
+ * for a client; every public call builds one request and hands it to
+ * client_call().
  *
  * Lock order (outermost first):
  *   maru_file.lock (rwlock)  ->  maru_client.hello_lock  ->  maru_client.lock
@@ -22,8 +25,10 @@
 #include "proto.h"
 #include "addr.h"
 #include "clock.h"
+#include "clog.h"
 
 struct dp_ops;
+struct pool_map;
 
 /* One socket of the pool; fd < 0 when closed. */
 struct conn {
@@ -56,14 +61,6 @@ struct client_stats {
 	atomic_uint_fast64_t requests, reconnects, timeouts, new_sessions;
 };
 
-/* The shared mapping of the pool (shm data path). */
-struct shm_map {
-	uint8_t *base;
-	uint64_t size;
-	uint8_t uuid[16];
-	char path[PROTO_PATH_MAX];
-};
-
 struct maru_client {
 	struct maru_addr addr;
 	struct maru_client_opts opts;
@@ -91,8 +88,8 @@ struct maru_client {
 
 	pthread_rwlock_t dp_lock;	/* dp and map */
 	const struct dp_ops *dp;
-	struct shm_map *map;
-	int flush_kind;			/* dp_shm.c: cache-line flush insn */
+	struct pool_map *map;
+	atomic_int remap;		/* the pool moved: choose the data path again */
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
@@ -129,38 +126,5 @@ struct req {
 	uint64_t gen;		/* out: generation the request was sent with */
 	uint64_t rgen;		/* out: generation of the reply */
 };
-
-/* conn.c */
-int client_connect_first(struct maru_client *c);
-int client_call(struct maru_client *c, struct req *r);
-void req_done(struct req *r);
-void client_close_conns(struct maru_client *c);
-void client_ping(struct maru_client *c);
-/*
- * 0 if marud answered this client less than CLIENT_LIVE_MS ago (asking it
- * once more if not), so the session cannot have ended meanwhile; else
- * -ETIMEDOUT. The shm path calls it before touching pool memory.
- */
-#define CLIENT_LIVE_MS	1000
-int client_live(struct maru_client *c);
-int conn_send_recv(int fd, uint32_t max_frame, struct proto_hdr *h, struct req *r);
-int conn_hello(int fd, const struct maru_client *c, uint32_t flags,
-	       const uint8_t *token, struct proto_hello_rep *rep);
-int conn_set_timeout(int fd, unsigned int ms);
-
-/* client.c */
-uint64_t client_session_update(struct maru_client *c, const struct proto_hello_rep *rep);
-void client_file_link(struct maru_client *c, struct maru_file *f);
-void client_file_unlink(struct maru_client *c, struct maru_file *f);
-
-/* auth.c */
-int auth_load_key(const char *path, uint8_t key[32]);
-int auth_exchange(int fd, const uint8_t key[32]);
-
-/* ns.c / file.c helpers */
-int name_check(const char *name, size_t *len);
-void attr_from_proto(const struct proto_attr *p, struct maru_attr *out);
-int file_grow(struct maru_file *f, uint64_t need);
-int file_check(struct maru_file *f, int want_pending);
 
 #endif

@@ -28,7 +28,9 @@
 #include <unistd.h>
 
 #include "client_priv.h"
-#include "log.h"
+#include "frame.h"
+#include "sockio.h"
+#include "transport.h"
 
 #define EV_BACKOFF_MIN_MS	10
 #define EV_BACKOFF_MAX_MS	500
@@ -51,11 +53,6 @@ struct maru_events {
 	uint8_t *buf;			/* one frame payload */
 };
 
-static uint64_t ev_now_ms(void)
-{
-	return mono_ns() / 1000000u;
-}
-
 static int subscribe(int fd, uint64_t after_seq, uint64_t generation)
 {
 	struct proto_subscribe_req q = { .after_seq = after_seq };
@@ -64,7 +61,7 @@ static int subscribe(int fd, uint64_t after_seq, uint64_t generation)
 	int rc;
 
 	proto_hdr_init(&h, OP_SUBSCRIBE, sizeof(q), 1, generation, 0);
-	rc = conn_send_recv(fd, EV_FRAME_MAX, &h, &r);
+	rc = frame_call(fd, EV_FRAME_MAX, &h, &r);
 	req_done(&r);
 	return rc ? rc : r.status;
 }
@@ -94,34 +91,26 @@ static void ev_set_fd(struct maru_events *ev, int fd, uint64_t generation,
 	pthread_mutex_unlock(&ev->wlock);
 }
 
-/* Open, authenticate, hello, subscribe. Notes a generation change. */
+/* Dial (connect, AUTH, HELLO), subscribe. Notes a generation change. */
 static int ev_connect(struct maru_events *ev)
 {
 	struct maru_client *c = ev->c;
 	struct proto_hello_rep *rep;
 	uint8_t owner[16];
 	uint64_t after;
-	int fd, rc, have = 0;
+	int fd, rc, have;
 
 	rep = malloc(sizeof(*rep));
 	if (!rep)
 		return -ENOMEM;
-	fd = addr_connect(&c->addr, c->opts.timeout_ms);
+	have = client_token(c, owner);
+	/* No HELLO_F_RECLAIM: the token names the owner, this socket still
+	 * gets a session of its own. */
+	fd = transport_dial(c, c->opts.timeout_ms, HELLO_F_EVENTS, have ? owner : NULL, rep);
 	if (fd < 0) {
 		free(rep);
 		return fd;
 	}
-	rc = conn_set_timeout(fd, c->opts.timeout_ms);
-	if (!rc && c->has_key)
-		rc = auth_exchange(fd, c->key);
-	if (!rc) {
-		have = client_token(c, owner);
-		/* No HELLO_F_RECLAIM: the token names the owner, this socket
-		 * still gets a session of its own. */
-		rc = conn_hello(fd, c, HELLO_F_EVENTS, have ? owner : NULL, rep);
-	}
-	if (rc)
-		goto out_close;
 	after = ev->last_seq;
 	if (ev->generation && rep->generation != ev->generation) {
 		ev->gen_pending = 1;
@@ -229,12 +218,12 @@ static int read_event(struct maru_events *ev, struct maru_event *out)
 	struct proto_hdr h;
 	int rc;
 
-	rc = proto_read_full(ev->fd, &h, sizeof(h));
+	rc = sock_read_full(ev->fd, &h, sizeof(h));
 	if (rc)
 		return rc;
 	if (proto_hdr_check(&h, EV_FRAME_MAX))
 		return -EPROTO;
-	rc = h.len ? proto_read_full(ev->fd, ev->buf, h.len) : 0;
+	rc = h.len ? sock_read_full(ev->fd, ev->buf, h.len) : 0;
 	if (rc)
 		return rc;
 	if (h.op != OP_EVENT)
@@ -267,9 +256,9 @@ static void ev_lost(struct maru_events *ev, int err)
 {
 	ev_drop_fd(ev);
 	if (!ev->down)
-		log_warn(err, "event stream from marud at %s lost", ev->c->uri);
+		clog_warn(ev->c, err, "event stream from marud at %s lost", ev->c->uri);
 	ev->down = 1;
-	ev->retry_at = ev_now_ms() + ev->backoff;
+	ev->retry_at = mono_ms() + ev->backoff;
 	ev->backoff = ev->backoff * 2 > EV_BACKOFF_MAX_MS ? EV_BACKOFF_MAX_MS : ev->backoff * 2;
 }
 
@@ -278,7 +267,7 @@ static int ev_reconnect(struct maru_events *ev)
 {
 	int rc;
 
-	if (ev_now_ms() < ev->retry_at)
+	if (mono_ms() < ev->retry_at)
 		return 1;
 	rc = ev_connect(ev);
 	if (rc == -EACCES)
@@ -288,7 +277,7 @@ static int ev_reconnect(struct maru_events *ev)
 		return 1;
 	}
 	if (ev->down)
-		log_info("event stream from marud at %s resumed", ev->c->uri);
+		clog_info(ev->c, "event stream from marud at %s resumed", ev->c->uri);
 	ev->down = 0;
 	ev->backoff = EV_BACKOFF_MIN_MS;
 	return 0;
@@ -297,7 +286,7 @@ static int ev_reconnect(struct maru_events *ev)
 /* Milliseconds to wait until deadline (-1: forever), capped at cap. */
 static int wait_ms(int64_t deadline, uint64_t cap)
 {
-	uint64_t now = ev_now_ms(), left;
+	uint64_t now = mono_ms(), left;
 
 	if (deadline < 0)
 		return (int)cap;
@@ -314,7 +303,7 @@ static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadl
 	if (ev->fd < 0) {
 		rc = ev_reconnect(ev);
 		if (rc == 1) {
-			ms = wait_ms(deadline, ev->retry_at - ev_now_ms());
+			ms = wait_ms(deadline, ev->retry_at - mono_ms());
 			poll(NULL, 0, ms);
 		}
 		return rc < 0 ? rc : 0;
@@ -333,7 +322,7 @@ static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadl
 
 int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)(ev_now_ms() + (uint64_t)timeout_ms);
+	int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)(mono_ms() + (uint64_t)timeout_ms);
 	int rc = 0;
 
 	if (!ev || !out)
@@ -356,7 +345,7 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 			break;
 		if (ev->gen_pending)
 			continue;
-		if (deadline >= 0 && ev_now_ms() >= (uint64_t)deadline)
+		if (deadline >= 0 && mono_ms() >= (uint64_t)deadline)
 			break;
 	}
 	pthread_mutex_unlock(&ev->lock);

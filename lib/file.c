@@ -3,9 +3,11 @@
  * lib/file.c: struct maru_file, a lease on a published version or the
  * ownership of a pending one. Opening calls (create, rewrite, open,
  * open_ino) return a handle holding the version's attributes and extents;
- * I/O checks the handle (stale generation, pending, bounds) and hands the
- * transfer to the client's data path (datapath.h); publish and close are
- * plain requests.
+ * I/O checks the handle (stale generation, pending, bounds), reserves room
+ * for a write, makes sure the session is alive before a direct data path
+ * touches pool memory, and only then hands the transfer to the client's
+ * data path (dp/datapath.h); publish and close are plain requests. These
+ * decisions are made here, once per call, and never inside a data path.
  *
  * Size: in shm mode the handle is authoritative for a pending version's
  * size until publish (bytes go straight into pool memory; marud learns the
@@ -21,14 +23,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attr.h"
 #include "client_priv.h"
-#include "datapath.h"
+#include "frame.h"
+#include "session.h"
+#include "transport.h"
 
 #define GROW_MIN	(64u * 1024)
 
 /* ---- handle state ---- */
 
-int file_check(struct maru_file *f, int want_pending)
+static int file_check(struct maru_file *f, int want_pending)
 {
 	struct maru_client *c = f->c;
 	uint64_t gen;
@@ -111,6 +116,30 @@ static int file_take_attr(struct maru_file *f, const struct req *r)
 	return 0;
 }
 
+/* The client's list of open handles, closed by maru_client_free. */
+static void file_link(struct maru_client *c, struct maru_file *f)
+{
+	pthread_mutex_lock(&c->lock);
+	f->prev = NULL;
+	f->next_file = c->files;
+	if (c->files)
+		c->files->prev = f;
+	c->files = f;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void file_unlink(struct maru_client *c, struct maru_file *f)
+{
+	pthread_mutex_lock(&c->lock);
+	if (f->prev)
+		f->prev->next_file = f->next_file;
+	else
+		c->files = f->next_file;
+	if (f->next_file)
+		f->next_file->prev = f->prev;
+	pthread_mutex_unlock(&c->lock);
+}
+
 static void file_free(struct maru_file *f)
 {
 	pthread_rwlock_destroy(&f->lock);
@@ -139,7 +168,7 @@ static int file_new(struct maru_client *c, struct req *r, struct maru_file **out
 	f->generation = r->gen;
 	f->epoch = __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE);
 	f->dirty_lo = UINT64_MAX;
-	client_file_link(c, f);
+	file_link(c, f);
 	*out = f;
 	return 0;
 }
@@ -310,56 +339,6 @@ ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t m
 
 /* ---- I/O ---- */
 
-static const struct dp_ops *file_dp(struct maru_file *f)
-{
-	const struct dp_ops *dp;
-
-	pthread_rwlock_rdlock(&f->c->dp_lock);
-	dp = f->c->dp;
-	pthread_rwlock_unlock(&f->c->dp_lock);
-	return dp ? dp : &dp_tcp_ops;
-}
-
-ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off)
-{
-	ssize_t rc;
-
-	if (!f || (len && !buf))
-		return -EINVAL;
-	pthread_rwlock_rdlock(&f->lock);
-	rc = file_check(f, 0);
-	if (rc == 0 && off < f->size && len) {
-		if (len > f->size - off)
-			len = f->size - off;
-		rc = lost_session(f, file_dp(f)->read(f, buf, len, off));
-	}
-	pthread_rwlock_unlock(&f->lock);
-	if (rc == -ESTALE)
-		client_ping(f->c);
-	return rc;
-}
-
-ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint64_t off)
-{
-	ssize_t rc;
-
-	if (!f || (len && !buf))
-		return -EINVAL;
-	if (off + len < off)
-		return -EFBIG;
-	pthread_rwlock_wrlock(&f->lock);
-	rc = file_check(f, 1);
-	if (rc == 0 && len) {
-		rc = lost_session(f, file_dp(f)->write(f, buf, len, off));
-		if (rc > 0)
-			f->attr.mtime_ns = now_ns();
-	}
-	pthread_rwlock_unlock(&f->lock);
-	if (rc == -ESTALE)
-		client_ping(f->c);
-	return rc;
-}
-
 /* OP_RESERVE to `size` bytes; f->lock held for writing. */
 static int reserve_req(struct maru_file *f, uint64_t size)
 {
@@ -375,7 +354,12 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 	return rc;
 }
 
-int file_grow(struct maru_file *f, uint64_t need)
+/*
+ * Room for need bytes, asked for before any byte moves so that -ENOSPC
+ * leaves nothing written. Grows geometrically: few round trips for a chunk
+ * written in many small pieces.
+ */
+static int file_grow(struct maru_file *f, uint64_t need)
 {
 	uint64_t want;
 	int rc;
@@ -391,16 +375,98 @@ int file_grow(struct maru_file *f, uint64_t need)
 	return rc;
 }
 
+/*
+ * The checks of one I/O call, made once before the data path runs. A direct
+ * path copies without asking marud, and a session marud ended (its grace
+ * period ran out while we could not reach it) no longer holds these extents:
+ * they may be another client's bytes by now. So copy only while the session
+ * is known alive; after a reconnect the handle check says -EIO (session
+ * lost) or -ESTALE (new generation).
+ */
+static int io_check(struct maru_file *f, const struct dp_ops *dp, int want_pending)
+{
+	int rc = 0;
+
+	if (dp->direct)
+		rc = (int)lost_session(f, client_live(f->c));
+	return rc ? rc : file_check(f, want_pending);
+}
+
+ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off)
+{
+	const struct dp_ops *dp;
+	ssize_t rc;
+
+	if (!f || (len && !buf))
+		return -EINVAL;
+	dp = session_dp(f->c);
+	pthread_rwlock_rdlock(&f->lock);
+	rc = file_check(f, 0);
+	if (rc == 0 && off < f->size && len) {
+		if (len > f->size - off)
+			len = f->size - off;
+		rc = io_check(f, dp, 0);
+		if (rc == 0)
+			rc = lost_session(f, dp->read(f, buf, len, off));
+	}
+	pthread_rwlock_unlock(&f->lock);
+	if (rc == -ESTALE)
+		client_ping(f->c);
+	return rc;
+}
+
+static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const void *buf,
+			    size_t len, uint64_t off)
+{
+	ssize_t rc = file_grow(f, off + len);
+
+	if (rc == 0)
+		rc = io_check(f, dp, 1);
+	if (rc == 0)
+		rc = dp->write(f, buf, len, off);
+	rc = lost_session(f, rc);
+	if (rc > 0)
+		f->attr.mtime_ns = now_ns();
+	return rc;
+}
+
+ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint64_t off)
+{
+	const struct dp_ops *dp;
+	ssize_t rc;
+
+	if (!f || (len && !buf))
+		return -EINVAL;
+	if (off + len < off)
+		return -EFBIG;
+	dp = session_dp(f->c);
+	pthread_rwlock_wrlock(&f->lock);
+	rc = file_check(f, 1);
+	if (rc == 0 && len)
+		rc = write_locked(f, dp, buf, len, off);
+	pthread_rwlock_unlock(&f->lock);
+	if (rc == -ESTALE)
+		client_ping(f->c);
+	return rc;
+}
+
 int maru_file_truncate(struct maru_file *f, uint64_t size)
 {
+	const struct dp_ops *dp;
 	int rc;
 
 	if (!f)
 		return -EINVAL;
+	dp = session_dp(f->c);
 	pthread_rwlock_wrlock(&f->lock);
 	rc = file_check(f, 1);
+	/* a direct path zero-fills the grown part itself: room first */
+	if (!rc && dp->direct)
+		rc = file_grow(f, size);
 	if (!rc)
-		rc = file_dp(f)->truncate(f, size);
+		rc = io_check(f, dp, 1);
+	if (!rc)
+		rc = dp->truncate(f, size);
 	if (!rc)
 		f->attr.mtime_ns = now_ns();
 	pthread_rwlock_unlock(&f->lock);
@@ -430,7 +496,7 @@ int maru_file_sync(struct maru_file *f)
 	pthread_rwlock_wrlock(&f->lock);
 	rc = file_check(f, 1);
 	if (!rc)
-		rc = file_dp(f)->sync(f);
+		rc = session_dp(f->c)->sync(f);
 	pthread_rwlock_unlock(&f->lock);
 	return rc;
 }
@@ -441,7 +507,7 @@ static int publish_locked(struct maru_file *f)
 	struct req r = { .op = OP_PUBLISH, .p1 = &q, .n1 = sizeof(q) };
 	int rc;
 
-	rc = file_dp(f)->sync(f);
+	rc = session_dp(f->c)->sync(f);
 	if (rc)
 		return rc;
 	rc = (int)lost_session(f, client_call(f->c, &r));
@@ -485,6 +551,6 @@ void maru_file_close(struct maru_file *f)
 		req_done(&r);
 	}
 	pthread_rwlock_unlock(&f->lock);
-	client_file_unlink(f->c, f);
+	file_unlink(f->c, f);
 	file_free(f);
 }

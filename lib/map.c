@@ -27,8 +27,10 @@
 #include <unistd.h>
 
 #include "maru/libmaru.h"
-#include "dax_client.h"
-#include "datapath.h"
+#include "pool_locate.h"
+#include "cacheflush.h"
+#include "extent.h"
+#include "proto.h"
 #include "superblock.h"
 
 struct pool_ref {
@@ -59,7 +61,6 @@ struct maru_map {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static struct pool_ref *pools;
-static int flush_kind;
 
 static uint64_t round_up(uint64_t v, uint64_t g)
 {
@@ -80,7 +81,6 @@ static void fork_done(void)
 
 static void pool_init_once(void)
 {
-	flush_kind = shm_flush_detect();
 	pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 
@@ -260,27 +260,43 @@ struct layout {
 	uint64_t g, lead, span;
 };
 
+/* Every extent a real range of the pool (the walk skips empty ones). */
+static int layout_valid(const struct marufs_extent *ext, uint32_t n, uint64_t pool_size)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (ext[i].len == 0 || ext[i].off + ext[i].len < ext[i].off ||
+		    ext[i].off + ext[i].len > pool_size)
+			return -EIO;
+	return 0;
+}
+
 /* Can the extents be put side by side at granule g? */
 static int layout_plan(struct layout *l, const struct marufs_extents *x,
 		       const struct marufs_extent *ext, uint64_t g)
 {
-	uint64_t pos = 0;
-	uint32_t i;
+	struct extent_iter it;
+	struct extent_piece p;
+	uint32_t n = 0;
 
 	l->ext = ext;
 	l->g = g;
 	l->lead = x->nextents ? ext[0].off % g : 0;
-	for (i = 0; i < x->nextents && pos < x->size; i++) {
-		if (ext[i].len == 0 || ext[i].off + ext[i].len < ext[i].off ||
-		    ext[i].off + ext[i].len > x->pool_size)
+	extent_iter_init(&it, (const struct extent *)ext, x->nextents, 0, x->size);
+	while (extent_iter_next(&it, &p)) {
+		if (layout_valid(&ext[p.idx], 1, x->pool_size))
 			return -EIO;
-		if (i && ((l->lead + pos) % g || ext[i].off % g))
+		/* every extent after the first starts on a granule, at a granule */
+		if (p.idx && ((l->lead + p.file_off) % g || p.pool_off % g))
 			return -EINVAL;
-		pos += ext[i].len;
+		n = p.idx + 1;
 	}
-	if (pos < x->size)
+	if (layout_valid(ext, n, x->pool_size))
+		return -EIO;
+	if (it.left)
 		return -EIO;	/* extents do not cover the file */
-	l->n = i;
+	l->n = n;
 	l->span = round_up(l->lead + x->size, g);
 	return 0;
 }
@@ -474,7 +490,7 @@ int maru_map_sync(struct maru_map *m)
 	if (!m)
 		return -EINVAL;
 	if ((m->flags & MARU_MAP_COHERENCE_FLUSH) && m->size)
-		cache_flush(flush_kind, m->addr, m->size, !(m->flags & MARU_MAP_WRITE));
+		cache_flush(m->addr, m->size, !(m->flags & MARU_MAP_WRITE));
 	return maru_map_check(m);
 }
 

@@ -16,48 +16,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client_priv.h"
+#include "attr.h"
+#include "frame.h"
+#include "transport.h"
 
 #define READDIR_BATCH	1024
 #define EXISTS_BATCH	4096
-
-int name_check(const char *name, size_t *len)
-{
-	size_t n;
-
-	if (!name)
-		return -EINVAL;
-	n = strnlen(name, PROTO_NAME_MAX + 1);
-	if (proto_name_valid(name, n))
-		return -EINVAL;
-	*len = n;
-	return 0;
-}
-
-static void ts_from_ns(struct timespec *ts, uint64_t ns)
-{
-	ts->tv_sec = (time_t)(ns / 1000000000u);
-	ts->tv_nsec = (long)(ns % 1000000000u);
-}
-
-void attr_from_proto(const struct proto_attr *p, struct maru_attr *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->ino = p->ino;
-	out->parent = p->parent;
-	out->size = p->size;
-	out->reserved = p->reserved;
-	out->mode = p->mode;
-	out->uid = p->uid;
-	out->gid = p->gid;
-	out->nlink = p->nlink;
-	out->state = p->state;
-	out->leases = p->leases;
-	out->xxh3 = p->xxh3;
-	ts_from_ns(&out->atime, p->atime_ns);
-	ts_from_ns(&out->mtime, p->mtime_ns);
-	ts_from_ns(&out->ctime, p->ctime_ns);
-}
 
 /* A call whose reply is a proto_attr (extents, if any, ignored). */
 static int attr_call(struct maru_client *c, struct req *r, struct maru_attr *out)

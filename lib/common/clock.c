@@ -4,6 +4,7 @@
  * only for timestamps shown to people; every timeout, deadline and condition
  * variable runs on CLOCK_MONOTONIC so a clock step cannot stretch or cut a wait.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -26,6 +27,20 @@ uint64_t now_ns(void)
 uint64_t mono_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t mono_ms(void)
+{
+	return mono_ns() / 1000000ull;
+}
+
+void sleep_ms(uint64_t ms)
+{
+	struct timespec ts;
+
+	ns_to_timespec(ms * 1000000ull, &ts);
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
 }
 
 void ns_to_timespec(uint64_t ns, struct timespec *ts)

@@ -3,7 +3,8 @@
  * lib/common/proto/proto.c: the codec of the marud wire protocol (message sequence and
  * layouts in proto.h): header fill and checks, per-op payload validation for
  * requests (run by marud on every frame) and for replies (run by libmaru),
- * the growable frame buffer, and full-length socket I/O. The checks read a
+ * the growable frame buffer, and sending a frame (sockio.c moves the
+ * bytes). The checks read a
  * field only after the length proves it is there, and copy fields out with
  * memcpy so a payload at any alignment is safe. Framing violations return
  * -EPROTO (the receiver closes the connection); a well-framed request that
@@ -13,11 +14,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "proto.h"
+#include "sockio.h"
 
 #define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
 
@@ -465,79 +465,7 @@ void pbuf_free(struct pbuf *b)
 	b->cap = 0;
 }
 
-/* ---- socket I/O ---- */
-
-int proto_read_full(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * One gather write, on a socket with MSG_NOSIGNAL so a closed peer is
- * -EPIPE rather than a process-killing SIGPIPE; plain writev for pipes and
- * files (tests), which cannot raise SIGPIPE from sendmsg anyway.
- */
-static ssize_t gather_write(int fd, struct iovec *iov, int cnt, bool *nosock)
-{
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
-	ssize_t n;
-
-	if (!*nosock) {
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-		if (n >= 0 || errno != ENOTSOCK)
-			return n;
-		*nosock = true;
-	}
-	return writev(fd, iov, cnt);
-}
-
-/* Write every iovec fully, advancing over partial writes. */
-static int write_iov(int fd, struct iovec *iov, int cnt)
-{
-	bool nosock = false;
-
-	while (cnt > 0) {
-		ssize_t n = gather_write(fd, iov, cnt, &nosock);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		while (cnt > 0 && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt > 0) {
-			iov->iov_base = (uint8_t *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-int proto_write_full(int fd, const void *buf, size_t len)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return len ? write_iov(fd, &iov, 1) : 0;
-}
+/* ---- sending a frame ---- */
 
 int proto_send(int fd, const struct proto_hdr *h, const void *p1, size_t n1,
 	       const void *p2, size_t n2)
@@ -550,5 +478,5 @@ int proto_send(int fd, const struct proto_hdr *h, const void *p1, size_t n1,
 		iov[cnt++] = (struct iovec){ .iov_base = (void *)p1, .iov_len = n1 };
 	if (n2)
 		iov[cnt++] = (struct iovec){ .iov_base = (void *)p2, .iov_len = n2 };
-	return write_iov(fd, iov, cnt);
+	return sock_writev_all(fd, iov, cnt);
 }

@@ -323,10 +323,10 @@ int pbuf_put(struct pbuf *b, const void *p, size_t n);
 int pbuf_align8(struct pbuf *b);
 void pbuf_free(struct pbuf *b);
 
-/* Blocking full read/write on a socket; -errno, -ECONNRESET on EOF. */
-int proto_read_full(int fd, void *buf, size_t len);
-int proto_write_full(int fd, const void *buf, size_t len);
-/* Write header + up to two payload pieces with one writev loop. */
+/*
+ * Write header + up to two payload pieces in one gather loop (sockio.h, which
+ * also reads frames: sock_read_full).
+ */
 int proto_send(int fd, const struct proto_hdr *h, const void *p1, size_t n1,
 	       const void *p2, size_t n2);
 

@@ -28,6 +28,7 @@
 
 #include "maru_tool.h"
 #include "proto.h"
+#include "sockio.h"
 #include "addr.h"
 
 struct raw {
@@ -59,12 +60,12 @@ static int call2(struct raw *r, uint16_t op, const void *p1, size_t n1, const vo
 	proto_hdr_init(&h, op, (uint32_t)(n1 + n2), ++r->reqid, r->gen, 0);
 	/* a refused frame may be cut short: its answer is still there to read */
 	proto_send(r->fd, &h, p1, n1, p2, n2);
-	rc = proto_read_full(r->fd, &h, sizeof(h));
+	rc = sock_read_full(r->fd, &h, sizeof(h));
 	if (rc)
 		return -ECONNRESET;
 	CHECK(h.magic == PROTO_MAGIC && h.len <= sizeof(rep));
 	replen = h.len;
-	if (h.len && proto_read_full(r->fd, rep, h.len))
+	if (h.len && sock_read_full(r->fd, rep, h.len))
 		return -ECONNRESET;
 	return h.status;
 }

@@ -22,7 +22,7 @@
 #include <cmocka.h>
 #include <daxctl/libdaxctl.h>
 
-#include "dax_client.h"
+#include "pool_locate.h"
 #include "superblock.h"
 
 #define MiB (1ULL << 20)

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/dax_client.h: finding the pool memory on a client host. marud names
+ * lib/pool_locate.h: finding and mapping the pool memory on a client host,
+ * one policy for the shm data path and for maru_map(). marud names
  * the pool by the path it opened; a host sharing the memory may see it under
  * another path (a CXL device is /dev/dax0.0 here, /dev/dax1.0 there), so a
  * client that cannot open that path, or finds another pool behind it, looks
- * for a device-DAX whose superblock carries the pool UUID. dax_client.c is
+ * for a device-DAX whose superblock carries the pool UUID. pool_locate.c is
  * the only client-side file that includes <daxctl/libdaxctl.h>; without
  * libdaxctl the lookups answer -ENODEV and paths are taken as given.
  */
-#ifndef MARU_DAX_CLIENT_H
-#define MARU_DAX_CLIENT_H
+#ifndef MARU_POOL_LOCATE_H
+#define MARU_POOL_LOCATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,22 @@ int dax_dev_align(const char *path, uint64_t *align);
  */
 int pool_locate(const char *path, const uint8_t uuid[16], char *out, size_t len,
 		const char **why);
+
+/* The whole pool mapped read-write here (the shm data path). */
+struct pool_map {
+	uint8_t *base;
+	uint64_t size;
+	uint8_t uuid[16];
+};
+
+/*
+ * Locate the pool marud calls path (pool_locate) and map all size bytes of
+ * it; its superblock must carry uuid and size. -ENODEV with a reason in
+ * *why when it cannot be found, opened, mapped or checked.
+ */
+int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
+		  struct pool_map **out, const char **why);
+void pool_map_close(struct pool_map *m);
 
 /*
  * Test seam: copy the pool superblock at the start of the device at path

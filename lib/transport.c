@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/conn.c: a client's sockets to marud and the one request path. Every
+ * lib/transport.c: a client's sockets to marud and the one request path. Every
  * public call builds a request and calls client_call(), which takes an idle
  * socket (opening one, up to opts.max_conns, else waiting), sends the frame
  * and reads the reply. A socket that fails is closed and the request is sent
  * again with the SAME request id on a fresh socket (HELLO reclaims the
  * session by token; marud's reply cache makes the resend idempotent), with
  * backoff, until opts.timeout_ms since the call began. A HELLO that shows a
- * new generation or a lost session starts a new session (client.c).
+ * new generation or a lost session starts a new session (session.c, which
+ * only records it: nothing here waits on the data path). transport_dial()
+ * is the one connect+AUTH+HELLO, for these sockets and the event stream's.
  *
  * Locks: hello_lock serialises connect+AUTH+HELLO so that concurrent
  * reconnects after a marud restart end up in one new session, not several;
@@ -17,112 +19,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "client_priv.h"
+#include "auth.h"
 #include "failpoint.h"
-#include "log.h"
+#include "frame.h"
+#include "session.h"
+#include "transport.h"
 
 #define BACKOFF_MIN_MS	10
 #define BACKOFF_MAX_MS	500
 
-static uint64_t mono_ms(void)
-{
-	return mono_ns() / 1000000u;
-}
-
-static void sleep_ms(uint64_t ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
-int conn_set_timeout(int fd, unsigned int ms)
-{
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
-
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	return 0;
-}
-
-void req_done(struct req *r)
-{
-	if (r->rep && r->rep != r->rbuf)
-		free(r->rep);
-	r->rep = NULL;
-	r->rlen = 0;
-}
-
-/* Payload of a reply into r->rbuf or a fresh buffer. -EPROTO if it cannot fit. */
-static int recv_payload(int fd, const struct proto_hdr *rh, struct req *r)
-{
-	void *p = r->rbuf;
-	int rc;
-
-	if (rh->len == 0)
-		return 0;
-	if (p && rh->len > r->rcap)
-		return -EPROTO;
-	if (!p) {
-		p = malloc(rh->len);
-		if (!p)
-			return -ENOMEM;
-	}
-	rc = proto_read_full(fd, p, rh->len);
-	if (rc) {
-		if (p != r->rbuf)
-			free(p);
-		return rc;
-	}
-	r->rep = p;
-	r->rlen = rh->len;
-	return 0;
-}
-
-/* Read the reply to h. 0 when r->status holds marud's answer, else -errno. */
-static int recv_reply(int fd, uint32_t max_frame, const struct proto_hdr *h, struct req *r)
-{
-	struct proto_hdr rh;
-	int rc;
-
-	rc = proto_read_full(fd, &rh, sizeof(rh));
-	if (rc)
-		return rc;
-	if (proto_hdr_check(&rh, max_frame) || rh.op != h->op || rh.reqid != h->reqid ||
-	    (rh.status != 0 && rh.len != 0) || rh.status > 0)
-		return -EPROTO;
-	rc = recv_payload(fd, &rh, r);
-	if (rc)
-		return rc;
-	r->status = rh.status;
-	r->rgen = rh.generation;
-	if (rh.status == 0 && proto_rep_check(h->op, r->rep, r->rlen)) {
-		req_done(r);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-int conn_send_recv(int fd, uint32_t max_frame, struct proto_hdr *h, struct req *r)
-{
-	int rc;
-
-	req_done(r);
-	rc = proto_send(fd, h, r->p1, r->n1, r->p2, r->n2);
-	if (rc)
-		return rc;
-	return recv_reply(fd, max_frame, h, r);
-}
-
-int conn_hello(int fd, const struct maru_client *c, uint32_t flags,
-	       const uint8_t *token, struct proto_hello_rep *rep)
+static int hello(int fd, const struct maru_client *c, uint32_t flags,
+		 const uint8_t *token, struct proto_hello_rep *rep)
 {
 	struct proto_hello_req hq;
 	struct proto_hdr h;
@@ -139,7 +48,7 @@ int conn_hello(int fd, const struct maru_client *c, uint32_t flags,
 	memcpy(hq.client_name, c->name, sizeof(hq.client_name));
 	/* reqid 0: HELLO belongs to no session yet and is never cached */
 	proto_hdr_init(&h, OP_HELLO, sizeof(hq), 0, 0, 0);
-	rc = conn_send_recv(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
+	rc = frame_call(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
 	if (rc)
 		return rc;
 	if (r.status)
@@ -150,45 +59,47 @@ int conn_hello(int fd, const struct maru_client *c, uint32_t flags,
 	return 0;
 }
 
-/* Connect, authenticate and say hello (reclaiming our session if we have one). */
+int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
+		   const uint8_t *token, struct proto_hello_rep *rep)
+{
+	int fd, rc;
+
+	fd = addr_connect(&c->addr, ms ? ms : 1);
+	if (fd < 0)
+		return fd;
+	rc = frame_set_timeout(fd, c->opts.timeout_ms);
+	if (!rc && c->has_key)
+		rc = auth_exchange(c, fd);
+	if (!rc)
+		rc = hello(fd, c, flags, token, rep);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* A socket of our session (reclaimed by token if we have one). */
 static int conn_open(struct maru_client *c, unsigned int ms, uint64_t *epoch)
 {
 	struct proto_hello_rep *rep;
 	uint8_t token[16];
-	int fd, rc, have;
+	int fd, have;
 
 	rep = malloc(sizeof(*rep));
 	if (!rep)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->hello_lock);
-	fd = addr_connect(&c->addr, ms ? ms : 1);
-	if (fd < 0) {
-		rc = fd;
-		goto out_unlock;
-	}
-	rc = conn_set_timeout(fd, c->opts.timeout_ms);
-	if (!rc && c->has_key)
-		rc = auth_exchange(fd, c->key);
-	if (rc)
-		goto out_close;
 	pthread_mutex_lock(&c->lock);
 	have = c->s.established;
 	memcpy(token, c->s.token, sizeof(token));
 	pthread_mutex_unlock(&c->lock);
-	rc = conn_hello(fd, c, have ? HELLO_F_RECLAIM : 0, have ? token : NULL, rep);
-	if (rc)
-		goto out_close;
-	*epoch = client_session_update(c, rep);
+	fd = transport_dial(c, ms, have ? HELLO_F_RECLAIM : 0, have ? token : NULL, rep);
+	if (fd >= 0)
+		*epoch = session_update(c, rep);
 	pthread_mutex_unlock(&c->hello_lock);
 	free(rep);
 	return fd;
-
-out_close:
-	close(fd);
-out_unlock:
-	pthread_mutex_unlock(&c->hello_lock);
-	free(rep);
-	return rc;
 }
 
 /* Close every idle socket (they are likely dead too, or of an old session). */
@@ -240,10 +151,8 @@ static struct conn *pick_locked(struct maru_client *c, int *need_open)
 static int wait_idle_locked(struct maru_client *c, uint64_t deadline)
 {
 	struct timespec ts;
-	uint64_t ns = deadline * 1000000u;
 
-	ts.tv_sec = (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
+	ns_to_timespec(deadline * 1000000u, &ts);
 	return -pthread_cond_timedwait(&c->cond, &c->lock, &ts);
 }
 
@@ -309,7 +218,7 @@ static void note_down(struct maru_client *c, int err)
 	c->down = 1;
 	pthread_mutex_unlock(&c->lock);
 	if (first)
-		log_warn(err, "marud at %s unreachable", c->uri);
+		clog_warn(c, err, "marud at %s unreachable", c->uri);
 }
 
 static void note_up(struct maru_client *c)
@@ -322,7 +231,7 @@ static void note_up(struct maru_client *c)
 	c->down = 0;
 	pthread_mutex_unlock(&c->lock);
 	if (was)
-		log_info("marud at %s reachable again", c->uri);
+		clog_info(c, "marud at %s reachable again", c->uri);
 }
 
 /* Errors that no retry can fix. */
@@ -371,7 +280,7 @@ static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint6
 	if (!rc)
 		rc = FAILPOINT("libmaru.reply");
 	if (!rc)
-		rc = recv_reply(k->fd, max_frame, &h, r);
+		rc = frame_reply(k->fd, max_frame, &h, r);
 	conn_put(c, k, rc != 0);
 	return rc;
 }
@@ -402,8 +311,8 @@ int client_call(struct maru_client *c, struct req *r)
 		if (rc == 0)
 			return call_result(c, r);
 		if (rc == -EPROTO) {
-			log_warnx("protocol error from marud at %s on %s", c->uri,
-				  proto_op_name(r->op));
+			clog_warnx(c, "protocol error from marud at %s on %s", c->uri,
+				   proto_op_name(r->op));
 			return -EIO;
 		}
 		if (fatal_err(rc))
@@ -419,7 +328,6 @@ int client_call(struct maru_client *c, struct req *r)
 	return -ETIMEDOUT;
 }
 
-/* A round trip that makes a restarted marud (new generation) known now. */
 void client_ping(struct maru_client *c)
 {
 	struct req r = { .op = OP_PING };

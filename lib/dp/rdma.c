@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/dp_rdma.c: the rdma data path's device probe. One-sided transfers are
+ * lib/dp/rdma.c: the rdma data path's device probe. One-sided transfers are
  * not implemented yet, so this file only answers "is there an RDMA device
  * here": with none (or in a build without libibverbs) data=rdma fails with
  * -ENODEV and a clear reason, and data=auto never picks rdma. Nothing here

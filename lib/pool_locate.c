@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/dax_client.c: where a client host reaches the pool memory (see
- * dax_client.h). The path marud reported is used when it holds the pool
+ * lib/pool_locate.c: where a client host reaches the pool memory, and the
+ * shm data path's mapping of it (see pool_locate.h). The path marud
+ * reported is used when it holds the pool
  * with the right UUID; otherwise every enabled device-DAX that libdaxctl
  * lists is probed for a pool superblock carrying that UUID, because a CXL
  * device shared by several hosts need not have the same name on each. The
@@ -11,7 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,7 +24,7 @@
 #include <daxctl/libdaxctl.h>
 #endif
 
-#include "dax_client.h"
+#include "pool_locate.h"
 #include "superblock.h"
 
 /* Kernels without the align attribute map devdax at 2 MiB (as pool_dax.c). */
@@ -177,4 +180,89 @@ int pool_locate(const char *path, const uint8_t uuid[16], char *out, size_t len,
 		return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 	}
 	return dax_find_uuid(uuid, out, len) == 0 ? 0 : -ENODEV;
+}
+
+/* ---- the shm data path's mapping ---- */
+
+static int map_check(const struct pool_map *m, const uint8_t uuid[16], const char **why)
+{
+	const struct pool_superblock *sb = (const void *)m->base;
+
+	if (pool_sb_check(sb)) {
+		*why = "no valid pool superblock";
+		return -ENODEV;
+	}
+	if (memcmp(sb->uuid, uuid, sizeof(sb->uuid))) {
+		*why = "pool UUID differs from marud's (another pool at that path)";
+		return -ENODEV;
+	}
+	if (sb->size != m->size) {
+		*why = "pool size differs from marud's";
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int map_fd(int fd, uint64_t size, struct pool_map *m, const char **why)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		*why = "cannot stat pool path";
+		return -ENODEV;
+	}
+	/* device-DAX is a character device whose st_size says nothing */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size) {
+		*why = "pool file shorter than the pool";
+		return -ENODEV;
+	}
+	m->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m->base == MAP_FAILED) {
+		m->base = NULL;
+		*why = "mmap of the pool failed";
+		return -ENODEV;
+	}
+	m->size = size;
+	return 0;
+}
+
+int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
+		  struct pool_map **out, const char **why)
+{
+	char where[PATH_MAX];
+	struct pool_map *m;
+	int fd, rc;
+
+	if (!path[0] || size < POOL_SB_SIZE) {
+		*why = "marud reported no pool path";
+		return -ENODEV;
+	}
+	if (pool_locate(path, uuid, where, sizeof(where), why))
+		return -ENODEV;
+	fd = open(where, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		*why = "pool path cannot be opened read-write here";
+		return -ENODEV;
+	}
+	m = calloc(1, sizeof(*m));
+	rc = m ? map_fd(fd, size, m, why) : -ENOMEM;
+	close(fd);
+	if (!rc)
+		rc = map_check(m, uuid, why);
+	if (rc) {
+		pool_map_close(m);
+		return rc == -ENOMEM ? rc : -ENODEV;
+	}
+	memcpy(m->uuid, uuid, sizeof(m->uuid));
+	*out = m;
+	return 0;
+}
+
+void pool_map_close(struct pool_map *m)
+{
+	if (!m)
+		return;
+	if (m->base)
+		munmap(m->base, m->size);
+	free(m);
 }

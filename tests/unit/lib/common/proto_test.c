@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/lib/proto_test.c: the wire codec. Every request op is built with
+ * tests/unit/lib/common/proto_test.c: the wire codec. Every request op is built with
  * pbuf, framed, and must pass proto_hdr_check and proto_req_check; every
  * shorter (and one longer) length of it must fail. Headers with bad magic,
  * version, op or length, names that DESIGN §2 forbids, replies as libmaru
@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "proto.h"
+#include "sockio.h"
 
 static const uint16_t req_ops[] = {
 	OP_PING, OP_HELLO, OP_AUTH, OP_STATFS, OP_STATS, OP_MKDIR, OP_RMDIR,
@@ -621,20 +622,20 @@ static void test_socket_io(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	s.fd = sv[0];
 	assert_int_equal(pthread_create(&t, NULL, send_thread, &s), 0);
-	assert_int_equal(proto_read_full(sv[1], &h, sizeof(h)), 0);
+	assert_int_equal(sock_read_full(sv[1], &h, sizeof(h)), 0);
 	assert_int_equal(proto_hdr_check(&h, PROTO_MAX_FRAME), 0);
 	assert_int_equal(h.len, BIG);
 	assert_int_equal(h.reqid, 99);
-	assert_int_equal(proto_read_full(sv[1], got, h.len), 0);
+	assert_int_equal(sock_read_full(sv[1], got, h.len), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(s.rc, 0);
 	assert_memory_equal(got, data, BIG);
 
 	/* EOF mid-frame is a reset; a closed peer is EPIPE, not SIGPIPE */
-	assert_int_equal(proto_write_full(sv[0], data, 10), 0);
+	assert_int_equal(sock_write_full(sv[0], data, 10), 0);
 	close(sv[0]);
-	assert_int_equal(proto_read_full(sv[1], got, 11), -ECONNRESET);
-	assert_int_equal(proto_write_full(sv[1], data, 10), -EPIPE);
+	assert_int_equal(sock_read_full(sv[1], got, 11), -ECONNRESET);
+	assert_int_equal(sock_write_full(sv[1], data, 10), -EPIPE);
 	close(sv[1]);
 	free(data);
 	free(got);
@@ -651,16 +652,16 @@ static void test_pipe_io(void **state)
 	proto_hdr_init(&h, OP_PING, 5, 1, 2, -ENOENT);
 	/* not a socket: falls back to writev */
 	assert_int_equal(proto_send(p[1], &h, "ab", 2, "cde", 3), 0);
-	assert_int_equal(proto_read_full(p[0], &got, sizeof(got)), 0);
+	assert_int_equal(sock_read_full(p[0], &got, sizeof(got)), 0);
 	assert_memory_equal(&got, &h, sizeof(h));
 	assert_int_equal(got.status, -ENOENT);
-	assert_int_equal(proto_read_full(p[0], buf, 5), 0);
+	assert_int_equal(sock_read_full(p[0], buf, 5), 0);
 	assert_memory_equal(buf, "abcde", 5);
-	assert_int_equal(proto_write_full(p[1], "xyz", 3), 0);
-	assert_int_equal(proto_read_full(p[0], buf, 3), 0);
+	assert_int_equal(sock_write_full(p[1], "xyz", 3), 0);
+	assert_int_equal(sock_read_full(p[0], buf, 3), 0);
 	assert_memory_equal(buf, "xyz", 3);
-	assert_int_equal(proto_read_full(-1, buf, 1), -EBADF);
-	assert_int_equal(proto_write_full(-1, buf, 1), -EBADF);
+	assert_int_equal(sock_read_full(-1, buf, 1), -EBADF);
+	assert_int_equal(sock_write_full(-1, buf, 1), -EBADF);
 	close(p[0]);
 	close(p[1]);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/dp_tcp.c: the tcp data path: chunk bytes travel in READ and WRITE
+ * lib/dp/tcp.c: the tcp data path: chunk bytes travel in READ and WRITE
  * frames of at most PROTO_MAX_IO on the client's control sockets, and marud
  * copies them to and from its own mapping. marud reserves, zero-fills holes
  * and tracks the size of the pending version; the handle follows its
@@ -15,6 +15,8 @@
 
 #include "datapath.h"
 #include "failpoint.h"
+#include "frame.h"
+#include "transport.h"
 
 /*
  * Data bytes one READ or WRITE frame may carry: PROTO_MAX_IO, or less when
@@ -72,8 +74,7 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 	size_t done = 0;
 	int rc;
 
-	/* reserve the whole call first: -ENOSPC then leaves nothing written */
-	rc = file_grow(f, off + len);
+	rc = 0;
 	while (!rc && done < len) {
 		q.off = off + done;
 		q.len = len - done < max ? (uint32_t)(len - done) : max;

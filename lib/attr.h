@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/attr.h: names and attributes between the public API and the wire
+ * (attr.c).
+ */
+#ifndef MARU_ATTR_H
+#define MARU_ATTR_H
+
+#include <stddef.h>
+
+#include "maru/libmaru.h"
+#include "proto.h"
+
+/* 0 and the length in *len if name is a valid entry name, else -EINVAL. */
+int name_check(const char *name, size_t *len);
+void attr_from_proto(const struct proto_attr *p, struct maru_attr *out);
+
+#endif
