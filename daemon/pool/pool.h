@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/pool.h: the pool memory marud serves, behind one ops table per
+ * daemon/pool/pool.h: the pool memory marud serves, behind one ops table per
  * backend (shm:, file:, dax:). Every backend ends as a MAP_SHARED mapping of
  * a path, so a client that can open the same path maps the same bytes.
- * Only pool_dax.c includes <daxctl/libdaxctl.h>.
+ * Only pool/dax.c includes <daxctl/libdaxctl.h>.
  *
  * URIs:
  *   shm:NAME        /dev/shm/NAME, created (or resized) to the given size
@@ -64,7 +64,7 @@ void pool_close(struct pool *p);
 int pool_persist(struct pool *p, uint64_t off, uint64_t len);
 const char *pool_kind_name(enum pool_kind k);
 
-/* Backend tables (pool_shm.c, pool_file.c, pool_dax.c). */
+/* Backend tables (pool/shm.c, pool/file.c, pool/dax.c). */
 extern const struct pool_backend_ops pool_shm_ops;
 extern const struct pool_backend_ops pool_file_ops;
 extern const struct pool_backend_ops pool_dax_ops;	/* -ENOTSUP without libdaxctl */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/pool_file.c: the file: backend, a pool in a regular file mapped
+ * daemon/pool/file.c: the file: backend, a pool in a regular file mapped
  * MAP_SHARED (a slow tier behind the page cache). Its open and close are
  * also the shm: backend's (a file in /dev/shm is a regular file on tmpfs);
  * only persist differs. The pool is claimed with flock(LOCK_EX) on the

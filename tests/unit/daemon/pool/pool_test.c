@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/pool_test.c: unit tests of daemon/pool*.c. shm: and
+ * tests/unit/daemon/pool/pool_test.c: unit tests of daemon/pool/. shm: and
  * file: pools are real (in /dev/shm under names carrying the pid, and in a
  * temp dir; all removed at the end). dax: runs against a fake libdaxctl:
  * this executable is linked with -Wl,--wrap=daxctl_* (tests/unit/meson.build)
- * so pool_dax.c's lookups land in the __wrap_ functions below, and the
+ * so pool/dax.c's lookups land in the __wrap_ functions below, and the
  * pool_dax_open_node test seam opens a regular temp file in place of the
  * char device. The one hardware case passes the wraps through to the real
  * libdaxctl; it is skipped without /dev/dax*, and since it rewrites the

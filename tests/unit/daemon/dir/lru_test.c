@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/evict_test.c: the directory at scale. One million small
+ * tests/unit/daemon/dir/lru_test.c: the LRU and eviction (daemon/dir/lru.c).
+ * Small cases over the shared fixture: eviction order, what is never
+ * evicted (leased, ".tmp", a copy source), eviction off, and the LRU touch
+ * of dir_touch / dir_read_extents. Then the directory at scale: one million small
  * published names fill a pool exactly; the test checks the daemon memory
  * per name (mallinfo2, budget 256 B including the version and its extent),
  * that every name is still found after the tables grew, that readdir
@@ -21,8 +24,7 @@
 #include <malloc.h>
 #include <cmocka.h>
 
-#include "alloc.h"
-#include "dir.h"
+#include "fixture.h"
 
 #define BLK		4096ull
 #define NDIRS		256u
@@ -257,6 +259,171 @@ static void test_evict_skips_leased_and_tmp(void **state)
 	assert_int_equal(dir_check(b->d), 0);
 }
 
+
+/* ---- eviction ---- */
+
+static void test_evict_lru_order(void **state)
+{
+	struct fx f;
+	struct dir_attr at;
+	struct dir_stats st;
+	struct dir_event ev[16];
+	char name[16];
+	uint64_t v, seq;
+	int i, n;
+
+	fx_open(&f, 16, DIR_EVICT_LRU, 0);
+	for (i = 0; i < 16; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		put_sized(&f, f.s1, ROOT, name, BLK);
+	}
+	assert_int_equal(stats(&f).free, 0);
+	assert_int_equal(stats(&f).evictable, 16 * BLK);
+	/* f0 read recently, f1 leased and released (back at the MRU end). */
+	assert_int_equal(lookup(&f, NULL, ROOT, "f0", &at), 0);
+	dir_touch(f.d, at.ino);
+	assert_int_equal(dir_open(f.d, f.s2, ROOT, "f1", 2, 0, &at), 0);
+	assert_int_equal(dir_release(f.d, f.s2, at.ino), 0);
+	seq = dir_event_seq(f.d);
+	v = do_create(&f, f.s2, ROOT, "big", 0, 3 * BLK);
+	st = stats(&f);
+	assert_int_equal(st.evictions, 3);
+	assert_int_equal(st.evicted_bytes, 3 * BLK);
+	assert_int_equal(st.pending, 3 * BLK);
+	n = dir_events_wait(f.d, seq, ev, 16, 0);
+	assert_int_equal(n, 3);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "/f%d", i + 2);
+		assert_int_equal(ev[i].type, DEV_EVICT);
+		assert_string_equal(ev[i].path, name);
+	}
+	assert_int_equal(lookup(&f, NULL, ROOT, "f0", &at), 0);
+	assert_int_equal(lookup(&f, NULL, ROOT, "f1", &at), 0);
+	assert_int_equal(lookup(&f, NULL, ROOT, "f2", &at), -ENOENT);
+	assert_int_equal(lookup(&f, NULL, ROOT, "f5", &at), 0);
+	/* Growing the pending version evicts the next in line. */
+	assert_int_equal(dir_truncate(f.d, f.s2, v, 4 * BLK, &at), 0);
+	assert_int_equal(lookup(&f, NULL, ROOT, "f5", &at), -ENOENT);
+	assert_int_equal(stats(&f).evictions, 4);
+	fx_close(&f);
+}
+
+
+static void test_evict_spares_tmp_and_leased(void **state)
+{
+	struct fx f;
+	struct dir_attr at;
+	struct dir_stats st;
+	uint64_t v;
+
+	fx_open(&f, 8, DIR_EVICT_LRU, 0);
+	put_sized(&f, f.s1, ROOT, "a.tmp", BLK);
+	put_sized(&f, f.s1, ROOT, "b.tmp.x", BLK);
+	put_sized(&f, f.s1, ROOT, "leased", BLK);
+	put_sized(&f, f.s1, ROOT, "victim", BLK);
+	assert_int_equal(dir_open(f.d, f.s2, ROOT, "leased", 6, 0, &at), 0);
+	do_create(&f, f.s1, ROOT, "pend", 0, 3 * BLK);
+	st = stats(&f);
+	assert_int_equal(st.free, BLK);
+	assert_int_equal(st.evictable, BLK);
+	/* 3 blocks needed, 2 obtainable: refused, and nothing was evicted. */
+	assert_int_equal(dir_create(f.d, f.s2, ROOT, "n", 1, 0, 0, 0644, 0, 0, 3 * BLK,
+				    &at), -ENOSPC);
+	st = stats(&f);
+	assert_int_equal(st.evictions, 0);
+	assert_int_equal(st.enospc, 1);
+	assert_int_equal(lookup(&f, f.s2, ROOT, "n", &at), -ENOENT);
+	/* 2 blocks: only "victim" goes. */
+	v = do_create(&f, f.s2, ROOT, "n", 0, 2 * BLK);
+	st = stats(&f);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(lookup(&f, NULL, ROOT, "victim", &at), -ENOENT);
+	assert_int_equal(lookup(&f, NULL, ROOT, "a.tmp", &at), 0);
+	assert_int_equal(lookup(&f, NULL, ROOT, "b.tmp.x", &at), 0);
+	assert_int_equal(lookup(&f, NULL, ROOT, "leased", &at), 0);
+	assert_int_equal(dir_reserve(f.d, f.s2, v, 3 * BLK, &at), -ENOSPC);
+	assert_int_equal(dir_getattr(f.d, f.s2, v, &at), 0);
+	assert_int_equal(at.reserved, 2 * BLK);
+	assert_int_equal(stats(&f).enospc, 2);
+	fx_close(&f);
+}
+
+
+static void test_evict_copy_source_pinned(void **state)
+{
+	struct fx f;
+	struct dir_attr at;
+	uint64_t v;
+
+	fx_open(&f, 4, DIR_EVICT_LRU, 0);
+	put_file(&f, f.s1, ROOT, "src", "keep me");
+	put_sized(&f, f.s1, ROOT, "other", 3 * BLK);
+	/* src is LRU-first, yet the copy of it must evict "other" instead. */
+	assert_int_equal(dir_create(f.d, f.s2, ROOT, "src", 3, 0, DIR_CREATE_COPY, 0, 0, 0,
+				    0, &at), 0);
+	v = at.ino;
+	assert_int_equal(stats(&f).evictions, 1);
+	assert_int_equal(lookup(&f, NULL, ROOT, "other", &at), -ENOENT);
+	assert_int_equal(dir_publish(f.d, f.s2, v, 7, 0, &at), 0);
+	assert_int_equal(dir_release(f.d, f.s2, v), 0);
+	expect_content(&f, f.s1, ROOT, "src", "keep me");
+	fx_close(&f);
+}
+
+
+static void test_evict_none(void **state)
+{
+	struct fx f;
+	struct dir_attr at;
+	struct dir_stats st;
+
+	fx_open(&f, 4, DIR_EVICT_NONE, 0);
+	put_sized(&f, f.s1, ROOT, "a", 2 * BLK);
+	put_sized(&f, f.s1, ROOT, "b", 2 * BLK);
+	st = stats(&f);
+	assert_int_equal(st.evictable, 0);
+	assert_int_equal(st.free, 0);
+	assert_int_equal(dir_create(f.d, f.s2, ROOT, "c", 1, 0, 0, 0644, 0, 0, 1, &at),
+			 -ENOSPC);
+	assert_int_equal(dir_create(f.d, f.s2, ROOT, "c", 1, 0, 0, 0644, 0, 0, 0, &at), 0);
+	assert_int_equal(dir_truncate(f.d, f.s2, at.ino, 1, &at), -ENOSPC);
+	assert_int_equal(at.size, 0);
+	st = stats(&f);
+	assert_int_equal(st.evictions, 0);
+	assert_int_equal(st.enospc, 2);
+	assert_int_equal(lookup(&f, NULL, ROOT, "a", &at), 0);
+	fx_close(&f);
+}
+
+/* A read through dir_read_extents moves an unleased version to the LRU tail. */
+static void test_read_extents_touches(void **state)
+{
+	struct extent_list l;
+	struct dir_attr at;
+	struct fx f;
+	uint64_t a, b;
+
+	fx_open(&f, 4, DIR_EVICT_LRU, 0);
+	a = put_file(&f, f.s1, ROOT, "a", "aaaa");
+	b = put_file(&f, f.s1, ROOT, "b", "bbbb");
+	/* Without a lease a read is refused, and nothing moves. */
+	assert_int_equal(dir_read_extents(f.d, f.s2, a, &l, &at), -EPERM);
+	assert_int_equal(dir_open(f.d, f.s2, ROOT, "a", 1, 0, &at), 0);
+	assert_int_equal(dir_read_extents(f.d, f.s2, a, &l, &at), 0);
+	assert_int_equal(at.ino, a);
+	assert_int_equal(at.size, 4);
+	assert_int_equal(l.n, 1);
+	extent_list_free(&l);
+	assert_int_equal(dir_release(f.d, f.s2, a), 0);
+	/* a went back to the tail on release; b is now the oldest. */
+	dir_touch(f.d, b);
+	dir_touch(f.d, a);
+	put_sized(&f, f.s1, ROOT, "big", 3 * BLK);
+	assert_int_equal(lookup(&f, NULL, ROOT, "b", NULL), -ENOENT);
+	assert_int_equal(lookup(&f, NULL, ROOT, "a", NULL), 0);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,5 +433,15 @@ int main(void)
 		cmocka_unit_test(test_evict_skips_leased_and_tmp),
 	};
 
-	return cmocka_run_group_tests_name("evict", tests, setup, teardown);
+	const struct CMUnitTest small[] = {
+		cmocka_unit_test(test_evict_lru_order),
+		cmocka_unit_test(test_evict_spares_tmp_and_leased),
+		cmocka_unit_test(test_evict_copy_source_pinned),
+		cmocka_unit_test(test_evict_none),
+		cmocka_unit_test(test_read_extents_touches),
+	};
+	int rc;
+
+	rc = cmocka_run_group_tests_name("lru", small, NULL, NULL);
+	return rc | cmocka_run_group_tests_name("evict", tests, setup, teardown);
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/pool.c: the backend-neutral half of marud's pool memory. It parses
+ * daemon/pool/pool.c: the backend-neutral half of marud's pool memory. It parses
  * the pool URI and picks the backend ops by scheme, turns the URI into the
  * path the backend opens (and clients map), lays out the pool (data_off) and
  * owns the superblock at offset 0: a valid superblock of the same geometry
  * keeps its UUID across marud restarts, anything else (none, corrupt, other
- * size or alignment) gets a fresh one. Backends (pool_shm.c, pool_file.c,
- * pool_dax.c) only open, map, persist and close.
+ * size or alignment) gets a fresh one. Backends (pool/shm.c, pool/file.c,
+ * pool/dax.c) only open, map, persist and close.
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/pool_shm.c: the shm: backend, marud's default and what the tests
+ * daemon/pool/shm.c: the shm: backend, marud's default and what the tests
  * use. pool.c has already turned shm:NAME into /dev/shm/NAME (checking the
  * name); opening, sizing (default min(RAM/4, free /dev/shm / 2), rounded
  * down to 2 MiB, at least 64 MiB), claiming with flock and mapping a tmpfs

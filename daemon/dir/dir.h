@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/dir.h: the pool directory, the single source of truth of marud:
- * namespace directories, names bound to immutable published versions,
- * pending versions owned by a session, leases, the LRU of evictable versions,
- * the event log and exact byte accounting. It owns the allocator (alloc.h)
- * and never touches pool memory itself, except through the copy callback
- * given at creation (used by CREATE_COPY and zero-fill).
+ * daemon/dir/dir.h: the pool directory, the single source of truth of
+ * marud: namespace directories, names bound to immutable published
+ * versions, pending versions owned by a session, leases, the LRU of
+ * evictable versions, the event log and exact byte accounting. It owns the
+ * allocator (alloc.h) and never touches pool memory itself, except through
+ * the copy callback given at creation (used by CREATE_COPY and zero-fill).
+ * The implementation is the files of daemon/dir/, one concern each (dir_priv.h).
  *
  * Thread-safety: one mutex inside struct dir guards everything; every dir_*
- * function takes it and returns without it. Nothing here blocks on I/O, so
- * callers may do bulk copies in pool memory outside it: the extents of a
- * version a session holds (lease or pending) never move or change while held
- * (a pending version's list only grows at its tail or is trimmed by its owner).
+ * function takes it once and returns without it. Nothing here blocks on
+ * I/O, so callers may do bulk copies in pool memory outside it: the extents
+ * of a version a session holds (lease or pending) never move or change while
+ * held (a pending version's list only grows at its tail or is trimmed by its
+ * owner). The *_ext calls hand those extents back with the call's result,
+ * so a request takes the lock once; the *_begin / dir_fill_done pairs run
+ * CREATE_COPY and zero-fills outside the lock.
  *
  * Invariants (checked by dir_check()):
  *   free + used + pending + orphaned == capacity
@@ -60,7 +64,11 @@ enum dir_event_type {
 struct dir;
 struct dir_session;
 
-/* Called with the dir lock held: copy or zero pool bytes (src == NULL: zero). */
+/*
+ * Copy or zero pool bytes (src == NULL: zero). The plain calls (dir_create
+ * with COPY, dir_truncate, dir_wrote and their *_ext forms) call it with
+ * the dir lock held; dir_fill_run() calls it with no lock held.
+ */
 typedef void (*dir_copy_fn)(void *arg, const struct extent_list *dst, uint64_t dst_off,
 			    const struct extent_list *src, uint64_t src_off, uint64_t len);
 
@@ -218,6 +226,88 @@ int dir_extents(struct dir *d, struct dir_session *s, uint64_t ino, int want_wri
 		struct extent_list *out, struct dir_attr *attr);
 /* Mark a version recently used (LRU) after a read through a lease. */
 void dir_touch(struct dir *d, uint64_t ino);
+
+/* ---- one lock hold per request ----
+ *
+ * Each *_ext call is its plain call plus, when ext != NULL and the call
+ * succeeds, a heap copy of the version's extents into *ext (caller frees
+ * with extent_list_free), taken under the same lock hold. With ext == NULL
+ * they are exactly the plain call. On failure *ext is untouched.
+ */
+/* dir_open + the extents of the version leased. */
+int dir_open_ext(struct dir *d, struct dir_session *s, uint64_t parent,
+		 const char *name, size_t nlen, uint64_t ino, struct dir_attr *out,
+		 struct extent_list *ext);
+/* dir_create (COPY copies under the lock) + the new version's extents. */
+int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
+		   const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+		   uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+		   struct dir_attr *out, struct extent_list *ext);
+/*
+ * dir_reserve + the extents: a writer's "extents covering at least `bytes`,
+ * reserving if short" in one call (a no-op reserve when already covered).
+ */
+int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
+		    struct dir_attr *out, struct extent_list *ext);
+/* dir_truncate (zero-fill under the lock) + the extents. */
+int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		     struct dir_attr *out, struct extent_list *ext);
+/* dir_extents(want_write = 0) + dir_touch, in one lock hold. */
+int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
+		     struct extent_list *out, struct dir_attr *attr);
+
+/* ---- bulk copies outside the lock ----
+ *
+ * A *_begin call does its plain call's directory work under the lock but
+ * leaves the copy or zero-fill to the caller, described by a struct
+ * dir_fill: copy src [0, len) -- or zeros when src_ino == 0 -- into dst
+ * [dst_off, dst_off + len). Until dir_fill_done():
+ *  - the source version is pinned by a lease of s (not counted as a grant):
+ *    neither eviction nor unlink nor replace frees its bytes (unlinked or
+ *    replaced, it stays orphaned until the pin goes);
+ *  - the destination (s's pending version f->ino) is "filling": its size is
+ *    the old one, and dir_reserve/truncate/wrote/publish/abandon on it and
+ *    dir_session_end(s) wait for dir_fill_done() (so never call those from
+ *    the thread that owns the fill before it is done).
+ * The caller then runs dir_fill_run() (or its own copy over f->dst/f->src)
+ * with no lock held, and must call dir_fill_done() after every successful
+ * *_begin, even when f->len == 0 (nothing to copy, nothing pinned).
+ */
+struct dir_fill {
+	uint64_t ino;			/* destination: s's pending version */
+	uint64_t src_ino;		/* pinned source version; 0: zero-fill */
+	struct extent_list dst, src;	/* heap copies, freed by dir_fill_done */
+	uint64_t dst_off, len;		/* bytes to fill; len == 0: none */
+	uint64_t size;			/* the version's size once filled */
+	uint32_t kind;			/* internal: create, truncate or wrote */
+};
+/*
+ * dir_create; with DIR_CREATE_COPY and a published source the copy of its
+ * size bytes is left to the caller (size 0 until done). *out: the new
+ * version as created (size 0 while a copy is due).
+ */
+int dir_create_begin(struct dir *d, struct dir_session *s, uint64_t parent,
+		     const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+		     uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+		     struct dir_attr *out, struct dir_fill *f);
+/* dir_truncate; growing leaves the zero-fill of [old size, size) to the caller. */
+int dir_truncate_begin(struct dir *d, struct dir_session *s, uint64_t ino,
+		       uint64_t size, struct dir_attr *out, struct dir_fill *f);
+/* dir_wrote; a hole [size, start) is left to the caller to zero. */
+int dir_wrote_begin(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t start,
+		    uint64_t end, struct dir_attr *out, struct dir_fill *f);
+/* Run f through the dir's copy callback; takes no lock. */
+void dir_fill_run(struct dir *d, const struct dir_fill *f);
+/*
+ * End a fill: unpin the source, end "filling". err == 0: the version takes
+ * its new size (f->size), *out its attributes, and (ext != NULL) *ext takes
+ * over f->dst, the version's extents. err != 0 (the copy failed or the
+ * caller gave up): a created version is abandoned, a truncated or written
+ * one keeps its old size (*out says so); returns err. f's lists are freed
+ * either way. -ENOENT/-EPERM if f->ino is no longer s's pending version.
+ */
+int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int err,
+		  struct dir_attr *out, struct extent_list *ext);
 
 /* ---- accounting, events ---- */
 

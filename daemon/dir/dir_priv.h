@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/dir/dir_priv.h: the inside of struct dir, shared by the files of
+ * daemon/dir/ and by nothing else. It defines the records and declares each
+ * file's internal calls, grouped by the file that owns them, lowest layer
+ * first. Calls run one way, down this list:
+ *
+ *   dir.c (new/destroy/sessions: owns the lock)
+ *   fill.c (out-of-lock copy and zero-fill)
+ *   ns.c, version.c (the public namespace and version calls)
+ *   check.c (stats and the accounting recount)
+ *   lease.c (leases, open/release)
+ *   lru.c (the LRU and eviction)      event.c (the event ring and waiters)
+ *   node.c (records: nodes, pending and orphaned versions, extents, attrs)
+ *   index.c (the names and ids tables over htab.c)
+ *   htab.c (a generic hash table)
+ *
+ * A file calls only files below it (fill.c -> version.c, version.c ->
+ * lease.c -> lru.c -> node.c -> index.c -> htab.c; event.c -> index.c).
+ * Every *_locked or internal function here runs with d->lock held; see
+ * dir.c for the lock rules.
+ *
+ * Layout, chosen to keep a published name near 200 bytes of heap:
+ *  - a struct node is one bound name: a directory (struct dnode inline) or a
+ *    file with its published version (struct ver inline, first extent
+ *    inline). Its name follows it (not NUL-terminated);
+ *  - pending versions live in a struct pend (owner session, target name);
+ *    orphaned versions (unbound, still leased) are a bare malloc'd struct ver;
+ *    so a version moves (ver_move) when it is published or orphaned, and
+ *    nothing outside daemon/dir/ holds a pointer to one: leases name
+ *    versions by id;
+ *  - two hash tables: `names` maps (parent id, name) to nodes and to
+ *    attached pending versions (tag bit 1), `ids` maps ids to directories
+ *    (tag bit 1) and versions;
+ *  - each directory keeps its children in an rbtree by cookie so readdir
+ *    resumes in O(log n); cookies come from one counter, never reused.
+ */
+#ifndef MARUD_DIR_PRIV_H
+#define MARUD_DIR_PRIV_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dir.h"
+#include "htab.h"
+#include "proto.h"
+#include "rbtree.h"
+
+#define container_of(p, type, member) \
+	((type *)((char *)(p) - offsetof(type, member)))
+
+#define TAG 1u
+#define EVENT_RING_DEFAULT 65536u
+#define HTAB_MIN 64u
+
+struct lru_link {
+	struct lru_link *prev, *next;	/* prev == NULL: not on the LRU */
+};
+
+/* One file version; where it lives depends on state (see the top). */
+struct ver {
+	uint64_t id;
+	struct lru_link lru;
+	uint64_t size, xxh3;
+	uint64_t atime, mtime, ctime;
+	uint32_t mode, uid, gid;
+	uint32_t leases;
+	uint32_t next;		/* extents; 0 or 1: ext.one, else ext.xl */
+	uint8_t state;		/* enum dir_state */
+	union {
+		struct extent one;
+		struct extent_list xl;
+	} ext;
+};
+
+struct dnode {
+	uint64_t id;
+	struct rb_root kids;	/* struct node by cookie */
+	uint64_t nent;
+	uint64_t atime, mtime, ctime;
+	uint32_t mode, uid, gid, nsub;
+};
+
+enum { NODE_DIR = 1, NODE_FILE = 2 };
+
+struct node {
+	struct rb_node rb;	/* in the parent's kids */
+	uint64_t parent;
+	uint64_t cookie;
+	uint32_t hash;		/* of (parent, name) */
+	uint8_t kind, nlen;
+	union {
+		struct ver v;
+		struct dnode d;
+	} u;
+	char name[];
+};
+
+struct pend {
+	struct ver v;
+	struct dir_session *owner;
+	struct pend *sprev, *snext;
+	uint64_t parent;	/* target directory */
+	uint64_t cookie;	/* readdir position while the name is unbound */
+	uint32_t hash;
+	uint8_t attached;	/* 0 once the owner unlinked the target name */
+	uint8_t filling;	/* an out-of-lock fill (fill.c) is writing it */
+	uint8_t nlen;
+	char name[PROTO_NAME_MAX];
+};
+
+struct lease {
+	struct rb_node rb;
+	uint64_t id;
+	uint32_t count;
+};
+
+struct dir_session {
+	uint64_t id;
+	struct dir_session *prev, *next;
+	struct pend *pends;
+	struct rb_root leases;	/* struct lease by id */
+	uint64_t nleases, pending_bytes;
+};
+
+/* An event as kept: paths as one heap string "path\0path2\0". */
+struct evrec {
+	uint64_t seq, time_ns;
+	uint32_t type;
+	uint64_t ino, parent, parent2;
+	char *paths;
+};
+
+struct evring {
+	struct evrec *rec;
+	uint32_t cap, max, head, count;
+	uint64_t seq;		/* last assigned */
+	uint64_t kick;
+};
+
+struct dir {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* event waiters (CLOCK_MONOTONIC) */
+	pthread_cond_t fill_cond;	/* a pending version stopped filling */
+	struct dir_opts o;
+	uint64_t block;
+	struct htab names, ids;
+	struct node *root;
+	struct lru_link lru;		/* head: least recently used */
+	struct dir_session *sessions;
+	uint64_t next_id, next_cookie, next_sid;
+	uint64_t used, pending, orphaned, evictable;
+	uint64_t nnames, ndirs, nvers, nleases, nsessions;
+	struct dir_stats st;		/* only the event counters are kept here */
+	struct evring ev;
+};
+
+struct nkey {
+	uint64_t parent;
+	const char *name;
+	size_t nlen;
+	uint32_t hash;
+};
+
+struct evname {
+	uint64_t parent;
+	const char *name;
+	size_t nlen;
+};
+
+/* ---- small pure helpers ---- */
+
+static inline uint64_t round_up(uint64_t v, uint64_t b)
+{
+	return (v + b - 1) / b * b;
+}
+
+static inline int name_is_tmp(const char *name, size_t nlen)
+{
+	return memmem(name, nlen, ".tmp", 4) != NULL;
+}
+
+static inline struct node *ver_node(struct ver *v)
+{
+	return container_of(v, struct node, u.v);
+}
+
+static inline struct pend *ver_pend(struct ver *v)
+{
+	return container_of(v, struct pend, v);
+}
+
+/* Read-only extent_list view of a version's extents. */
+static inline const struct extent_list *ver_view(const struct ver *v,
+						 struct extent_list *tmp)
+{
+	if (v->next >= 2)
+		return &v->ext.xl;
+	tmp->v = (struct extent *)&v->ext.one;
+	tmp->n = tmp->cap = v->next;
+	return tmp;
+}
+
+static inline uint64_t ver_reserved(const struct ver *v)
+{
+	struct extent_list tmp;
+
+	if (v->next == 0)
+		return 0;
+	if (v->next == 1)
+		return v->ext.one.len;
+	return extent_list_bytes(ver_view(v, &tmp));
+}
+
+/* ---- index.c: the names and ids tables ---- */
+
+int index_init(struct dir *d);
+void index_fini(struct dir *d);
+void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen);
+void id_place_dir(struct dir *d, struct node *n);
+void id_place_ver(struct dir *d, struct ver *v);
+uintptr_t id_find(const struct dir *d, uint64_t id);
+struct ver *id_ver(const struct dir *d, uint64_t id);
+struct node *id_dir(const struct dir *d, uint64_t id);
+int get_dir(const struct dir *d, uint64_t id, struct node **out);
+struct node *name_find(const struct dir *d, const struct nkey *k);
+struct pend *pend_find(const struct dir *d, const struct dir_session *s,
+		       const struct nkey *k);
+int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k);
+int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
+	     struct nkey *k, struct node **pdir);
+int index_reserve(struct dir *d);
+
+/* ---- node.c: records, extents, attributes ---- */
+
+int ver_take_list(struct ver *v, struct extent_list *l);
+void ver_put_list(struct ver *v, struct extent_list *l);
+void ver_free_bytes(struct dir *d, struct ver *v);
+uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep);
+int ver_extents_copy(const struct ver *v, struct extent_list *out);
+void ver_move(struct dir *d, struct ver *from, struct ver *to);
+void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o);
+void dir_attr_of(const struct node *n, struct dir_attr *o);
+void node_attr(struct node *n, struct dir_attr *o);
+void item_attr(uintptr_t it, struct dir_attr *out);
+uint64_t ver_parent(struct ver *v);
+void dir_touch_m(struct node *dn, uint64_t t);
+int cookie_keycmp(const void *key, const struct rb_node *n);
+struct node *node_alloc(size_t nlen);
+struct node *root_new(void);
+void node_set_name(struct node *n, const struct nkey *k);
+void node_link(struct node *parent, struct node *n);
+void node_attach(struct dir *d, struct node *parent, struct node *n);
+void node_detach(struct dir *d, struct node *n);
+int ver_unbind(struct dir *d, struct node *n, struct ver *orphan);
+void file_remove(struct dir *d, struct node *n, struct ver *orphan);
+void dir_remove(struct dir *d, struct node *n);
+void pend_attach(struct dir *d, struct pend *p, const struct nkey *k);
+void pend_detach(struct dir *d, struct pend *p);
+void pend_unlink_session(struct pend *p);
+void pend_abandon(struct dir *d, struct pend *p);
+void free_item(struct dir *d, uintptr_t it);
+
+/* ---- event.c: the event ring ---- */
+
+void ev_push(struct dir *d, uint32_t type, uint64_t ino,
+	     const struct evname *a, const struct evname *b);
+void ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n);
+void ev_fini(struct dir *d);
+
+/* ---- lru.c: the LRU of evictable versions, eviction ---- */
+
+void lru_del(struct dir *d, struct ver *v);
+void lru_settle(struct dir *d, struct node *n);
+void lru_touch(struct dir *d, struct ver *v);
+int get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
+
+/* ---- lease.c: leases ---- */
+
+struct lease *lease_find(struct dir_session *s, uint64_t id);
+void lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
+void lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
+void lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count);
+void lease_free_all(struct dir_session *s);
+
+/* ---- version.c: pending versions ---- */
+
+struct create_args {
+	uint64_t parent, from_ino, size_hint;
+	const char *name;
+	size_t nlen;
+	uint32_t flags, mode, uid, gid;
+};
+
+int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
+int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
+int pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
+/* src: the published version to copy, or NULL; copy: run it here. */
+int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
+		  int copy_now, struct pend **pp, struct node **srcp);
+
+#endif

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/dir/index.c: the two lookup tables of a directory, over htab.c.
+ * `names` maps (parent id, name) to bound nodes and to attached pending
+ * versions (tag bit 1); `ids` maps ids to directories (tag bit 1) and
+ * versions. It owns the keys and hashes of both and every lookup by name or
+ * id; it changes no record. Called with d->lock held.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dir_priv.h"
+#include "hash.h"
+
+static uint32_t name_hash(uint64_t parent, const char *name, size_t nlen)
+{
+	uint64_t h = hash_xxh3(name, nlen) ^ htab_mix64(parent);
+
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen)
+{
+	k->parent = parent;
+	k->name = name;
+	k->nlen = nlen;
+	k->hash = name_hash(parent, name, nlen);
+}
+
+static uint32_t names_hash(uintptr_t it)
+{
+	if (it & TAG)
+		return ((const struct pend *)(it & ~(uintptr_t)TAG))->hash;
+	return ((const struct node *)it)->hash;
+}
+
+static uint64_t item_id(uintptr_t it)
+{
+	if (it & TAG)
+		return ((const struct node *)(it & ~(uintptr_t)TAG))->u.d.id;
+	return ((const struct ver *)it)->id;
+}
+
+static uint32_t id_hash(uint64_t id)
+{
+	return (uint32_t)htab_mix64(id);
+}
+
+static uint32_t ids_hash(uintptr_t it)
+{
+	return id_hash(item_id(it));
+}
+
+int index_init(struct dir *d)
+{
+	if (htab_init(&d->names, HTAB_MIN, names_hash))
+		return -ENOMEM;
+	if (htab_init(&d->ids, HTAB_MIN, ids_hash)) {
+		htab_fini(&d->names);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void index_fini(struct dir *d)
+{
+	htab_fini(&d->ids);
+	htab_fini(&d->names);
+}
+
+/* Room for one more name and one more id, before anything changes. */
+int index_reserve(struct dir *d)
+{
+	if (htab_reserve(&d->names) || htab_reserve(&d->ids))
+		return -ENOMEM;
+	return 0;
+}
+
+void id_place_dir(struct dir *d, struct node *n)
+{
+	htab_place(&d->ids, (uintptr_t)n | TAG, id_hash(n->u.d.id));
+}
+
+void id_place_ver(struct dir *d, struct ver *v)
+{
+	htab_place(&d->ids, (uintptr_t)v, id_hash(v->id));
+}
+
+uintptr_t id_find(const struct dir *d, uint64_t id)
+{
+	const struct htab *t = &d->ids;
+	uint32_t h = id_hash(id);
+	uint16_t f = htab_fp(h);
+	uint64_t i;
+
+	for (i = htab_home(t, h); t->fp[i]; i = htab_next(t, i))
+		if (t->fp[i] == f && item_id(t->slot[i]) == id)
+			return t->slot[i];
+	return 0;
+}
+
+struct ver *id_ver(const struct dir *d, uint64_t id)
+{
+	uintptr_t it = id_find(d, id);
+
+	return it && !(it & TAG) ? (struct ver *)it : NULL;
+}
+
+struct node *id_dir(const struct dir *d, uint64_t id)
+{
+	uintptr_t it = id_find(d, id);
+
+	return it & TAG ? (struct node *)(it & ~(uintptr_t)TAG) : NULL;
+}
+
+/* Directory by id: -ENOENT if unknown, -ENOTDIR if a file. */
+int get_dir(const struct dir *d, uint64_t id, struct node **out)
+{
+	uintptr_t it = id_find(d, id);
+
+	if (!it)
+		return -ENOENT;
+	if (!(it & TAG))
+		return -ENOTDIR;
+	*out = (struct node *)(it & ~(uintptr_t)TAG);
+	return 0;
+}
+
+static int node_is(const struct node *n, const struct nkey *k)
+{
+	return n->hash == k->hash && n->parent == k->parent && n->nlen == k->nlen &&
+	       !memcmp(n->name, k->name, k->nlen);
+}
+
+static int pend_is(const struct pend *p, const struct nkey *k)
+{
+	return p->hash == k->hash && p->parent == k->parent && p->nlen == k->nlen &&
+	       !memcmp(p->name, k->name, k->nlen);
+}
+
+/* The bound node (file or directory) of a name. */
+struct node *name_find(const struct dir *d, const struct nkey *k)
+{
+	const struct htab *t = &d->names;
+	uint16_t f = htab_fp(k->hash);
+	uint64_t i;
+
+	for (i = htab_home(t, k->hash); t->fp[i]; i = htab_next(t, i)) {
+		uintptr_t it = t->slot[i];
+
+		if (t->fp[i] == f && !(it & TAG) && node_is((const struct node *)it, k))
+			return (struct node *)it;
+	}
+	return NULL;
+}
+
+/* Is slot i one of s's attached pending versions of k? */
+static struct pend *slot_pend(const struct htab *t, uint64_t i, uint16_t f,
+			      const struct dir_session *s, const struct nkey *k)
+{
+	uintptr_t it = t->slot[i];
+	struct pend *p = (struct pend *)(it & ~(uintptr_t)TAG);
+
+	if (t->fp[i] == f && (it & TAG) && p->owner == s && pend_is(p, k))
+		return p;
+	return NULL;
+}
+
+/* s's newest attached pending version of a name. */
+struct pend *pend_find(const struct dir *d, const struct dir_session *s,
+		       const struct nkey *k)
+{
+	const struct htab *t = &d->names;
+	struct pend *best = NULL, *p;
+	uint16_t f = htab_fp(k->hash);
+	uint64_t i;
+
+	if (!s || !s->pends)
+		return NULL;
+	for (i = htab_home(t, k->hash); t->fp[i]; i = htab_next(t, i)) {
+		p = slot_pend(t, i, f, s, k);
+		if (p && (!best || p->v.id > best->v.id))
+			best = p;
+	}
+	return best;
+}
+
+/* How many of s's attached pending versions a name has. */
+int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k)
+{
+	const struct htab *t = &d->names;
+	uint16_t f = htab_fp(k->hash);
+	uint64_t i;
+	int n = 0;
+
+	if (!s || !s->pends)
+		return 0;
+	for (i = htab_home(t, k->hash); t->fp[i]; i = htab_next(t, i))
+		n += slot_pend(t, i, f, s, k) != NULL;
+	return n;
+}
+
+/* Validate name and resolve parent to a directory. */
+int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
+	     struct nkey *k, struct node **pdir)
+{
+	int rc;
+
+	if (!name || proto_name_valid(name, nlen))
+		return -EINVAL;
+	rc = get_dir(d, parent, pdir);
+	if (rc)
+		return rc;
+	nkey_set(k, parent, name, nlen);
+	return 0;
+}

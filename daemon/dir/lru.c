@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/dir/lru.c: the LRU of evictable versions and eviction. A published
+ * version is on the LRU iff it has no lease and its name is not ".tmp"
+ * (lru_settle keeps that true), and d->evictable counts its bytes. When the
+ * allocator is short, get_bytes() evicts from the head (least recently
+ * used), one O(1) unbind each, telling subscribers with DEV_EVICT.
+ * Called with d->lock held, except dir_touch() which takes it.
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "dir_priv.h"
+
+void lru_del(struct dir *d, struct ver *v)
+{
+	if (!v->lru.prev)
+		return;
+	v->lru.prev->next = v->lru.next;
+	v->lru.next->prev = v->lru.prev;
+	v->lru.prev = v->lru.next = NULL;
+	d->evictable -= ver_reserved(v);
+}
+
+static void lru_add_tail(struct dir *d, struct ver *v)
+{
+	v->lru.prev = d->lru.prev;
+	v->lru.next = &d->lru;
+	d->lru.prev->next = &v->lru;
+	d->lru.prev = &v->lru;
+	d->evictable += ver_reserved(v);
+}
+
+/* Put a published version where it belongs: on the LRU iff unleased and not ".tmp". */
+void lru_settle(struct dir *d, struct node *n)
+{
+	struct ver *v = &n->u.v;
+	int want = !v->leases && !name_is_tmp(n->name, n->nlen);
+
+	if (want && !v->lru.prev)
+		lru_add_tail(d, v);
+	else if (!want && v->lru.prev)
+		lru_del(d, v);
+}
+
+static void evict_one(struct dir *d)
+{
+	struct ver *v = container_of(d->lru.next, struct ver, lru);
+	struct node *n = ver_node(v);
+	uint64_t r = ver_reserved(v);
+
+	ev_node(d, DEV_EVICT, v->id, n);
+	lru_del(d, v);
+	file_remove(d, n, NULL);
+	d->st.evictions++;
+	d->st.evicted_bytes += r;
+}
+
+/*
+ * Append at least len bytes to l, evicting LRU versions when the pool is
+ * short. Refuses at once (evicting nothing) when even evicting everything
+ * evictable could not make room. Each eviction is O(1) plus the allocator.
+ */
+int get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
+{
+	uint64_t need = round_up(len, d->block);
+	int rc;
+
+	if (alloc_free_bytes(d->o.alloc) < need) {
+		if (d->o.eviction == DIR_EVICT_NONE ||
+		    alloc_free_bytes(d->o.alloc) + d->evictable < need) {
+			d->st.enospc++;
+			return -ENOSPC;
+		}
+		while (alloc_free_bytes(d->o.alloc) < need && d->lru.next != &d->lru)
+			evict_one(d);
+	}
+	rc = alloc_get(d->o.alloc, len, l);
+	if (rc == -ENOSPC)
+		d->st.enospc++;
+	return rc;
+}
+
+/* v was used: move it to the LRU tail if it is on the LRU. */
+void lru_touch(struct dir *d, struct ver *v)
+{
+	/* Leased versions rejoin the LRU at its tail when released anyway. */
+	if (v && v->lru.prev) {
+		lru_del(d, v);
+		lru_add_tail(d, v);
+	}
+}
+
+void dir_touch(struct dir *d, uint64_t ino)
+{
+	pthread_mutex_lock(&d->lock);
+	lru_touch(d, id_ver(d, ino));
+	pthread_mutex_unlock(&d->lock);
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/dir/version.c: the life of a pending version, from dir_create()
+ * to dir_publish() or dir_abandon(): reserving (with the per-session
+ * pending limit), truncate, wrote, and handing out extents (dir_extents and
+ * the *_ext variants that return them under the same lock hold). A pending
+ * version that an out-of-lock fill (fill.c) is writing is "filling": every
+ * call that would change it waits on d->fill_cond until the fill is done.
+ * The copies made here (the *_ext and plain calls) run under d->lock
+ * through the copy callback; fill.c runs them outside it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "dir_priv.h"
+
+/* Grow pending version p of s to at least `bytes` reserved. */
+int pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
+{
+	struct dir_session *s = p->owner;
+	uint64_t have = ver_reserved(&p->v), got;
+	struct extent_list l;
+	int rc;
+
+	if (bytes <= have)
+		return 0;
+	got = round_up(bytes - have, d->block);
+	if (d->o.max_pending_bytes && s->pending_bytes + got > d->o.max_pending_bytes)
+		return -EDQUOT;
+	rc = ver_take_list(&p->v, &l);
+	if (rc)
+		return rc;
+	rc = get_bytes(d, bytes - have, &l);
+	ver_put_list(&p->v, &l);
+	if (rc)
+		return rc;
+	got = ver_reserved(&p->v) - have;
+	d->pending += got;
+	s->pending_bytes += got;
+	return 0;
+}
+
+/* s's own pending version ino: -ENOENT if unknown, -EPERM if not s's pending. */
+int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out)
+{
+	uintptr_t it = id_find(d, ino);
+	struct ver *v = (struct ver *)it;
+
+	if (!it)
+		return -ENOENT;
+	if ((it & TAG) || v->state != DIR_ST_PENDING || ver_pend(v)->owner != s)
+		return -EPERM;
+	*out = ver_pend(v);
+	return 0;
+}
+
+/* own_pend(), once no fill is writing it (the lock is dropped while waiting). */
+int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out)
+{
+	int rc;
+
+	while (!(rc = own_pend(d, s, ino, out)) && (*out)->filling)
+		pthread_cond_wait(&d->fill_cond, &d->lock);
+	return rc;
+}
+
+static void copy_run(struct dir *d, const struct ver *dst, uint64_t off,
+		     const struct ver *src, uint64_t len)
+{
+	struct extent_list t1, t2;
+
+	if (!len)
+		return;
+	d->o.copy(d->o.copy_arg, ver_view(dst, &t1), off,
+		  src ? ver_view(src, &t2) : NULL, 0, len);
+}
+
+/* ---- create ---- */
+
+/* Resolve the target name of a create; k->name may point into a node. */
+static int create_target(struct dir *d, const struct create_args *a, struct nkey *k)
+{
+	struct node *pd;
+	struct ver *v;
+
+	if (a->parent)
+		return name_key(d, a->parent, a->name, a->nlen, k, &pd);
+	v = id_ver(d, a->from_ino);
+	if (!v || v->state != DIR_ST_PUBLISHED)
+		return -ESTALE;
+	pd = ver_node(v);
+	*k = (struct nkey){ pd->parent, pd->name, pd->nlen, pd->hash };
+	return 0;
+}
+
+static void pend_init(struct dir *d, struct dir_session *s, struct pend *p,
+		      const struct create_args *a, const struct ver *like)
+{
+	uint64_t t = now_ns();
+
+	p->v.id = d->next_id++;
+	p->v.state = DIR_ST_PENDING;
+	p->v.atime = p->v.mtime = p->v.ctime = t;
+	/* Rewriting an existing file keeps its mode and owner, as POSIX open does. */
+	if (like) {
+		p->v.mode = like->mode;
+		p->v.uid = like->uid;
+		p->v.gid = like->gid;
+	} else {
+		p->v.mode = S_IFREG | (a->mode & 07777);
+		p->v.uid = a->uid;
+		p->v.gid = a->gid;
+	}
+	p->owner = s;
+	p->snext = s->pends;
+	if (s->pends)
+		s->pends->sprev = p;
+	s->pends = p;
+}
+
+/* Reserve the new version's bytes, pinning the copy source against eviction. */
+static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t want,
+		       int copy_now)
+{
+	int pinned = src && src->u.v.lru.prev;
+	int rc;
+
+	if (pinned)
+		lru_del(d, &src->u.v);
+	rc = pend_grow(d, p, want);
+	if (!rc && src && copy_now) {
+		copy_run(d, &p->v, 0, &src->u.v, src->u.v.size);
+		p->v.size = src->u.v.size;
+	}
+	if (pinned)
+		lru_settle(d, src);
+	return rc;
+}
+
+/*
+ * The new pending version (*pp) of a create. With DIR_CREATE_COPY and a
+ * published source, *srcp is the source node; copy_now copies it here,
+ * else the caller copies (and must pin the source before unlocking).
+ */
+int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
+		  int copy_now, struct pend **pp, struct node **srcp)
+{
+	struct node *old, *src;
+	struct ver like;
+	struct pend *p;
+	struct nkey k;
+	uint64_t want;
+	int rc;
+
+	rc = create_target(d, a, &k);
+	if (rc)
+		return rc;
+	old = name_find(d, &k);
+	if ((a->flags & DIR_CREATE_EXCL) && (old || pend_find(d, s, &k)))
+		return -EEXIST;
+	if (old && old->kind == NODE_DIR)
+		return -EISDIR;
+	src = old && (a->flags & DIR_CREATE_COPY) ? old : NULL;
+	/* Unless it is the pinned copy source, old may be evicted below. */
+	if (old)
+		like = old->u.v;
+	want = src && src->u.v.size > a->size_hint ? src->u.v.size : a->size_hint;
+	if (index_reserve(d))
+		return -ENOMEM;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	/* Copy the key now: eviction below may free the node it points into. */
+	pend_attach(d, p, &k);
+	k.name = p->name;
+	p->owner = s;
+	rc = create_fill(d, p, src, want, copy_now);
+	if (rc) {
+		pend_detach(d, p);
+		free(p);
+		return rc;
+	}
+	pend_init(d, s, p, a, old ? &like : NULL);
+	id_place_ver(d, &p->v);
+	d->nvers++;
+	d->st.creates++;
+	*pp = p;
+	if (srcp)
+		*srcp = src;
+	return 0;
+}
+
+
+/* Attributes and (ext != NULL) a heap copy of the extents of p. */
+static int pend_out(struct pend *p, struct dir_attr *out, struct extent_list *ext)
+{
+	if (ext && ver_extents_copy(&p->v, ext))
+		return -ENOMEM;
+	ver_attr(&p->v, ver_parent(&p->v), out);
+	return 0;
+}
+
+int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
+		   const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+		   uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+		   struct dir_attr *out, struct extent_list *ext)
+{
+	struct create_args a = { parent, from_ino, size_hint, name, nlen,
+				 flags, mode, uid, gid };
+	struct pend *p;
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = create_locked(d, s, &a, 1, &p, NULL);
+	if (!rc) {
+		rc = pend_out(p, out, ext);
+		if (rc)
+			pend_abandon(d, p);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_create(struct dir *d, struct dir_session *s, uint64_t parent,
+	       const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+	       uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+	       struct dir_attr *out)
+{
+	return dir_create_ext(d, s, parent, name, nlen, from_ino, flags, mode, uid, gid,
+			      size_hint, out, NULL);
+}
+
+/* ---- reserve, truncate, wrote ---- */
+
+int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
+		    struct dir_attr *out, struct extent_list *ext)
+{
+	struct pend *p;
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = own_pend_idle(d, s, ino, &p);
+	if (!rc)
+		rc = pend_grow(d, p, bytes);
+	if (!rc)
+		rc = pend_out(p, out, ext);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_reserve(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
+		struct dir_attr *out)
+{
+	return dir_reserve_ext(d, s, ino, bytes, out, NULL);
+}
+
+static int truncate_locked(struct dir *d, struct dir_session *s, uint64_t ino,
+			   uint64_t size, struct dir_attr *out, struct extent_list *ext)
+{
+	struct pend *p;
+	int rc;
+
+	rc = own_pend_idle(d, s, ino, &p);
+	if (rc)
+		return rc;
+	rc = pend_grow(d, p, size);
+	if (rc)
+		return rc;
+	if (ext && ver_extents_copy(&p->v, ext))
+		return -ENOMEM;
+	if (size > p->v.size)
+		copy_run(d, &p->v, p->v.size, NULL, size - p->v.size);
+	p->v.size = size;
+	p->v.mtime = p->v.ctime = now_ns();
+	ver_attr(&p->v, ver_parent(&p->v), out);
+	return 0;
+}
+
+int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		     struct dir_attr *out, struct extent_list *ext)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = truncate_locked(d, s, ino, size, out, ext);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_truncate(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		 struct dir_attr *out)
+{
+	return dir_truncate_ext(d, s, ino, size, out, NULL);
+}
+
+static int wrote_locked(struct dir *d, struct dir_session *s, uint64_t ino,
+			uint64_t start, uint64_t end, struct dir_attr *out)
+{
+	struct pend *p;
+	int rc;
+
+	rc = own_pend_idle(d, s, ino, &p);
+	if (rc)
+		return rc;
+	if (start > end || end > ver_reserved(&p->v))
+		return -EINVAL;
+	if (start > p->v.size)
+		copy_run(d, &p->v, p->v.size, NULL, start - p->v.size);
+	if (end > p->v.size)
+		p->v.size = end;
+	p->v.mtime = p->v.ctime = now_ns();
+	ver_attr(&p->v, ver_parent(&p->v), out);
+	return 0;
+}
+
+int dir_wrote(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t start,
+	      uint64_t end, struct dir_attr *out)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = wrote_locked(d, s, ino, start, end, out);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* ---- publish, abandon ---- */
+
+/* Allocations publish needs, made before anything changes. */
+struct publish_mem {
+	struct lease *lease;
+	struct ver *orphan;
+	struct node *fresh;
+};
+
+static int publish_prealloc(struct pend *p, struct node *old, struct publish_mem *m)
+{
+	m->lease = malloc(sizeof(*m->lease));
+	if (old && old->u.v.leases)
+		m->orphan = malloc(sizeof(*m->orphan));
+	if (!old)
+		m->fresh = node_alloc(p->nlen);
+	if (m->lease && (!old || !old->u.v.leases || m->orphan) && (old || m->fresh))
+		return 0;
+	free(m->lease);
+	free(m->orphan);
+	free(m->fresh);
+	return -ENOMEM;
+}
+
+/* Bind p's version to its name; consumes p. Returns the published version. */
+static struct ver *publish_bind(struct dir *d, struct pend *p, struct node *old,
+				struct publish_mem *m)
+{
+	struct node *n = old ? old : m->fresh;
+	struct nkey k = { p->parent, p->name, p->nlen, p->hash };
+	uint64_t r = ver_reserved(&p->v);
+
+	pend_unlink_session(p);
+	d->pending -= r;
+	p->owner->pending_bytes -= r;
+	if (old) {
+		pend_detach(d, p);
+		lru_del(d, &old->u.v);
+		if (!ver_unbind(d, old, m->orphan))
+			free(m->orphan);
+		dir_touch_m(id_dir(d, old->parent), now_ns());
+	} else {
+		node_set_name(n, &k);
+		n->kind = NODE_FILE;
+		n->cookie = p->cookie;
+		/* Same key, same hash: the node takes the pending's slot. */
+		d->names.slot[htab_slot_of(&d->names, (uintptr_t)p | TAG)] = (uintptr_t)n;
+		p->attached = 0;
+		node_link(id_dir(d, p->parent), n);
+		d->nnames++;
+	}
+	ver_move(d, &p->v, &n->u.v);
+	n->u.v.state = DIR_ST_PUBLISHED;
+	d->used += r;
+	free(p);
+	return &n->u.v;
+}
+
+static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t size, uint64_t xxh3, struct dir_attr *out)
+{
+	struct publish_mem m = { 0 };
+	struct node *old;
+	struct pend *p;
+	struct ver *v;
+	struct nkey k;
+	uint64_t freed;
+	int rc;
+
+	rc = own_pend_idle(d, s, ino, &p);
+	if (rc)
+		return rc;
+	if (size > ver_reserved(&p->v))
+		return -EINVAL;
+	/* Name unlinked or directory removed while pending: refused, and the
+	 * version stays the owner's (its open readers keep the bytes, as an
+	 * unlinked local file's do) until it abandons it or its session ends. */
+	if (!p->attached || !id_dir(d, p->parent))
+		return -ENOENT;
+	k = (struct nkey){ p->parent, p->name, p->nlen, p->hash };
+	old = name_find(d, &k);
+	if (old && old->kind == NODE_DIR)
+		return -EISDIR;
+	rc = publish_prealloc(p, old, &m);
+	if (rc)
+		return rc;
+	freed = ver_trim(d, &p->v, size);
+	d->pending -= freed;
+	s->pending_bytes -= freed;
+	v = publish_bind(d, p, old, &m);
+	v->size = size;
+	v->xxh3 = xxh3;
+	v->mtime = v->ctime = now_ns();
+	lease_add(d, s, v, m.lease);
+	ev_node(d, old ? DEV_REPLACE : DEV_PUBLISH, v->id, ver_node(v));
+	d->st.publishes++;
+	d->st.replaces += old != NULL;
+	ver_attr(v, ver_node(v)->parent, out);
+	return 0;
+}
+
+int dir_publish(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		uint64_t xxh3, struct dir_attr *out)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = publish_locked(d, s, ino, size, xxh3, out);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_abandon(struct dir *d, struct dir_session *s, uint64_t ino)
+{
+	struct pend *p;
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = own_pend_idle(d, s, ino, &p);
+	if (!rc)
+		pend_abandon(d, p);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* ---- extents ---- */
+
+static int extents_locked(struct dir *d, struct dir_session *s, uint64_t ino,
+			  int want_write, struct extent_list *out, struct dir_attr *attr)
+{
+	struct ver *v = id_ver(d, ino);
+	int mine;
+
+	if (!v)
+		return -EPERM;
+	mine = v->state == DIR_ST_PENDING && ver_pend(v)->owner == s;
+	if (!mine && (want_write || !lease_find(s, ino)))
+		return -EPERM;
+	if (ver_extents_copy(v, out))
+		return -ENOMEM;
+	ver_attr(v, ver_parent(v), attr);
+	return 0;
+}
+
+int dir_extents(struct dir *d, struct dir_session *s, uint64_t ino, int want_write,
+		struct extent_list *out, struct dir_attr *attr)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = extents_locked(d, s, ino, want_write, out, attr);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
+		     struct extent_list *out, struct dir_attr *attr)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = extents_locked(d, s, ino, 0, out, attr);
+	if (!rc)
+		lru_touch(d, id_ver(d, ino));
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
