@@ -10,7 +10,8 @@
  * cache only. They are never held together. dir_session_end() is called with
  * no lock held. A session is freed only by the reaper or sessions_destroy(),
  * and only when no connection is attached, so a connection's pointer stays
- * valid from HELLO until it detaches.
+ * valid from HELLO until it detaches. Both condition variables run on
+ * CLOCK_MONOTONIC (clock.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 
 #include <sodium.h>
 
+#include "clock.h"
 #include "log.h"
 #include "session.h"
 
@@ -71,10 +73,7 @@ struct sessions {
 
 uint64_t sessions_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mono_ns() / 1000000;
 }
 
 static unsigned int token_bucket(const uint8_t *token)
@@ -89,16 +88,21 @@ static unsigned int token_bucket(const uint8_t *token)
 int sessions_new(struct dir *d, uint64_t grace_ms, struct sessions **out)
 {
 	struct sessions *t;
+	int rc;
 
 	if (sodium_init() < 0)
 		return -EIO;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	rc = cond_init_mono(&t->reaper_cond);
+	if (rc) {
+		free(t);
+		return rc;
+	}
 	t->dir = d;
 	t->grace_ms = grace_ms;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->reaper_cond, NULL);
 	*out = t;
 	return 0;
 }
@@ -202,13 +206,18 @@ static int session_create(struct sessions *t, struct session **out)
 
 	if (!s)
 		return -ENOMEM;
-	rc = dir_session_new(t->dir, &s->ds);
+	rc = cond_init_mono(&s->cache_cond);
 	if (rc) {
 		free(s);
 		return rc;
 	}
+	rc = dir_session_new(t->dir, &s->ds);
+	if (rc) {
+		pthread_cond_destroy(&s->cache_cond);
+		free(s);
+		return rc;
+	}
 	pthread_mutex_init(&s->cache_lock, NULL);
-	pthread_cond_init(&s->cache_cond, NULL);
 	*out = s;
 	return 0;
 }
@@ -348,12 +357,7 @@ static void *reaper_main(void *arg)
 
 	pthread_mutex_lock(&t->lock);
 	while (!t->reaper_stop) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += REAPER_PERIOD_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		deadline_ms(&ts, REAPER_PERIOD_MS);
 		pthread_cond_timedwait(&t->reaper_cond, &t->lock, &ts);
 		if (t->reaper_stop)
 			break;
