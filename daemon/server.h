@@ -3,7 +3,9 @@
  * daemon/server.h: the running marud: pool, allocator, directory and session
  * table wired together, the listening sockets, one thread per connection
  * and the request handlers of lib/common/proto/proto.h. main.c creates it from a config,
- * starts it, reloads it on SIGHUP and stops it on SIGTERM.
+ * starts it, reloads it on SIGHUP and stops it on SIGTERM. server.c holds
+ * the life cycle; the request path runs listen.c -> conn.c -> dispatch.c ->
+ * subscribe.c, handlers/ -> wire.c (server_priv.h tells the layers apart).
  */
 #ifndef MARUD_SERVER_H
 #define MARUD_SERVER_H
@@ -37,14 +39,15 @@ void server_reload(struct server *srv, const struct config *nc);
 uint64_t server_generation(const struct server *srv);
 
 /*
- * The directory's copy callback over a mapping: arg is the mapping base
- * (extent offsets are relative to it); src == NULL zero-fills.
+ * The directory's copy callback over a mapping (handlers/io.c): arg is the
+ * mapping base (extent offsets are relative to it); src == NULL zero-fills.
  */
 void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 		 const struct extent_list *src, uint64_t src_off, uint64_t len);
 
 /*
- * For the fuzzer only (tests/fuzz/server_fuzz.c): drive one connection on
+ * For the fuzzer and unit tests only (tests/fuzz/server_fuzz.c,
+ * tests/unit/daemon/server_harness.c; conn.c): drive one connection on
  * the caller's thread, one request frame per call, through the same
  * read/check/gate/dispatch path a connection thread runs. fd is a stream
  * socket (a socketpair end: bulk I/O uses sendmsg/recvmsg) that the caller

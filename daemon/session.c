@@ -10,7 +10,8 @@
  * cache only. They are never held together. dir_session_end() is called with
  * no lock held. A session is freed only by the reaper or sessions_destroy(),
  * and only when no connection is attached, so a connection's pointer stays
- * valid from HELLO until it detaches.
+ * valid from HELLO until it detaches. Both condition variables run on
+ * CLOCK_MONOTONIC (clock.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -87,16 +88,21 @@ static unsigned int token_bucket(const uint8_t *token)
 int sessions_new(struct dir *d, uint64_t grace_ms, struct sessions **out)
 {
 	struct sessions *t;
+	int rc;
 
 	if (sodium_init() < 0)
 		return -EIO;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	rc = cond_init_mono(&t->reaper_cond);
+	if (rc) {
+		free(t);
+		return rc;
+	}
 	t->dir = d;
 	t->grace_ms = grace_ms;
 	pthread_mutex_init(&t->lock, NULL);
-	cond_init_mono(&t->reaper_cond);
 	*out = t;
 	return 0;
 }
@@ -200,13 +206,18 @@ static int session_create(struct sessions *t, struct session **out)
 
 	if (!s)
 		return -ENOMEM;
-	rc = dir_session_new(t->dir, &s->ds);
+	rc = cond_init_mono(&s->cache_cond);
 	if (rc) {
 		free(s);
 		return rc;
 	}
+	rc = dir_session_new(t->dir, &s->ds);
+	if (rc) {
+		pthread_cond_destroy(&s->cache_cond);
+		free(s);
+		return rc;
+	}
 	pthread_mutex_init(&s->cache_lock, NULL);
-	cond_init_mono(&s->cache_cond);
 	*out = s;
 	return 0;
 }

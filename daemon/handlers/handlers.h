@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/handlers/handlers.h: marud's request handlers, one per op of
+ * lib/common/proto/proto.h, and what they share (common.c). dispatch.c puts
+ * them in its table and runs them; a handler sees its connection's state
+ * (server_priv.h), talks to the socket only through wire.h, and calls the
+ * directory, the session table and the pool. No handler calls back into
+ * conn.c or dispatch.c.
+ *
+ * A handler returns the status for the reply header (0 or -errno) and puts
+ * the reply payload into out; one that answers by itself (READ) sets
+ * c->replied.
+ */
+#ifndef MARUD_HANDLERS_H
+#define MARUD_HANDLERS_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "alloc.h"
+#include "dir.h"
+#include "proto.h"
+
+struct conn;
+struct server;
+
+typedef int (*handler_fn)(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
+			  uint32_t len, struct pbuf *out);
+
+#define HANDLER(name)                                                              \
+	int name(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uint32_t len, \
+		 struct pbuf *out)
+
+/* handshake.c */
+HANDLER(h_ping);
+HANDLER(h_auth);
+HANDLER(h_hello);
+/* ns.c */
+HANDLER(h_mkdir);
+HANDLER(h_rmdir);
+HANDLER(h_lookup);
+HANDLER(h_getattr);
+HANDLER(h_setattr);
+HANDLER(h_rename);
+HANDLER(h_unlink);
+HANDLER(h_readdir);
+HANDLER(h_exists);
+/* version.c */
+HANDLER(h_create);
+HANDLER(h_reserve);
+HANDLER(h_truncate);
+HANDLER(h_publish);
+HANDLER(h_abandon);
+HANDLER(h_open);
+HANDLER(h_release);
+HANDLER(h_extents);
+/* io.c */
+HANDLER(h_read);
+HANDLER(h_write);
+HANDLER(h_hint);
+/* stats.c */
+HANDLER(h_statfs);
+
+/*
+ * stats.c: the Prometheus text of STATS. served[op] != 0 for every op that
+ * has a handler (its request counter is listed); dispatch.c, which knows the
+ * table, passes it.
+ */
+int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out);
+
+/* ---- common.c ---- */
+
+/* The name that follows a fixed request body of `body` bytes. */
+static inline const char *name_after(const uint8_t *p, size_t body)
+{
+	return (const char *)p + body;
+}
+
+int put_attr(struct pbuf *out, const struct dir_attr *a);
+/* attr + extents of a version the session holds (the EXTENTS reply). */
+int reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out);
+/*
+ * Fill iov with the pool pieces of [off, off+n) of a version, at most max
+ * entries. Returns the count and sets *covered; -EIO if the directory ever
+ * handed out an extent outside the mapping.
+ */
+int extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
+	       struct iovec *iov, int max, uint64_t *covered);
+
+#define IOV_BATCH	64
+
+#endif

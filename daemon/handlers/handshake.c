@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/handlers/handshake.c: the handlers that start a connection: PING,
+ * the two-step AUTH (HMAC-SHA256 over both nonces under the configured key)
+ * and HELLO (a new or reclaimed session, the pool's description). They set
+ * the connection's auth and session state that dispatch.c's gate reads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "handlers.h"
+#include "log.h"
+#include "pool.h"
+#include "server_priv.h"
+#include "session.h"
+
+HANDLER(h_ping)
+{
+	return 0;
+}
+
+static void auth_mac(const uint8_t *key, const char *label, const uint8_t *a,
+		     const uint8_t *b, uint8_t *mac)
+{
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, key, CONFIG_KEY_BYTES);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label, strlen(label));
+	crypto_auth_hmacsha256_update(&st, a, 32);
+	crypto_auth_hmacsha256_update(&st, b, 32);
+	crypto_auth_hmacsha256_final(&st, mac);
+	sodium_memzero(&st, sizeof(st));
+}
+
+static int auth_fail(struct conn *c, const char *why)
+{
+	log_warnx("%s: authentication failed: %s; closing", c->peer, why);
+	c->close = 1;
+	return -EACCES;
+}
+
+HANDLER(h_auth)
+{
+	const struct proto_auth *req = (const void *)p;
+	struct proto_auth rep;
+	uint8_t mac[32];
+
+	if (!c->srv->have_key)
+		return -EOPNOTSUPP;
+	if (c->authed)
+		return 0;
+	if (c->auth_stage == 0) {
+		memcpy(c->nonce_c, req->nonce, 32);
+		randombytes_buf(c->nonce_s, 32);
+		memcpy(rep.nonce, c->nonce_s, 32);
+		auth_mac(c->srv->key, "marud", c->nonce_c, c->nonce_s, rep.mac);
+		c->auth_stage = 1;
+		return pbuf_put(out, &rep, sizeof(rep));
+	}
+	if (sodium_memcmp(req->nonce, c->nonce_c, 32))
+		return auth_fail(c, "client nonce changed");
+	auth_mac(c->srv->key, "maruc", c->nonce_s, c->nonce_c, mac);
+	if (sodium_memcmp(mac, req->mac, 32))
+		return auth_fail(c, "bad HMAC");
+	c->authed = 1;
+	log_debug("%s: authenticated", c->peer);
+	/* The last step answers with status alone (lib/common/proto/proto.h). */
+	return 0;
+}
+
+static void hello_fill(struct server *srv, struct session *s, int reclaimed,
+		       struct proto_hello_rep *rep)
+{
+	struct pool *pl = srv->pool;
+
+	memset(rep, 0, sizeof(*rep));
+	memcpy(rep->uuid, pl->uuid, sizeof(rep->uuid));
+	memcpy(rep->token, session_token(s), sizeof(rep->token));
+	rep->generation = srv->generation;
+	rep->pool_size = pl->size;
+	rep->pool_align = pl->align;
+	rep->data_off = pl->data_off;
+	rep->max_frame = atomic_load(&srv->max_frame);
+	rep->reclaimed = (uint32_t)reclaimed;
+	rep->backend = (uint32_t)pl->ops->kind;
+	snprintf(rep->pool_path, sizeof(rep->pool_path), "%s", pl->path);
+}
+
+HANDLER(h_hello)
+{
+	const struct proto_hello_req *req = (const void *)p;
+	struct proto_hello_rep *rep;
+	char name[sizeof(req->client_name) + 1];
+	int rc, reclaimed;
+
+	if (c->sess)
+		return -EISCONN;
+	if (req->proto_version != PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	rc = session_hello(c->srv->sessions, req->flags & HELLO_F_RECLAIM ? req->token : NULL,
+			   &c->sess, &reclaimed);
+	if (rc)
+		return rc;
+	/* An event socket names the session it serves: that session's own
+	 * changes need not wait for this stream's acknowledgements. */
+	if (req->flags & HELLO_F_EVENTS) {
+		memcpy(c->owner, req->token, sizeof(c->owner));
+		c->has_owner = 1;
+	}
+	rc = pbuf_reserve(out, sizeof(*rep));
+	if (rc)
+		return rc;
+	rep = (struct proto_hello_rep *)(out->data + out->len);
+	hello_fill(c->srv, c->sess, reclaimed, rep);
+	out->len += sizeof(*rep);
+	memcpy(name, req->client_name, sizeof(req->client_name));
+	name[sizeof(req->client_name)] = '\0';
+	log_debug("%s: hello from '%s' pid %llu: session %llu%s", c->peer, name,
+		  (unsigned long long)req->pid,
+		  (unsigned long long)dir_session_id(session_dir(c->sess)),
+		  reclaimed ? " (reclaimed)" : "");
+	return 0;
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/handlers/io.c: bytes between a socket and pool memory: READ (the
+ * reply header then the version's pool pieces, straight from the mapping),
+ * WRITE (the payload received into the pending version's extents, reserving
+ * first if needed), HINT (madvise over a version's extents), and
+ * server_copy(), the directory's copy callback for CREATE_COPY and zero
+ * fills. Bulk transfers run with no lock held, on extents the session holds,
+ * which the directory promises not to move while held.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "failpoint.h"
+#include "handlers.h"
+#include "log.h"
+#include "pool.h"
+#include "server_priv.h"
+#include "session.h"
+#include "wire.h"
+
+void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+		 const struct extent_list *src, uint64_t src_off, uint64_t len)
+{
+	uint8_t *base = arg;
+
+	while (len) {
+		uint64_t d = 0, s = 0, n = extent_list_at(dst, dst_off, &d);
+
+		if (!n)
+			return;
+		if (src) {
+			uint64_t sn = extent_list_at(src, src_off, &s);
+
+			if (!sn)
+				return;
+			n = n < sn ? n : sn;
+		}
+		n = n < len ? n : len;
+		if (src)
+			memmove(base + d, base + s, n);
+		else
+			memset(base + d, 0, n);
+		dst_off += n;
+		src_off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Large transfers move in two halves so that the fail points marud.read.mid
+ * and marud.write.mid stop marud with part of the payload moved; below
+ * this size the extra system call would cost more than it is worth.
+ */
+#define MID_SPLIT_MIN	(64U << 10)
+
+static uint64_t first_half(uint64_t n)
+{
+	return n >= MID_SPLIT_MIN ? n / 2 : n;
+}
+
+/* Header then the pool pieces, straight from the mapping. */
+static int send_from_pool(struct conn *c, const struct proto_hdr *req,
+			  const struct extent_list *l, uint64_t off, uint64_t n)
+{
+	struct iovec iov[IOV_BATCH + 1];
+	struct proto_hdr h;
+	uint64_t covered;
+	int k, rc, first = 1;
+
+	proto_hdr_init(&h, req->op, (uint32_t)n, req->reqid, c->srv->generation, 0);
+	iov[0].iov_base = &h;
+	iov[0].iov_len = sizeof(h);
+	k = extent_iov(c->srv, l, off, first_half(n), iov + 1, IOV_BATCH, &covered);
+	if (k < 0)
+		return k;
+	for (;;) {
+		rc = wire_sendv(c, iov, k + 1);
+		if (!rc && first)
+			rc = FAILPOINT("marud.read.mid");
+		if (rc)
+			return rc;
+		first = 0;
+		off += covered;
+		n -= covered;
+		if (!n)
+			return 0;
+		k = extent_iov(c->srv, l, off, n, iov + 1, IOV_BATCH, &covered);
+		if (k <= 0)
+			return k < 0 ? k : -EIO;
+		iov[0].iov_len = 0;
+	}
+}
+
+HANDLER(h_read)
+{
+	const struct proto_io_req *r = (const void *)p;
+	struct extent_list l = { 0 };
+	struct dir_attr a;
+	uint64_t n = 0;
+	int rc;
+
+	if (r->len > PROTO_MAX_IO || r->len > atomic_load(&c->srv->max_frame))
+		return -EINVAL;
+	rc = dir_extents(c->srv->dir, session_dir(c->sess), r->ino, 0, &l, &a);
+	if (rc)
+		return rc;
+	if (r->off < a.size)
+		n = a.size - r->off < r->len ? a.size - r->off : r->len;
+	rc = send_from_pool(c, h, &l, r->off, n);
+	extent_list_free(&l);
+	if (rc) {
+		/* The header may be out: the stream cannot be trusted any more. */
+		log_warn(rc, "%s: READ send failed", c->peer);
+		c->close = 1;
+		return rc;
+	}
+	c->replied = 1;
+	atomic_fetch_add(&c->srv->bytes_read, n);
+	dir_touch(c->srv->dir, r->ino);
+	return 0;
+}
+
+static int recv_into_pool(struct conn *c, const struct extent_list *l, uint64_t off,
+			  uint64_t n)
+{
+	struct iovec iov[IOV_BATCH];
+	uint64_t covered;
+	int k, rc;
+
+	while (n) {
+		k = extent_iov(c->srv, l, off, n, iov, IOV_BATCH, &covered);
+		if (k <= 0)
+			return k < 0 ? k : -EIO;
+		rc = wire_recvv(c, iov, k);
+		if (rc)
+			return rc;
+		c->unread -= covered;
+		off += covered;
+		n -= covered;
+	}
+	return 0;
+}
+
+/* Extents of s's pending version covering at least end bytes (reserving). */
+static int write_extents(struct conn *c, uint64_t ino, uint64_t end,
+			 struct extent_list *l, struct dir_attr *a)
+{
+	struct dir_session *ds = session_dir(c->sess);
+	int rc;
+
+	rc = dir_extents(c->srv->dir, ds, ino, 1, l, a);
+	if (rc || a->reserved >= end)
+		return rc;
+	extent_list_free(l);
+	rc = dir_reserve(c->srv->dir, ds, ino, end, a);
+	if (rc)
+		return rc;
+	return dir_extents(c->srv->dir, ds, ino, 1, l, a);
+}
+
+HANDLER(h_write)
+{
+	const struct proto_io_req *r = (const void *)p;
+	struct extent_list l = { 0 };
+	struct proto_io_rep rep;
+	uint64_t end = r->off + r->len;
+	struct dir_attr a;
+	int rc;
+
+	if (end < r->off)
+		return -EFBIG;
+	rc = write_extents(c, r->ino, end, &l, &a);
+	if (rc)
+		return rc;
+	rc = recv_into_pool(c, &l, r->off, first_half(r->len));
+	if (!rc)
+		rc = FAILPOINT("marud.write.mid");
+	if (!rc)
+		rc = recv_into_pool(c, &l, r->off + first_half(r->len),
+				    r->len - first_half(r->len));
+	extent_list_free(&l);
+	if (rc) {
+		log_warn(rc, "%s: WRITE payload", c->peer);
+		c->close = 1;
+		return rc;
+	}
+	atomic_fetch_add(&c->srv->bytes_written, r->len);
+	rc = dir_wrote(c->srv->dir, session_dir(c->sess), r->ino, r->off, end, &a);
+	if (rc)
+		return rc;
+	rep.done = r->len;
+	rep.size = a.size;
+	return pbuf_put(out, &rep, sizeof(rep));
+}
+
+static void hint_madvise(struct server *srv, const struct extent_list *l, int advice)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++) {
+		uint64_t start = l->v[i].off & ~(pg - 1);
+		uint64_t end = l->v[i].off + l->v[i].len;
+
+		if (end > srv->pool->size)
+			continue;
+		madvise(srv->pool->base + start, end - start, advice);
+	}
+}
+
+/* Hint values follow DESIGN §4.3: read, read_end, promote, write. */
+enum { HINT_READ = 1, HINT_READ_END = 2, HINT_PROMOTE = 3, HINT_WRITE = 4 };
+
+HANDLER(h_hint)
+{
+	const struct proto_hint_req *r = (const void *)p;
+	struct extent_list l = { 0 };
+	struct dir_attr a;
+	int rc;
+
+	if (r->hint < HINT_READ || r->hint > HINT_WRITE)
+		return -EINVAL;
+	rc = dir_extents(c->srv->dir, session_dir(c->sess), r->ino, 0, &l, &a);
+	if (rc)
+		return rc;
+	if (r->hint == HINT_READ || r->hint == HINT_PROMOTE) {
+		hint_madvise(c->srv, &l, MADV_WILLNEED);
+		dir_touch(c->srv->dir, r->ino);
+	} else if (r->hint == HINT_READ_END) {
+#ifdef MADV_COLD
+		hint_madvise(c->srv, &l, MADV_COLD);
+#endif
+	}
+	extent_list_free(&l);
+	return 0;
+}
+

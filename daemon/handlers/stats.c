@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/handlers/stats.c: the pool-wide reports: STATFS (the directory's
+ * byte and name counts in wire form) and the Prometheus text exposition
+ * (format 0.0.4) of STATS: pool accounting, directory counters, server
+ * counters and one request counter per served op. No lock of its own; the
+ * counters it reads are atomics.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "handlers.h"
+#include "server_priv.h"
+
+HANDLER(h_statfs)
+{
+	struct dir_stats st;
+	struct proto_statfs r;
+
+	dir_stats(c->srv->dir, &st);
+	r.capacity = st.capacity;
+	r.free = st.free;
+	r.evictable = st.evictable;
+	r.used = st.used;
+	r.pending = st.pending;
+	r.orphaned = st.orphaned;
+	r.names = st.names;
+	r.dirs = st.dirs;
+	r.versions = st.versions;
+	r.block = st.block;
+	return pbuf_put(out, &r, sizeof(r));
+}
+
+struct metric {
+	const char *name, *type, *help;
+	uint64_t value;
+};
+
+static int put_text(struct pbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int put_text(struct pbuf *out, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -EOVERFLOW;
+	return pbuf_put(out, line, (size_t)n);
+}
+
+static int put_metric(struct pbuf *out, const struct metric *m)
+{
+	return put_text(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", m->name, m->help,
+			m->name, m->type, m->name, (unsigned long long)m->value);
+}
+
+static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
+{
+	unsigned int op;
+	int rc;
+
+	rc = put_text(out, "# HELP marud_ops_total Requests handled, by op.\n"
+		      "# TYPE marud_ops_total counter\n");
+	for (op = 1; op < OP_MAX && !rc; op++)
+		if (served[op])
+			rc = put_text(out, "marud_ops_total{op=\"%s\"} %llu\n",
+				      proto_op_name((uint16_t)op),
+				      (unsigned long long)atomic_load(&srv->ops[op]));
+	return rc;
+}
+
+int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
+{
+	struct dir_stats st;
+	size_t i;
+	int rc = 0;
+
+	dir_stats(srv->dir, &st);
+	const struct metric m[] = {
+		{ "marud_pool_capacity_bytes", "gauge", "Pool data bytes.", st.capacity },
+		{ "marud_pool_free_bytes", "gauge", "Unallocated bytes.", st.free },
+		{ "marud_pool_used_bytes", "gauge", "Bytes of published versions.", st.used },
+		{ "marud_pool_pending_bytes", "gauge", "Bytes of pending versions.", st.pending },
+		{ "marud_pool_orphaned_bytes", "gauge",
+		  "Bytes of unlinked versions still leased.", st.orphaned },
+		{ "marud_pool_evictable_bytes", "gauge",
+		  "Published bytes with no lease.", st.evictable },
+		{ "marud_names", "gauge", "Names bound to a published version.", st.names },
+		{ "marud_dirs", "gauge", "Namespace directories.", st.dirs },
+		{ "marud_versions", "gauge", "Live versions.", st.versions },
+		{ "marud_leases", "gauge", "Leases held.", st.leases },
+		{ "marud_sessions", "gauge", "Client sessions, attached or in grace.",
+		  st.sessions },
+		{ "marud_connections", "gauge", "Open client connections.",
+		  atomic_load(&srv->nconns) },
+		{ "marud_publishes_total", "counter", "Versions published.", st.publishes },
+		{ "marud_replaces_total", "counter", "Publishes that replaced a version.",
+		  st.replaces },
+		{ "marud_unlinks_total", "counter", "Names unlinked.", st.unlinks },
+		{ "marud_creates_total", "counter", "Pending versions created.", st.creates },
+		{ "marud_abandons_total", "counter", "Pending versions abandoned.",
+		  st.abandons },
+		{ "marud_evictions_total", "counter", "Versions evicted.", st.evictions },
+		{ "marud_evicted_bytes_total", "counter", "Bytes evicted.", st.evicted_bytes },
+		{ "marud_enospc_total", "counter", "Allocations refused.", st.enospc },
+		{ "marud_lease_grants_total", "counter", "Leases granted.", st.lease_grants },
+		{ "marud_bytes_read_total", "counter", "Bytes sent by TCP READ.",
+		  atomic_load(&srv->bytes_read) },
+		{ "marud_bytes_written_total", "counter", "Bytes received by TCP WRITE.",
+		  atomic_load(&srv->bytes_written) },
+		{ "marud_rejected_connections_total", "counter",
+		  "Connections refused over max-conns.", atomic_load(&srv->rejected_conns) },
+		{ "marud_event_seq", "counter", "Sequence of the last event.", st.event_seq },
+		{ "marud_ack_subscribers", "gauge",
+		  "Event subscribers that acknowledge applied events.",
+		  atomic_load(&srv->nacking) },
+		{ "marud_ack_timeouts_total", "counter",
+		  "Changes whose wait for a subscriber's acknowledgement timed out.",
+		  atomic_load(&srv->ack_timeouts) },
+		{ "marud_generation", "gauge", "Pool generation of this marud.",
+		  srv->generation },
+		{ "marud_accounting_ok", "gauge", "1 if free+used+pending+orphaned==capacity.",
+		  st.free + st.used + st.pending + st.orphaned == st.capacity },
+	};
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]) && !rc; i++)
+		rc = put_metric(out, &m[i]);
+	return rc ? rc : put_ops(srv, served, out);
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/handlers/version.c: the handlers of a version's life: CREATE,
+ * RESERVE and TRUNCATE of a pending version, PUBLISH (hashing its bytes in
+ * pool memory, outside the directory lock, when the client sent no hash),
+ * ABANDON, and the leases: OPEN, RELEASE, EXTENTS. They reply with
+ * attributes and extents (common.c); no lock of their own.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <xxhash.h>
+
+#include "failpoint.h"
+#include "handlers.h"
+#include "server_priv.h"
+#include "session.h"
+
+HANDLER(h_create)
+{
+	const struct proto_create_req *r = (const void *)p;
+	uint32_t flags = 0;
+	struct dir_attr a;
+	int rc;
+
+	if (r->flags & CREATE_EXCL)
+		flags |= DIR_CREATE_EXCL;
+	if (r->flags & CREATE_COPY)
+		flags |= DIR_CREATE_COPY;
+	rc = dir_create(c->srv->dir, session_dir(c->sess), r->parent,
+			name_after(p, sizeof(*r)), r->namelen, r->from_ino, flags,
+			r->mode, r->uid, r->gid, r->size_hint, &a);
+	if (rc)
+		return rc;
+	/* tests: the version exists, its creator has not heard of it yet */
+	rc = FAILPOINT("marud.create.after");
+	if (rc) {
+		dir_abandon(c->srv->dir, session_dir(c->sess), a.ino);
+		return rc;
+	}
+	return reply_extents(c, a.ino, 1, out);
+}
+
+HANDLER(h_reserve)
+{
+	const struct proto_size_req *r = (const void *)p;
+	struct dir_attr a;
+	int rc;
+
+	rc = dir_reserve(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a);
+	return rc ? rc : reply_extents(c, r->ino, 1, out);
+}
+
+HANDLER(h_truncate)
+{
+	const struct proto_size_req *r = (const void *)p;
+	struct dir_attr a;
+	int rc;
+
+	rc = dir_truncate(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a);
+	return rc ? rc : reply_extents(c, r->ino, 1, out);
+}
+
+/* XXH3 of the first size bytes of a version, read in place. */
+static int version_xxh3(struct server *srv, const struct extent_list *l, uint64_t size,
+			uint64_t *out)
+{
+	XXH3_state_t *st = XXH3_createState();
+	struct iovec iov[IOV_BATCH];
+	uint64_t off = 0, covered;
+	int i, k, rc = 0;
+
+	if (!st)
+		return -ENOMEM;
+	XXH3_64bits_reset(st);
+	while (off < size) {
+		k = extent_iov(srv, l, off, size - off, iov, IOV_BATCH, &covered);
+		if (k <= 0) {
+			rc = k < 0 ? k : -EINVAL;
+			break;
+		}
+		for (i = 0; i < k; i++)
+			XXH3_64bits_update(st, iov[i].iov_base, iov[i].iov_len);
+		off += covered;
+	}
+	*out = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return rc;
+}
+
+/*
+ * Hash outside the dir lock, over the bytes as they are in pool memory:
+ * that is what readers will see. (A shm client writes in place and the
+ * directory's size may lag behind; nothing may be zero-filled here.)
+ */
+static int publish_hash(struct conn *c, uint64_t ino, uint64_t size, uint64_t *hash)
+{
+	struct extent_list l = { 0 };
+	struct dir_attr a;
+	int rc;
+
+	rc = dir_extents(c->srv->dir, session_dir(c->sess), ino, 1, &l, &a);
+	if (rc)
+		return rc;
+	/* Over the reservation dir_publish refuses it (-EINVAL); no hash needed. */
+	if (size <= extent_list_bytes(&l))
+		rc = version_xxh3(c->srv, &l, size, hash);
+	extent_list_free(&l);
+	return rc;
+}
+
+HANDLER(h_publish)
+{
+	const struct proto_publish_req *r = (const void *)p;
+	uint64_t hash = r->xxh3;
+	struct dir_attr a;
+	int rc;
+
+	if (!hash) {
+		rc = publish_hash(c, r->ino, r->size, &hash);
+		if (rc)
+			return rc;
+	}
+	/* tests: stop or fail with the bytes hashed, the name not yet rebound */
+	rc = FAILPOINT("marud.publish.before");
+	if (rc)
+		return rc;
+	rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a);
+	if (rc)
+		return rc;
+	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */
+	(void)FAILPOINT("marud.publish.after");
+	return put_attr(out, &a);
+}
+
+HANDLER(h_abandon)
+{
+	const struct proto_ino_req *r = (const void *)p;
+
+	return dir_abandon(c->srv->dir, session_dir(c->sess), r->ino);
+}
+
+HANDLER(h_open)
+{
+	const struct proto_open_req *r = (const void *)p;
+	struct dir_session *ds = session_dir(c->sess);
+	struct dir_attr a;
+	int rc;
+
+	rc = dir_open(c->srv->dir, ds, r->parent, name_after(p, sizeof(*r)), r->namelen,
+		      r->ino, &a);
+	if (rc)
+		return rc;
+	rc = reply_extents(c, a.ino, 0, out);
+	/* A lease the client never hears about would leak until the session ends. */
+	if (rc)
+		dir_release(c->srv->dir, ds, a.ino);
+	return rc;
+}
+
+HANDLER(h_release)
+{
+	const struct proto_ino_req *r = (const void *)p;
+
+	return dir_release(c->srv->dir, session_dir(c->sess), r->ino);
+}
+
+HANDLER(h_extents)
+{
+	const struct proto_ino_req *r = (const void *)p;
+
+	return reply_extents(c, r->ino, 0, out);
+}
+

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/listen.h: marud's listening sockets and accept thread (listen.c),
+ * called by server.c.
+ */
+#ifndef MARUD_LISTEN_H
+#define MARUD_LISTEN_H
+
+struct server;
+
+/* Bind every address of srv->cfg.listen; -errno (some may be open: close them). */
+int listeners_open(struct server *srv);
+/* Close them; unlink the unix socket paths. Idempotent. */
+void listeners_close(struct server *srv);
+/* Start the accept thread. */
+int accept_start(struct server *srv);
+/* Wake the accept thread and join it (srv->stopping is set). Idempotent. */
+void accept_stop(struct server *srv);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/server_priv.h: the insides of marud's server, shared by the files
+ * that make it up and by nothing else: struct server (owned by server.c,
+ * which creates and frees it), struct listener (listen.c) and struct conn
+ * (conn.c), plus the per-connection state dispatch.c and the handlers read
+ * and set. Who may call whom runs one way:
+ *
+ *   server.c -> listen.c -> conn.c -> dispatch.c -> subscribe.c, handlers/
+ *            -> wire.c (a connection's socket) -> proto
+ *
+ * and everything at or below dispatch.c calls dir_*(), session_*(),
+ * alloc_*() and the pool. The locks are documented by the files that own
+ * them: conns_lock by conn.c, subs_lock and sub.wlock by subscribe.c. None
+ * is taken under another, and none is held across a dir_*() call.
+ */
+#ifndef MARUD_SERVER_PRIV_H
+#define MARUD_SERVER_PRIV_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include "conf.h"
+#include "proto.h"
+#include "server.h"
+#include "session.h"
+
+struct listener {
+	int fd;
+	int is_unix;
+	char uri[PATH_MAX];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+struct conn {
+	struct server *srv;
+	struct conn *prev, *next;	/* srv->conns_lock */
+	int fd;
+	int is_unix;
+	char peer[128];
+	struct session *sess;
+	int authed;
+	int auth_stage;
+	uint8_t nonce_c[32], nonce_s[32];
+	uint8_t *buf;
+	size_t cap;
+	uint64_t unread;	/* request payload still in the socket (WRITE) */
+	int replied;		/* the handler sent its own reply */
+	int close;		/* drop the connection after this request */
+	uint64_t cache_ino;	/* version whose attr+extents the reply holds */
+	struct cache_reply *cached;
+	uint8_t owner[SESSION_TOKEN_BYTES];	/* HELLO_F_EVENTS: whose stream */
+	int has_owner;
+	unsigned int refusals;	/* refused version requests logged */
+};
+
+struct sub;
+struct ack_wait;
+
+struct server {
+	struct config cfg;
+	struct pool *pool;
+	struct alloc *alloc;
+	struct dir *dir;
+	struct sessions *sessions;
+	uint64_t generation;
+	int have_key;
+	uint8_t key[CONFIG_KEY_BYTES];
+
+	/* listen.c */
+	struct listener listeners[CONFIG_MAX_LISTEN];
+	unsigned int nlisteners;
+	int wake[2];
+	pthread_t accept_thread;
+	int accepting;
+
+	/* conn.c */
+	pthread_mutex_t conns_lock;
+	pthread_cond_t conns_cond;	/* CLOCK_MONOTONIC: a connection ended */
+	struct conn *conns;
+	atomic_uint nconns;		/* written under conns_lock */
+
+	/* subscribe.c */
+	pthread_mutex_t subs_lock;
+	pthread_cond_t subs_cond;	/* CLOCK_MONOTONIC: an ACK came, a sub left */
+	struct sub *subs;
+	atomic_uint nacking;		/* listed subs that acknowledge */
+	struct ack_wait *waits;		/* lock-holding changes waiting for acks */
+	atomic_uint ack_publish_ms, ack_ms;
+	atomic_uint_fast64_t ack_timeouts;
+
+	atomic_int stopping;
+	atomic_uint max_conns;
+	atomic_uint max_frame;
+	atomic_uint_fast64_t ops[OP_MAX];
+	atomic_uint_fast64_t bytes_read, bytes_written, rejected_conns;
+};
+
+#endif

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/subscribe.c: event subscribers and their acknowledgements. It owns
+ * the registry of subscribed connections, SUBSCRIBE (the connection's thread
+ * becomes an event pusher; a reader thread of its own takes PINGs and
+ * EVENT_ACKs off the socket, so an ACK is seen the moment it arrives), and
+ * the waits for acknowledgements that give close-to-open across mounts: a
+ * change waits, bounded, until the other sessions' subscribers applied it.
+ *
+ * Locks: subs_lock guards the registry (each sub's acked/acking/missed/listed
+ * fields) and the list of lock-holding changes waiting for acks; sub.wlock
+ * orders the writes of a subscriber's two threads on its socket. Neither is
+ * taken under the other (a pusher takes wlock alone; subs_lock is never held
+ * across a socket write) and neither is held across a dir_*() call.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "clock.h"
+#include "dir.h"
+#include "log.h"
+#include "server_priv.h"
+#include "session.h"
+#include "subscribe.h"
+#include "wire.h"
+
+#define SUB_BATCH		16
+#define SUB_WAIT_MS		1000
+#define SUB_READER_STACK	(64U << 10)
+
+/*
+ * One subscribed connection, in server.subs from its start to its end. Its
+ * connection thread pushes events; its reader thread reads the socket.
+ */
+struct sub {
+	struct sub *prev, *next;
+	struct conn *c;
+	uint64_t acked;		/* subs_lock: every event up to it applied */
+	int acking;		/* subs_lock: an ACK came; changes wait for it */
+	int missed;		/* subs_lock: a deadline was missed (logged) */
+	int listed;		/* subs_lock */
+	atomic_int gone;	/* the reader saw the peer leave */
+	pthread_mutex_t wlock;	/* socket writes: events vs PING replies */
+	pthread_t reader;
+};
+
+/* A change waiting for acknowledgements (on the waiter's stack). */
+struct ack_wait {
+	struct ack_wait *prev, *next;	/* subs_lock: server.waits */
+	const struct conn *c;		/* the requester */
+	uint64_t seq;
+	int listed;			/* it holds a kernel directory lock */
+};
+
+int subs_init(struct server *srv)
+{
+	int rc = -pthread_mutex_init(&srv->subs_lock, NULL);
+
+	if (rc)
+		return rc;
+	rc = cond_init_mono(&srv->subs_cond);
+	if (rc)
+		pthread_mutex_destroy(&srv->subs_lock);
+	return rc;
+}
+
+void subs_destroy(struct server *srv)
+{
+	pthread_cond_destroy(&srv->subs_cond);
+	pthread_mutex_destroy(&srv->subs_lock);
+}
+
+static void sub_list(struct server *srv, struct sub *s)
+{
+	pthread_mutex_lock(&srv->subs_lock);
+	s->next = srv->subs;
+	if (s->next)
+		s->next->prev = s;
+	srv->subs = s;
+	s->listed = 1;
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+/* Leave the registry (either thread, once); waiters may be waiting on it. */
+static void sub_unlist(struct server *srv, struct sub *s)
+{
+	pthread_mutex_lock(&srv->subs_lock);
+	if (s->listed) {
+		if (s->prev)
+			s->prev->next = s->next;
+		else
+			srv->subs = s->next;
+		if (s->next)
+			s->next->prev = s->prev;
+		s->listed = 0;
+		if (s->acking)
+			atomic_fetch_sub(&srv->nacking, 1);
+		pthread_cond_broadcast(&srv->subs_cond);
+	}
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+static void sub_ack(struct server *srv, struct sub *s, uint64_t seq)
+{
+	pthread_mutex_lock(&srv->subs_lock);
+	if (!s->acking && s->listed) {
+		s->acking = 1;
+		atomic_fetch_add(&srv->nacking, 1);
+		log_debug("%s: subscriber acknowledges events", s->c->peer);
+	}
+	if (seq > s->acked)
+		s->acked = seq;
+	pthread_cond_broadcast(&srv->subs_cond);
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+/* Is s the event stream of c's own session? */
+static int sub_owned_by(const struct sub *s, const struct conn *c)
+{
+	return s->c->has_owner && c->sess &&
+	       !memcmp(s->c->owner, session_token(c->sess), SESSION_TOKEN_BYTES);
+}
+
+/* Must a change by c up to event seq wait for s? (subs_lock held) */
+static int sub_behind(const struct sub *s, const struct conn *c, uint64_t seq)
+{
+	if (!s->acking || s->acked >= seq)
+		return 0;
+	/* The requester keeps its own caches: its own stream is not waited for. */
+	return !sub_owned_by(s, c);
+}
+
+/*
+ * A lock-holding change by c need not wait for s when s's own session has a
+ * lock-holding change waiting for c's stream: each mount's notifier may be
+ * stuck behind the directory lock its own change holds, so neither could
+ * acknowledge before the bound. Both go at once instead. (subs_lock held)
+ */
+static int sub_in_cycle(struct server *srv, const struct sub *s, const struct conn *c)
+{
+	const struct ack_wait *w;
+	const struct sub *t;
+
+	for (w = srv->waits; w; w = w->next) {
+		if (w->c == c || !sub_owned_by(s, w->c))
+			continue;
+		for (t = srv->subs; t; t = t->next)
+			if (sub_owned_by(t, c) && sub_behind(t, w->c, w->seq))
+				return 1;
+	}
+	return 0;
+}
+
+static int sub_holds_up(struct server *srv, const struct sub *s, const struct ack_wait *me)
+{
+	if (!sub_behind(s, me->c, me->seq))
+		return 0;
+	return !(me->listed && sub_in_cycle(srv, s, me->c));
+}
+
+static int subs_behind(struct server *srv, const struct ack_wait *me)
+{
+	const struct sub *s;
+
+	for (s = srv->subs; s; s = s->next)
+		if (sub_holds_up(srv, s, me))
+			return 1;
+	return 0;
+}
+
+/* Count (and log once per subscriber) those that missed the deadline. */
+static void subs_missed(struct server *srv, const struct ack_wait *me)
+{
+	struct sub *s;
+
+	for (s = srv->subs; s; s = s->next) {
+		if (!sub_holds_up(srv, s, me))
+			continue;
+		atomic_fetch_add(&srv->ack_timeouts, 1);
+		if (!s->missed)
+			log_debug("%s: subscriber did not acknowledge event %llu within "
+				  "the deadline (acked %llu); not logged again",
+				  s->c->peer, (unsigned long long)me->seq,
+				  (unsigned long long)s->acked);
+		s->missed = 1;
+	}
+}
+
+/* A lock-holding wait is listed, so that its counterpart can see a cycle. */
+static void wait_list(struct server *srv, struct ack_wait *w)
+{
+	w->next = srv->waits;
+	if (w->next)
+		w->next->prev = w;
+	srv->waits = w;
+	w->listed = 1;
+	pthread_cond_broadcast(&srv->subs_cond);
+}
+
+static void wait_unlist(struct server *srv, struct ack_wait *w)
+{
+	if (!w->listed)
+		return;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		srv->waits = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+}
+
+/*
+ * Close-to-open across mounts: before c's change up to event seq is
+ * answered, every acknowledging subscriber of another session applies it,
+ * or ms pass. Called with no lock held (the dir lock above all).
+ */
+void acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock)
+{
+	struct ack_wait me = { .c = c, .seq = seq };
+	struct server *srv = c->srv;
+	struct timespec ts;
+
+	deadline_ms(&ts, ms);
+	pthread_mutex_lock(&srv->subs_lock);
+	if (holds_lock)
+		wait_list(srv, &me);
+	while (subs_behind(srv, &me) && !atomic_load(&srv->stopping)) {
+		if (pthread_cond_timedwait(&srv->subs_cond, &srv->subs_lock, &ts) == ETIMEDOUT) {
+			subs_missed(srv, &me);
+			break;
+		}
+	}
+	wait_unlist(srv, &me);
+	pthread_mutex_unlock(&srv->subs_lock);
+}
+
+/*
+ * How long a successful op waits for acknowledgements; 0: not at all.
+ * PUBLISH runs at close, under no kernel directory lock, so it can wait
+ * long. The others hold one on the requesting mount: two of them in one
+ * directory on two mounts would each wait for the other mount's notifier,
+ * which is blocked on that lock; the short bound breaks that cycle.
+ */
+unsigned int ack_wait_ms(struct server *srv, uint16_t op)
+{
+	switch (op) {
+	case OP_PUBLISH:
+		return atomic_load(&srv->ack_publish_ms);
+	case OP_RENAME:
+	case OP_UNLINK:
+	case OP_MKDIR:
+	case OP_RMDIR:
+	case OP_SETATTR:
+		return atomic_load(&srv->ack_ms);
+	default:
+		return 0;
+	}
+}
+
+/* ---- SUBSCRIBE: the connection becomes an event pusher ---- */
+
+static int send_event(struct conn *c, const struct dir_event *e)
+{
+	struct proto_event w = {
+		.seq = e->seq, .time_ns = e->time_ns, .type = e->type,
+		.ino = e->ino, .parent = e->parent, .parent2 = e->parent2,
+		.namelen = (uint16_t)strnlen(e->name, sizeof(e->name)),
+		.name2len = (uint16_t)strnlen(e->name2, sizeof(e->name2)),
+		.pathlen = (uint16_t)strnlen(e->path, sizeof(e->path)),
+		.path2len = (uint16_t)strnlen(e->path2, sizeof(e->path2)),
+	};
+	struct iovec iov[6];
+	struct proto_hdr h;
+	uint32_t n = sizeof(w) + w.namelen + w.name2len + w.pathlen + w.path2len;
+
+	proto_hdr_init(&h, OP_EVENT, n, 0, c->srv->generation, 0);
+	iov[0] = (struct iovec){ &h, sizeof(h) };
+	iov[1] = (struct iovec){ &w, sizeof(w) };
+	iov[2] = (struct iovec){ (void *)e->name, w.namelen };
+	iov[3] = (struct iovec){ (void *)e->name2, w.name2len };
+	iov[4] = (struct iovec){ (void *)e->path, w.pathlen };
+	iov[5] = (struct iovec){ (void *)e->path2, w.path2len };
+	return wire_sendv(c, iov, 6);
+}
+
+/* One frame from a subscriber: PING or EVENT_ACK. Non-zero: stop reading. */
+static int sub_frame(struct sub *s)
+{
+	struct conn *c = s->c;
+	struct proto_ack_req a;
+	struct proto_hdr h;
+	int rc;
+
+	if (wire_recv(c, &h, sizeof(h)))
+		return 1;
+	rc = proto_hdr_check(&h, sizeof(a));
+	if (!rc && (h.op == OP_PING || h.op == OP_EVENT_ACK))
+		rc = wire_recv(c, &a, h.len) ? 1 : proto_req_check(h.op, &a, h.len);
+	if (rc || (h.op != OP_PING && h.op != OP_EVENT_ACK)) {
+		if (rc <= 0)
+			log_warnx("%s: %s: protocol violation: only PING and EVENT_ACK are "
+				  "allowed after SUBSCRIBE; closing", c->peer,
+				  proto_op_name(h.op));
+		return 1;
+	}
+	atomic_fetch_add(&c->srv->ops[h.op], 1);
+	if (h.op == OP_EVENT_ACK) {
+		sub_ack(c->srv, s, a.seq);
+		return 0;
+	}
+	pthread_mutex_lock(&s->wlock);
+	rc = wire_reply(c, &h, 0, NULL, 0);
+	pthread_mutex_unlock(&s->wlock);
+	return rc;
+}
+
+static void *sub_reader(void *arg)
+{
+	struct sub *s = arg;
+	struct conn *c = s->c;
+
+	while (!sub_frame(s))
+		;
+	/* Waiters stop waiting for it now, and the pusher leaves its wait. */
+	sub_unlist(c->srv, s);
+	atomic_store(&s->gone, 1);
+	shutdown(c->fd, SHUT_RDWR);
+	dir_events_kick(c->srv->dir);
+	return NULL;
+}
+
+static int sub_start(struct sub *s)
+{
+	pthread_attr_t attr;
+	int rc;
+
+	pthread_mutex_init(&s->wlock, NULL);
+	sub_list(s->c->srv, s);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SUB_READER_STACK);
+	rc = -pthread_create(&s->reader, &attr, sub_reader, s);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		log_warn(rc, "%s: subscriber reader thread", s->c->peer);
+		sub_unlist(s->c->srv, s);
+		pthread_mutex_destroy(&s->wlock);
+	}
+	return rc;
+}
+
+static void sub_end(struct sub *s)
+{
+	/* Wakes the reader out of its recv; conn_main closes the fd. */
+	shutdown(s->c->fd, SHUT_RDWR);
+	pthread_join(s->reader, NULL);
+	sub_unlist(s->c->srv, s);
+	pthread_mutex_destroy(&s->wlock);
+}
+
+/* A peer that hung up is noticed before waiting (the reader kicks too). */
+static int sub_peer_gone(struct sub *s)
+{
+	struct pollfd pfd = { .fd = s->c->fd, .events = POLLRDHUP };
+
+	if (atomic_load(&s->gone))
+		return 1;
+	return poll(&pfd, 1, 0) > 0 &&
+	       (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL));
+}
+
+static void sub_push(struct sub *s, uint64_t after, struct dir_event *ev)
+{
+	struct server *srv = s->c->srv;
+	int i, n, rc = 0;
+
+	while (!atomic_load(&srv->stopping) && !sub_peer_gone(s)) {
+		n = dir_events_wait(srv->dir, after, ev, SUB_BATCH, SUB_WAIT_MS);
+		pthread_mutex_lock(&s->wlock);
+		for (i = 0; i < n && !rc; i++) {
+			rc = send_event(s->c, &ev[i]);
+			after = ev[i].seq;
+		}
+		pthread_mutex_unlock(&s->wlock);
+		if (n < 0 || rc)
+			break;
+	}
+}
+
+int h_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uint32_t len,
+		struct pbuf *out)
+{
+	const struct proto_subscribe_req *r = (const void *)p;
+	struct server *srv = c->srv;
+	uint64_t after = r->after_seq ? r->after_seq : dir_event_seq(srv->dir);
+	struct dir_event *ev = malloc(SUB_BATCH * sizeof(*ev));
+	struct sub *s = calloc(1, sizeof(*s));
+
+	if (!ev || !s) {
+		free(ev);
+		free(s);
+		return -ENOMEM;
+	}
+	s->c = c;
+	c->replied = 1;
+	c->close = 1;
+	if (wire_reply(c, h, 0, NULL, 0) || sub_start(s))
+		goto out;
+	log_debug("%s: subscribed after seq %llu", c->peer, (unsigned long long)after);
+	sub_push(s, after, ev);
+	sub_end(s);
+out:
+	free(s);
+	free(ev);
+	return 0;
+}
+

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tests/unit/daemon/listen_test.c: marud's listeners and accept thread
+ * (daemon/listen.c) on a real server with real sockets: a unix listener
+ * (parent directory made, mode 0666, served through the accept and
+ * connection threads, unlinked at stop), a stale socket file replaced, a
+ * live one refused with -EADDRINUSE and left alone, a non-socket refused,
+ * bad URIs, an ephemeral TCP port, and max-conns answering -EUSERS.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "addr.h"
+#include "server_harness.h"
+#include "server_priv.h"
+
+struct fx {
+	char dir[64];		/* temp dir */
+	char run[80];		/* dir/run, made by marud */
+	char sock[100];		/* dir/run/marud.sock */
+	struct th t;
+	struct treply r;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/marud-listen-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->run, sizeof(f->run), "%s/run", f->dir);
+	snprintf(f->sock, sizeof(f->sock), "%s/marud.sock", f->run);
+	th_config(&f->t);
+	f->t.cfg.nlisten = 1;
+	snprintf(f->t.cfg.listen[0], sizeof(f->t.cfg.listen[0]), "unix:%s", f->sock);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char path[96];
+	int rc = 0;
+
+	if (f->t.srv)
+		rc = th_free(&f->t);
+	snprintf(path, sizeof(path), "/dev/shm/%s", f->t.shm);
+	unlink(path);
+	unlink(f->sock);
+	rmdir(f->run);
+	rmdir(f->dir);
+	free(f);
+	return rc;
+}
+
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* One request on a socket served by a connection thread. */
+static int call(int fd, uint16_t op, uint64_t reqid, const void *p, size_t n,
+		struct treply *r)
+{
+	tc_send(fd, op, reqid, TH_GENERATION, p, n);
+	assert_int_equal(tc_reply(fd, r, 5000), 0);
+	assert_int_equal(r->h.op, op);
+	assert_int_equal(r->h.reqid, reqid);
+	assert_int_equal(r->h.generation, TH_GENERATION);
+	return r->h.status;
+}
+
+static int hello(int fd, struct treply *r)
+{
+	struct proto_hello_req req = { .proto_version = PROTO_VERSION, .pid = 1 };
+
+	return call(fd, OP_HELLO, 1, &req, sizeof(req), r);
+}
+
+static void test_unix_serves_and_unlinks(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	int fd;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(lstat(f->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0666);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(call(fd, OP_PING, 9, NULL, 0, &f->r), 0);
+	assert_int_equal(hello(fd, &f->r), 0);
+	assert_int_equal(f->r.len, sizeof(struct proto_hello_rep));
+	assert_int_equal(th_free(&f->t), 0);
+	/* stop closed the connection and removed the socket file */
+	assert_int_equal(tc_reply(fd, &f->r, 5000), -ECONNRESET);
+	close(fd);
+	assert_int_equal(lstat(f->sock, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+static void test_stale_socket_replaced(void **state)
+{
+	struct fx *f = *state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	/* a dead marud's socket: bound, nobody listening */
+	assert_int_equal(mkdir(f->run, 0755), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->sock);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(call(fd, OP_PING, 1, NULL, 0, &f->r), 0);
+	close(fd);
+}
+
+static void test_live_socket_refused(void **state)
+{
+	struct fx *f = *state;
+	struct th other;
+	struct stat st;
+	char path[96];
+	int fd;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	th_config(&other);
+	other.cfg.nlisten = 1;
+	memcpy(other.cfg.listen[0], f->t.cfg.listen[0], sizeof(other.cfg.listen[0]));
+	assert_int_equal(th_new(&other, NULL), -EADDRINUSE);
+	snprintf(path, sizeof(path), "/dev/shm/%s", other.shm);
+	unlink(path);
+	/* the failed server left the live one's socket alone */
+	assert_int_equal(lstat(f->sock, &st), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(call(fd, OP_PING, 1, NULL, 0, &f->r), 0);
+	close(fd);
+}
+
+static void test_not_a_socket_refused(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	int fd;
+
+	assert_int_equal(mkdir(f->run, 0755), 0);
+	fd = open(f->sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(th_new(&f->t, NULL), -EEXIST);
+	assert_int_equal(lstat(f->sock, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+}
+
+static void test_bad_uris(void **state)
+{
+	struct fx *f = *state;
+	char *cfgl = f->t.cfg.listen[0];
+	size_t cap = sizeof(f->t.cfg.listen[0]);
+
+	snprintf(cfgl, cap, "bogus:%s", f->sock);
+	assert_int_equal(th_new(&f->t, NULL), -EINVAL);
+	snprintf(cfgl, cap, "unix:/tmp/%0200d", 0);
+	assert_int_equal(th_new(&f->t, NULL), -ENAMETOOLONG);
+	snprintf(cfgl, cap, "unix:");
+	assert_int_equal(th_new(&f->t, NULL), -EINVAL);
+	f->t.srv = NULL;
+}
+
+static void test_tcp_ephemeral_port(void **state)
+{
+	struct fx *f = *state;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct maru_addr a = { .port = 0 };
+	int fd;
+
+	snprintf(f->t.cfg.listen[0], sizeof(f->t.cfg.listen[0]), "tcp://127.0.0.1:0");
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	assert_int_equal(getsockname(f->t.srv->listeners[0].fd, (struct sockaddr *)&ss, &sl), 0);
+	snprintf(a.host, sizeof(a.host), "127.0.0.1");
+	a.port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	assert_int_not_equal(a.port, 0);
+	fd = addr_connect(&a, 5000);
+	assert_true(fd >= 0);
+	assert_int_equal(call(fd, OP_PING, 2, NULL, 0, &f->r), 0);
+	close(fd);
+}
+
+static void wait_no_conns(struct server *srv)
+{
+	struct timespec ts = { 0, 10 * 1000000L };
+	int i;
+
+	for (i = 0; i < 500 && atomic_load(&srv->nconns); i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nconns), 0);
+}
+
+static void test_max_conns_answers_eusers(void **state)
+{
+	struct proto_hello_req req = { .proto_version = PROTO_VERSION };
+	struct fx *f = *state;
+	int a, b;
+
+	f->t.cfg.max_conns = 1;
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	a = connect_unix(f->sock);
+	assert_int_equal(hello(a, &f->r), 0);
+	b = connect_unix(f->sock);
+	/* told why (before any generation: 0), then closed */
+	tc_send(b, OP_HELLO, 3, TH_GENERATION, &req, sizeof(req));
+	assert_int_equal(tc_reply(b, &f->r, 5000), 0);
+	assert_int_equal(f->r.h.op, OP_HELLO);
+	assert_int_equal(f->r.h.reqid, 3);
+	assert_int_equal(f->r.h.status, -EUSERS);
+	assert_int_equal(f->r.h.generation, 0);
+	assert_int_equal(tc_reply(b, &f->r, 5000), -ECONNRESET);
+	close(b);
+	assert_int_equal(atomic_load(&f->t.srv->rejected_conns), 1);
+	/* the slot frees when the first client leaves */
+	close(a);
+	wait_no_conns(f->t.srv);
+	b = connect_unix(f->sock);
+	assert_int_equal(hello(b, &f->r), 0);
+	close(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_unix_serves_and_unlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_socket_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_socket_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_uris, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_ephemeral_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_conns_answers_eusers, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("listen", tests, NULL, NULL);
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tests/unit/daemon/subscribe_test.c: event subscribers and acknowledgement
+ * waits (daemon/subscribe.c) on a real server over a unix listener: a
+ * subscriber gets the events of another session's change and may PING; once
+ * it acknowledges, another session's change is answered only after the
+ * subscriber acknowledged it, or after the bound (counted as a timeout); the
+ * requester's own event stream is never waited for.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "dir.h"
+#include "server_harness.h"
+#include "server_priv.h"
+
+#define ACK_MS	300
+
+struct fx {
+	char dir[64], sock[96];
+	struct th t;
+	struct treply r;
+	int sub, cli;		/* subscriber socket, client socket */
+	uint8_t cli_token[16];
+};
+
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static int call(int fd, uint16_t op, uint64_t reqid, const void *p, size_t n,
+		struct treply *r)
+{
+	tc_send(fd, op, reqid, TH_GENERATION, p, n);
+	assert_int_equal(tc_reply(fd, r, 5000), 0);
+	assert_int_equal(r->h.op, op);
+	assert_int_equal(r->h.reqid, reqid);
+	return r->h.status;
+}
+
+static void hello(int fd, uint32_t flags, const uint8_t *token, uint8_t *out,
+		  struct treply *r)
+{
+	struct proto_hello_req req = { .flags = flags, .proto_version = PROTO_VERSION };
+
+	if (token)
+		memcpy(req.token, token, sizeof(req.token));
+	assert_int_equal(call(fd, OP_HELLO, 1, &req, sizeof(req), r), 0);
+	if (out)
+		memcpy(out, r->p + offsetof(struct proto_hello_rep, token), 16);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/marud-sub-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->sock, sizeof(f->sock), "%s/marud.sock", f->dir);
+	th_config(&f->t);
+	f->t.cfg.nlisten = 1;
+	snprintf(f->t.cfg.listen[0], sizeof(f->t.cfg.listen[0]), "unix:%s", f->sock);
+	f->t.cfg.ack_ms = ACK_MS;
+	f->t.cfg.ack_publish_ms = ACK_MS;
+	if (th_new(&f->t, NULL) || server_start(f->t.srv))
+		return -1;
+	f->cli = connect_unix(f->sock);
+	f->sub = connect_unix(f->sock);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	int rc;
+
+	close(f->cli);
+	close(f->sub);
+	rc = th_free(&f->t);
+	rmdir(f->dir);
+	free(f);
+	return rc;
+}
+
+/* Subscribe f->sub; owner: the session whose event stream it is, or NULL. */
+static void subscribe(struct fx *f, const uint8_t *owner)
+{
+	struct proto_subscribe_req s = { .after_seq = 0 };
+
+	hello(f->sub, owner ? HELLO_F_EVENTS : 0, owner, NULL, &f->r);
+	assert_int_equal(call(f->sub, OP_SUBSCRIBE, 2, &s, sizeof(s), &f->r), 0);
+}
+
+/* Next pushed event on the subscriber (skipping other frames): its seq. */
+static uint64_t next_event(struct fx *f, const char *name)
+{
+	struct proto_event e;
+
+	do
+		assert_int_equal(tc_reply(f->sub, &f->r, 5000), 0);
+	while (f->r.h.op != OP_EVENT);
+	assert_int_equal(f->r.h.reqid, 0);
+	assert_true(f->r.len >= sizeof(e));
+	memcpy(&e, f->r.p, sizeof(e));
+	if (name) {
+		assert_int_equal(e.namelen, strlen(name));
+		assert_memory_equal(f->r.p + sizeof(e), name, e.namelen);
+	}
+	return e.seq;
+}
+
+static void ack(struct fx *f, uint64_t seq)
+{
+	struct proto_ack_req a = { .seq = seq };
+
+	tc_send(f->sub, OP_EVENT_ACK, 0, TH_GENERATION, &a, sizeof(a));
+}
+
+/* The reader thread takes the ACK asynchronously. */
+static void wait_acking(struct server *srv)
+{
+	struct timespec ts = { 0, 5 * 1000000L };
+	int i;
+
+	for (i = 0; i < 1000 && !atomic_load(&srv->nacking); i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nacking), 1);
+}
+
+static void mkdir_send(struct fx *f, uint64_t reqid, const char *name)
+{
+	uint8_t req[64];
+	size_t n = name_req(req, DIR_ROOT_ID, name, 0755);
+
+	tc_send(f->cli, OP_MKDIR, reqid, TH_GENERATION, req, n);
+}
+
+static void test_events_and_ping(void **state)
+{
+	struct fx *f = *state;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	subscribe(f, NULL);
+	mkdir_send(f, 10, "x");
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	assert_int_equal(f->r.h.status, 0);
+	next_event(f, "x");
+	/* the reader thread answers PING between events */
+	tc_send(f->sub, OP_PING, 11, TH_GENERATION, NULL, 0);
+	do
+		assert_int_equal(tc_reply(f->sub, &f->r, 5000), 0);
+	while (f->r.h.op == OP_EVENT);
+	assert_int_equal(f->r.h.op, OP_PING);
+	assert_int_equal(f->r.h.reqid, 11);
+	assert_int_equal(f->r.h.status, 0);
+}
+
+static void test_change_waits_for_the_ack(void **state)
+{
+	struct fx *f = *state;
+	uint64_t seq;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	subscribe(f, NULL);
+	ack(f, 0);
+	wait_acking(f->t.srv);
+	mkdir_send(f, 20, "y");
+	seq = next_event(f, "y");
+	/* held until the subscriber applied it */
+	assert_int_equal(tc_reply(f->cli, &f->r, 50), -EAGAIN);
+	ack(f, seq);
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	assert_int_equal(f->r.h.reqid, 20);
+	assert_int_equal(f->r.h.status, 0);
+	assert_int_equal(atomic_load(&f->t.srv->ack_timeouts), 0);
+}
+
+static void test_missed_ack_times_out(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t0, ms;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	subscribe(f, NULL);
+	ack(f, 0);
+	wait_acking(f->t.srv);
+	t0 = mono_ns();
+	mkdir_send(f, 30, "z");
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	ms = (mono_ns() - t0) / 1000000;
+	assert_int_equal(f->r.h.status, 0);
+	assert_true(ms >= ACK_MS - 20);
+	assert_int_equal(atomic_load(&f->t.srv->ack_timeouts), 1);
+	next_event(f, "z");
+}
+
+static void test_own_stream_not_waited_for(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t0, ms;
+
+	hello(f->cli, 0, NULL, f->cli_token, &f->r);
+	subscribe(f, f->cli_token);
+	ack(f, 0);
+	wait_acking(f->t.srv);
+	t0 = mono_ns();
+	mkdir_send(f, 40, "w");
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	ms = (mono_ns() - t0) / 1000000;
+	assert_int_equal(f->r.h.status, 0);
+	assert_true(ms < ACK_MS);
+	assert_int_equal(atomic_load(&f->t.srv->ack_timeouts), 0);
+	next_event(f, "w");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_events_and_ping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_waits_for_the_ack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missed_ack_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_stream_not_waited_for, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("subscribe", tests, NULL, NULL);
+}
