@@ -10,7 +10,8 @@
 # back here and through a second mount; an in-place rewrite of a published
 # file (write-once, documented in DESIGN 2 and 4.1: it starts from a copy,
 # the other mount sees it at close, an earlier reader keeps the old bytes);
-# the cleaner deleting the oldest files (then ENOENT). engine_nixl_uring is
+# two mounts putting one file in place at once, requests interleaved (one
+# writer's whole bytes win, the last close, never a mix); the cleaner deleting the oldest files (then ENOENT). engine_nixl_uring is
 # the same through io_uring. The pool accounting must be exact afterwards.
 . "$(dirname "$0")/lib/common.sh"
 

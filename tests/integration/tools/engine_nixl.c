@@ -14,7 +14,8 @@
  * differs from a local filesystem: an in-place rewrite of a published file
  * starts from a copy of its bytes, is invisible to another mount until the
  * writer closes, and a reader that opened the file before keeps the old
- * bytes even after the close.
+ * bytes even after the close; two mounts putting one file in place at
+ * once leave one writer's whole bytes (the last close), never a mix.
  *
  * usage: engine_nixl [-u] [-n FILES] [-s BYTES] [-c CHUNK] [-q DEPTH]
  *                    DIR OTHER_DIR
@@ -251,12 +252,52 @@ static void rewrite_one(struct nixl *x)
 	free(want);
 }
 
+/*
+ * Two engines put one key in place at once, one per mount, their requests
+ * interleaved. Each mount writes its own version (write-once), so the file
+ * ends as ONE writer's whole bytes, the last to close, on both mounts; a
+ * local filesystem would mix the two.
+ */
+static void rewrite_two_mounts(struct nixl *x)
+{
+	char p[4200], q[4200];
+	uint8_t *got = et_alloc(x->size);
+	unsigned int per = (unsigned int)(x->size / x->chunk), c;
+	int fa, fb;
+	struct req r[2];
+
+	file_path(x->dir, 1, p, sizeof(p));
+	file_path(x->other, 1, q, sizeof(q));
+	fa = SYS(open(p, NIXL_FLAGS, 0644));
+	fb = SYS(open(q, NIXL_FLAGS, 0644));
+	et_fill(x->bufs[1], x->size, 2000);
+	et_fill(x->bufs[2], x->size, 2001);
+	for (c = 0; c < per; c++) {
+		r[0] = (struct req){ fa, 1, x->bufs[1] + c * x->chunk, x->chunk, (off_t)(c * x->chunk) };
+		r[1] = (struct req){ fb, 1, x->bufs[2] + (per - 1 - c) * x->chunk, x->chunk,
+				     (off_t)((per - 1 - c) * x->chunk) };
+		run_reqs(x, r, 2);
+	}
+	SYS(close(fa));
+	SYS(close(fb));
+	fa = SYS(open(p, O_RDONLY | O_DIRECT));
+	read_whole(p, fa, got, x->size);
+	SYS(close(fa));
+	et_verify(got, x->size, 2001, "two-mount in-place put, this mount (last close wins)");
+	fb = SYS(open(q, O_RDONLY | O_DIRECT));
+	read_whole(q, fb, got, x->size);
+	SYS(close(fb));
+	et_verify(got, x->size, 2001, "two-mount in-place put, other mount");
+	free(got);
+}
+
 /* Every file overwritten whole in place, read back through the other mount. */
 static void rewrite_in_place(struct nixl *x)
 {
 	unsigned int i;
 
 	rewrite_one(x);
+	rewrite_two_mounts(x);
 	for (i = 0; i < x->files; i++)
 		et_fill(x->bufs[i], x->size, i + x->files);
 	open_all(x, x->dir, NIXL_FLAGS);
