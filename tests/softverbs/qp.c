@@ -558,7 +558,7 @@ static int sv_post_read(struct sv_qp *q, struct ibv_send_wr *wr, struct sv_swr *
 			return 0;
 		}
 	}
-	m.len = (uint32_t)len;
+	m.rlen = len;
 	m.addr = wr->wr.rdma.remote_addr;
 	m.rkey = wr->wr.rdma.rkey;
 	sv_send_remote(q, w, &m, NULL, 0);
@@ -725,11 +725,10 @@ static void sv_reply(struct sv_conn *c, uint32_t type, uint64_t seq,
 
 /* Check an incoming rkey against this process's MRs and bound MWs. */
 static enum ibv_wc_status sv_rkey_ptr(struct sv_qp *q, const struct sv_msg *m,
-				      unsigned int need, uint8_t **host)
+				      uint64_t len, unsigned int need, uint8_t **host)
 {
 	struct sv_mr *mr = sv_mr_by_key(m->rkey, false);
 	struct sv_mw *w;
-	uint64_t len = m->len;
 
 	*host = NULL;
 	if (!(q->access & need))
@@ -756,14 +755,14 @@ static enum ibv_wc_status sv_rkey_ptr(struct sv_qp *q, const struct sv_msg *m,
 static void sv_resp_read(struct sv_qp *q, struct sv_conn *c, const struct sv_msg *m)
 {
 	uint8_t *host;
-	enum ibv_wc_status st = sv_rkey_ptr(q, m, IBV_ACCESS_REMOTE_READ, &host);
+	enum ibv_wc_status st = sv_rkey_ptr(q, m, m->rlen, IBV_ACCESS_REMOTE_READ, &host);
 
 	if (st != IBV_WC_SUCCESS) {
 		sv_reply(c, SV_MSG_READ_RESP, m->seq, st, NULL, 0);
 		sv_qp_to_err(q, true);
 		return;
 	}
-	sv_reply(c, SV_MSG_READ_RESP, m->seq, st, host, m->len);
+	sv_reply(c, SV_MSG_READ_RESP, m->seq, st, host, m->rlen);
 }
 
 static void sv_recv_done(struct sv_qp *q, struct sv_rwr *r, const struct sv_inbound *in,
@@ -854,7 +853,7 @@ static void sv_resp_write(struct sv_qp *q, struct sv_conn *c, const struct sv_ms
 			  const uint8_t *p)
 {
 	uint8_t *host;
-	enum ibv_wc_status st = sv_rkey_ptr(q, m, IBV_ACCESS_REMOTE_WRITE, &host);
+	enum ibv_wc_status st = sv_rkey_ptr(q, m, m->len, IBV_ACCESS_REMOTE_WRITE, &host);
 
 	if (st != IBV_WC_SUCCESS) {
 		sv_reply(c, SV_MSG_ACK, m->seq, st, NULL, 0);

@@ -82,6 +82,7 @@ struct sv_async {
 
 struct sv_mr {
 	struct ibv_mr mr;
+	uint32_t key;			/* lkey == rkey; callers may scribble on mr */
 	uint64_t iova;
 	unsigned int access;
 	int bound_mws;
@@ -239,8 +240,9 @@ struct sv_msg {
 	int32_t status;
 	uint32_t imm;
 	uint32_t flags;
+	uint64_t rlen;		/* READ: bytes asked for (len is the payload) */
 };
-_Static_assert(sizeof(struct sv_msg) == 40, "wire header size");
+_Static_assert(sizeof(struct sv_msg) == 48, "wire header size");
 
 struct sv_cm_wire {
 	uint32_t qpn;

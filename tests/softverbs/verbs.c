@@ -20,7 +20,14 @@
 
 struct sv_state sv = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static bool sv_inited;
-static struct ibv_device sv_dev;
+static struct ibv_device sv_dev = {
+	.node_type = IBV_NODE_CA,
+	.transport_type = IBV_TRANSPORT_IB,
+	.name = "softverbs0",
+	.dev_name = "uverbs-soft0",
+	.dev_path = "/nonexistent/softverbs0",
+	.ibdev_path = "/nonexistent/softverbs0",
+};
 static struct ibv_device *sv_devs[2] = { &sv_dev, NULL };
 
 void sv_lock(void)
@@ -47,6 +54,8 @@ uint64_t sv_now_ns(void)
  */
 static void sv_atfork_child(void)
 {
+	if (!sv_inited)
+		return;
 	sv_foreach(l, &sv.socks) {
 		struct sv_sock *s = sv_container(l, struct sv_sock, link);
 
@@ -110,12 +119,6 @@ SV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 		errno = ENOMEM;
 		return NULL;
 	}
-	sv_dev.node_type = IBV_NODE_CA;
-	sv_dev.transport_type = IBV_TRANSPORT_IB;
-	snprintf(sv_dev.name, sizeof(sv_dev.name), "softverbs0");
-	snprintf(sv_dev.dev_name, sizeof(sv_dev.dev_name), "uverbs-soft0");
-	snprintf(sv_dev.dev_path, sizeof(sv_dev.dev_path), "/nonexistent/softverbs0");
-	snprintf(sv_dev.ibdev_path, sizeof(sv_dev.ibdev_path), "/nonexistent/softverbs0");
 	l[0] = sv_devs[0];
 	if (num_devices)
 		*num_devices = 1;
@@ -423,7 +426,7 @@ static struct ibv_mr *sv_reg(struct ibv_pd *pd, void *addr, size_t length,
 	m->mr.addr = addr;
 	m->mr.length = length;
 	m->mr.handle = sv.next_handle++;
-	m->mr.lkey = m->mr.rkey = sv_new_key();
+	m->mr.lkey = m->mr.rkey = m->key = sv_new_key();
 	m->iova = iova;
 	m->access = access;
 	sv_list_add_tail(&sv.mrs, &m->link);
@@ -472,7 +475,7 @@ struct sv_mr *sv_mr_by_key(uint32_t key, bool lkey)
 	sv_foreach(l, &sv.mrs) {
 		struct sv_mr *m = sv_container(l, struct sv_mr, link);
 
-		if ((lkey ? m->mr.lkey : m->mr.rkey) == key)
+		if (m->key == key)
 			return m;
 	}
 	return NULL;
