@@ -461,6 +461,24 @@ static bool sv_fault_drop(void)
 	return ++sv.fault.n_data > sv.fault.drop_conn_after;
 }
 
+static bool sv_in_flight(struct sv_qp *q)
+{
+	sv_foreach(l, &q->sq) {
+		struct sv_swr *w = sv_container(l, struct sv_swr, link);
+
+		if (w->remote && !w->done && w->seq)
+			return true;
+	}
+	return false;
+}
+
+/* drop_conn_after: the wire is cut once what went out was answered. */
+static void sv_cut_check(struct sv_qp *q)
+{
+	if (q->conn && q->conn->cut_pending && !sv_in_flight(q))
+		sv_conn_kill(q->conn);
+}
+
 /* Put a remote WR on the wire; a missing or cut wire times it out. */
 static void sv_send_remote(struct sv_qp *q, struct sv_swr *w, struct sv_msg *m,
 			   const void *payload, size_t len)
@@ -476,8 +494,9 @@ static void sv_send_remote(struct sv_qp *q, struct sv_swr *w, struct sv_msg *m,
 		w->status = IBV_WC_RETRY_EXC_ERR;
 		return;
 	}
-	if (sv_fault_drop()) {
-		sv_conn_kill(q->conn);
+	if (q->conn->cut_pending || sv_fault_drop()) {
+		q->conn->cut_pending = true;	/* held back, never sent */
+		sv_cut_check(q);
 		return;
 	}
 	w->seq = m->seq = ++q->next_seq;
@@ -891,6 +910,7 @@ static void sv_req_answer(struct sv_qp *q, const struct sv_msg *m, const uint8_t
 	if (m->type == SV_MSG_READ_RESP && w->status == IBV_WC_SUCCESS)
 		w->status = sv_scatter(q, w->sge, w->nsge, p, m->len);
 	sv_sq_drain(q);
+	sv_cut_check(q);
 }
 
 void sv_qp_handle_data(struct sv_conn *c, const struct sv_msg *m, const uint8_t *p)

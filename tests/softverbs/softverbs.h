@@ -9,8 +9,9 @@
  *   SOFTVERBS_FAULT="k=v,..."  the fault knobs below (all counters are
  *                              per process; 0 or absent = off)
  *     drop_conn_after=N  the first N data WRs (SEND/WRITE/READ) posted in
- *                        this process reach the peer; posting the next cuts
- *                        the wire: both sides see DISCONNECTED, the WR
+ *                        this process reach the peer; the next is held back
+ *                        and the wire is cut as soon as the ones sent are
+ *                        answered: both sides see DISCONNECTED, the held WR
  *                        completes IBV_WC_RETRY_EXC_ERR, later ones flush
  *     delay_cqe_ms=M     every CQE is invisible to ibv_poll_cq, and the
  *                        completion channel silent, for M ms

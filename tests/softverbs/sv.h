@@ -220,6 +220,7 @@ struct sv_conn {
 	size_t in_len, in_cap;
 	struct sv_link out;		/* struct sv_chunk */
 	bool want_out, dead;
+	bool cut_pending;		/* drop_conn_after: cut once answers are in */
 };
 
 /* Wire: both ends are on one host, so fields are host-endian. */

@@ -413,3 +413,50 @@ void svt_ep_fini(struct svt_ep *e)
 		rdma_destroy_event_channel(e->ch);
 	memset(e, 0, sizeof(*e));
 }
+
+/* Listen, connect and accept in one thread: every step is an event. */
+int svt_loop_open(struct svt_loop *l)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct ibv_qp_init_attr a = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+
+	memset(l, 0, sizeof(*l));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->sch = rdma_create_event_channel();
+	if (!l->sch || rdma_create_id(l->sch, &l->lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(l->lid, (struct sockaddr *)&sin) || rdma_listen(l->lid, 4) ||
+	    svt_ep_init(&l->cli, "127.0.0.1", ntohs(rdma_get_src_port(l->lid))) ||
+	    rdma_connect(l->cli.id, &p) || svt_get_event(l->sch, 5000, &ev))
+		return -1;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return -1;
+	l->sid = ev->id;
+	rdma_ack_cm_event(ev);
+	l->scq = ibv_create_cq(l->sid->verbs, 64, NULL, NULL, 0);
+	a.send_cq = a.recv_cq = l->scq;
+	if (!l->scq || rdma_create_qp(l->sid, NULL, &a) || rdma_accept(l->sid, &p))
+		return -1;
+	if (svt_expect(l->cli.ch, RDMA_CM_EVENT_ESTABLISHED) ||
+	    svt_expect(l->sch, RDMA_CM_EVENT_ESTABLISHED))
+		return -1;
+	return 0;
+}
+
+void svt_loop_close(struct svt_loop *l)
+{
+	svt_ep_fini(&l->cli);
+	if (l->sid) {
+		rdma_destroy_qp(l->sid);
+		rdma_destroy_id(l->sid);
+	}
+	if (l->scq)
+		ibv_destroy_cq(l->scq);
+	if (l->lid)
+		rdma_destroy_id(l->lid);
+	if (l->sch)
+		rdma_destroy_event_channel(l->sch);
+}

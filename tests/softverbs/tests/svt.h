@@ -75,4 +75,15 @@ int svt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 		  struct ibv_mr *mr, size_t off, size_t len, uint64_t raddr,
 		  uint32_t rkey, unsigned int flags);
 
+/* Both ends in this one process (one emulated NIC), listener included. */
+struct svt_loop {
+	struct svt_ep cli;
+	struct rdma_event_channel *sch;
+	struct rdma_cm_id *lid, *sid;
+	struct ibv_cq *scq;
+};
+
+int svt_loop_open(struct svt_loop *l);
+void svt_loop_close(struct svt_loop *l);
+
 #endif
