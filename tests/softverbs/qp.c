@@ -107,7 +107,7 @@ static void sv_sq_drain(struct sv_qp *q)
 		sv_swr_free(w);
 		q->sq_n--;
 		if (failed && q->qp.state != IBV_QPS_ERR) {
-			sv_qp_to_err(q, false);
+			sv_qp_to_err(q, 0);
 			return;
 		}
 	}
@@ -132,7 +132,7 @@ static void sv_early_free(struct sv_inbound *in)
 	free(in);
 }
 
-void sv_qp_to_err(struct sv_qp *q, bool fatal_event)
+void sv_qp_to_err(struct sv_qp *q, int event)
 {
 	struct ibv_async_event ae;
 
@@ -156,9 +156,9 @@ void sv_qp_to_err(struct sv_qp *q, bool fatal_event)
 	q->rq_n = 0;
 	sv_foreach(l, &q->early)
 		sv_early_free(sv_container(l, struct sv_inbound, link));
-	if (fatal_event) {
+	if (event) {
 		ae.element.qp = &q->qp;
-		ae.event_type = IBV_EVENT_QP_FATAL;
+		ae.event_type = (enum ibv_event_type)event;
 		sv_async_push(q->qp.context, &ae);
 	}
 }
@@ -233,7 +233,7 @@ int sv_qp_set_state(struct sv_qp *q, enum ibv_qp_state st)
 {
 	if (st == IBV_QPS_ERR) {
 		if (q->qp.state != IBV_QPS_ERR)
-			sv_qp_to_err(q, false);
+			sv_qp_to_err(q, 0);
 		return 0;
 	}
 	if (st == IBV_QPS_RESET) {
@@ -609,7 +609,7 @@ static int sv_post_one(struct sv_qp *q, struct ibv_send_wr *wr)
 
 	if (sv.fault.err_qp_after && ++sv.fault.n_post == sv.fault.err_qp_after + 1 &&
 	    q->qp.state != IBV_QPS_ERR)
-		sv_qp_to_err(q, true);
+		sv_qp_to_err(q, IBV_EVENT_QP_FATAL);
 	if (q->qp.state != IBV_QPS_RTS && q->qp.state != IBV_QPS_ERR)
 		return EINVAL;
 	if (q->sq_n >= q->max_send_wr)
@@ -778,7 +778,7 @@ static void sv_resp_read(struct sv_qp *q, struct sv_conn *c, const struct sv_msg
 
 	if (st != IBV_WC_SUCCESS) {
 		sv_reply(c, SV_MSG_READ_RESP, m->seq, st, NULL, 0);
-		sv_qp_to_err(q, true);
+		sv_qp_to_err(q, IBV_EVENT_QP_ACCESS_ERR);
 		return;
 	}
 	sv_reply(c, SV_MSG_READ_RESP, m->seq, st, host, m->rlen);
@@ -830,7 +830,7 @@ static void sv_deliver(struct sv_qp *q, struct sv_rwr *r, struct sv_inbound *in)
 	if (in->conn && !in->conn->dead)
 		sv_reply(in->conn, SV_MSG_ACK, in->seq, rst, NULL, 0);
 	if (st != IBV_WC_SUCCESS)
-		sv_qp_to_err(q, false);
+		sv_qp_to_err(q, 0);
 }
 
 static void sv_match_early(struct sv_qp *q)
@@ -876,7 +876,7 @@ static void sv_resp_write(struct sv_qp *q, struct sv_conn *c, const struct sv_ms
 
 	if (st != IBV_WC_SUCCESS) {
 		sv_reply(c, SV_MSG_ACK, m->seq, st, NULL, 0);
-		sv_qp_to_err(q, true);
+		sv_qp_to_err(q, IBV_EVENT_QP_ACCESS_ERR);
 		return;
 	}
 	if (m->len)
@@ -940,7 +940,7 @@ SV_EXPORT int softverbs_qp_error(struct ibv_qp *qp)
 {
 	sv_lock();
 	if (qp->state != IBV_QPS_ERR)
-		sv_qp_to_err(sv_qp(qp), true);
+		sv_qp_to_err(sv_qp(qp), IBV_EVENT_QP_FATAL);
 	sv_unlock();
 	return 0;
 }

@@ -288,7 +288,7 @@ int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int sv_bind_mw1(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
 int sv_qp_set_state(struct sv_qp *q, enum ibv_qp_state st);
-void sv_qp_to_err(struct sv_qp *q, bool fatal_event);
+void sv_qp_to_err(struct sv_qp *q, int event);	/* 0: no async event */
 void sv_qp_conn_lost(struct sv_qp *q);
 void sv_qp_handle_data(struct sv_conn *c, const struct sv_msg *m, const uint8_t *p);
 
