@@ -342,7 +342,7 @@ static int sv_bind_wire(struct sv_id *i, struct sockaddr *sa)
 SV_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct sv_id *i = sv_id(id);
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	int rc;
 
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) {
@@ -415,7 +415,7 @@ SV_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 				struct sockaddr *dst_addr, int timeout_ms)
 {
 	struct sv_id *i = sv_id(id);
-	struct sockaddr_storage src;
+	struct sockaddr_storage src = { 0 };
 	int rc;
 
 	if (!dst_addr || (dst_addr->sa_family != AF_INET &&
