@@ -256,6 +256,19 @@ SV_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	return 0;
 }
 
+/* Ephemeral ports differ between processes and runs sharing one host. */
+static uint16_t sv_ephemeral_port(void)
+{
+	static uint64_t x;
+
+	if (!x)
+		x = sv_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return (uint16_t)(32768 + x % 28000);
+}
+
 static socklen_t sv_salen(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
@@ -321,7 +334,7 @@ static int sv_bind_wire(struct sv_id *i, struct sockaddr *sa)
 		return -errno;
 	for (int tries = 0; tries < 4096; tries++) {
 		if (any)
-			sv_set_port(sa, (uint16_t)(32768 + (unsigned int)random() % 28000));
+			sv_set_port(sa, sv_ephemeral_port());
 		if (sv_unix_addr(sa, &un, &len) == 0 &&
 		    bind(fd, (struct sockaddr *)&un, len) == 0) {
 			i->lsock = calloc(1, sizeof(*i->lsock));
@@ -442,7 +455,7 @@ SV_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 	if (!rc) {
 		if (sv_get_port((struct sockaddr *)&src) == 0)
 			sv_set_port((struct sockaddr *)&src,
-				    (uint16_t)(32768 + (unsigned int)random() % 28000));
+				    sv_ephemeral_port());
 		memcpy(&id->route.addr.src_storage, &src, sizeof(src));
 		id->verbs = sv_cm_ctx_locked();
 		i->state = SV_ID_ADDR;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tests/softverbs/tests/preload_test.c: libsoftverbs by LD_PRELOAD. This
- * program is linked against the real libibverbs and librdmacm, as libmaru
- * and marud are; meson runs it with LD_PRELOAD=libsoftverbs.so, so every
+ * tests/softverbs/tests/preload_test.c: libsoftverbs by LD_PRELOAD, or
+ * linked ahead of the real libraries (link_test, built from this file).
+ * This program is linked against the real libibverbs and librdmacm, as
+ * libmaru and marud are; meson runs it with LD_PRELOAD=libsoftverbs.so or
+ * links libsoftverbs first, so every
  * ibv_* and rdma_* call, and the inline verbs that dispatch through the
  * context's ops, must land in the emulated device. Emulated: the device
  * list, an RC connection made within this process, RDMA WRITE and READ
