@@ -125,8 +125,14 @@ static void sv_rwr_flush(struct sv_qp *q, struct sv_rwr *r, enum ibv_wc_status s
 	sv_cq_push(sv_container(q->qp.recv_cq, struct sv_cq, cq), &wc, false);
 }
 
+static void sv_reply(struct sv_conn *c, uint32_t type, uint64_t seq,
+		     enum ibv_wc_status st, const void *p, size_t len);
+
+/* A waiting SEND dies with the QP; its sender sees the retries run out. */
 static void sv_early_free(struct sv_inbound *in)
 {
+	if (in->conn && !in->conn->dead)
+		sv_reply(in->conn, SV_MSG_ACK, in->seq, IBV_WC_RETRY_EXC_ERR, NULL, 0);
 	sv_list_del(&in->link);
 	free(in->data);
 	free(in);

@@ -27,6 +27,10 @@
  *                        ibv_alloc_mw() fails with EOPNOTSUPP
  *   SOFTVERBS_NS=str      namespace for the wire names, so concurrent test
  *                        runs on one host cannot meet each other
+ *
+ * A forked child gets a fresh emulated NIC: it cannot use its parent's
+ * verbs objects (as with real verbs), and its knobs come from the
+ * environment again, not from its parent's softverbs_fault_set().
  */
 #ifndef SOFTVERBS_H
 #define SOFTVERBS_H

@@ -6,11 +6,14 @@
  * WRITEs in both directions at once (the wire must not deadlock when both
  * sides' socket buffers fill), remote invalidation of a type 2 window by
  * SEND_WITH_INV, the refusal to rebind a bound type 2 window, and
- * WRITE_WITH_IMM consuming a receive. No real RDMA
+ * WRITE_WITH_IMM consuming a receive, and a SEND waiting for a receive
+ * when the responder's QP fails. No real RDMA
  * hardware is used.
  */
 #include "svt.h"
+#include "softverbs.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,6 +212,28 @@ static void test_write_with_imm(void **state)
 	svt_loop_close(&l);
 }
 
+/* A SEND waiting for a receive dies with the responder's QP. */
+static void test_waiting_send_responder_err(void **state)
+{
+	struct svt_loop l;
+	static uint8_t cbuf[64];
+	struct ibv_mr *mc;
+	struct ibv_wc wc;
+
+	assert_int_equal(svt_loop_open(&l), 0);
+	mc = ibv_reg_mr(l.cli.pd, cbuf, sizeof(cbuf), 0);
+	assert_non_null(mc);
+	assert_int_equal(svt_post_rdma(l.cli.id->qp, IBV_WR_SEND, 80, mc, 0, 8, 0, 0,
+				       IBV_SEND_SIGNALED), 0);
+	assert_int_equal(svt_wait_wc(l.cli.cq, 50, &wc), -ETIMEDOUT);
+	assert_int_equal(softverbs_qp_error(l.sid->qp), 0);
+	assert_int_equal(svt_wait_wc(l.cli.cq, 5000, &wc), 0);
+	assert_int_equal(wc.wr_id, 80);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+	ibv_dereg_mr(mc);
+	svt_loop_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_rebind_bound_mw),
 		cmocka_unit_test(test_send_with_inv),
 		cmocka_unit_test(test_write_with_imm),
+		cmocka_unit_test(test_waiting_send_responder_err),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
