@@ -332,7 +332,7 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 static uint8_t *sv_lkey_ptr(struct sv_qp *q, const struct ibv_sge *s,
 			    unsigned int need)
 {
-	struct sv_mr *m = sv_mr_by_key(s->lkey, true);
+	struct sv_mr *m = sv_mr_by_key(s->lkey);
 
 	if (!m || m->mr.pd != q->qp.pd || (m->access & need) != need)
 		return NULL;
@@ -752,7 +752,7 @@ static void sv_reply(struct sv_conn *c, uint32_t type, uint64_t seq,
 static enum ibv_wc_status sv_rkey_ptr(struct sv_qp *q, const struct sv_msg *m,
 				      uint64_t len, unsigned int need, uint8_t **host)
 {
-	struct sv_mr *mr = sv_mr_by_key(m->rkey, false);
+	struct sv_mr *mr = sv_mr_by_key(m->rkey);
 	struct sv_mw *w;
 
 	*host = NULL;

@@ -275,7 +275,7 @@ int sv_init_locked(void);
 
 /* verbs.c */
 struct ibv_context *sv_open_ctx(void);
-struct sv_mr *sv_mr_by_key(uint32_t key, bool lkey);
+struct sv_mr *sv_mr_by_key(uint32_t key);
 struct sv_mw *sv_mw_by_key(uint32_t key);
 uint32_t sv_new_key(void);
 void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited);

@@ -470,7 +470,7 @@ SV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	return 0;
 }
 
-struct sv_mr *sv_mr_by_key(uint32_t key, bool lkey)
+struct sv_mr *sv_mr_by_key(uint32_t key)
 {
 	sv_foreach(l, &sv.mrs) {
 		struct sv_mr *m = sv_container(l, struct sv_mr, link);
