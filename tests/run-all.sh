@@ -3,12 +3,12 @@
 #
 # tests/run-all.sh: the project's test command. Configures a -Werror build in
 # a fresh directory (build-ci, wiped when it exists), builds everything, runs the
-# unit and integration suites, then the optional suites in tests/run-all.d/, and
+# unit, integration and rdma suites, then the optional suites in tests/run-all.d/, and
 # ends with one line "N passed, N failed, N skipped" summed over every suite run.
 # Exits non-zero when anything failed, timed out or errored, when a build
 # failed, or when no test ran at all.
 #
-#	tests/run-all.sh [SUITE...]	default suites: unit integration
+#	tests/run-all.sh [SUITE...]	default suites: unit integration rdma
 #
 # Environment: BUILD_DIR (default <source>/build-ci), MESON_TEST_PROCS (2),
 # MARU_EXTRA_SUITES=0 to skip tests/run-all.d/.
@@ -148,7 +148,7 @@ main()
 {
 	local suites=("$@") extra
 
-	[ ${#suites[@]} -gt 0 ] || suites=(unit integration)
+	[ ${#suites[@]} -gt 0 ] || suites=(unit integration rdma)
 	if configure "$BUILD_DIR"; then
 		meson_suites "$BUILD_DIR" "${suites[@]}"
 	fi
