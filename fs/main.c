@@ -235,12 +235,8 @@ static int log_start(struct mfs *m, int foreground, int debug)
 /* fuse_daemonize() pointed stderr at /dev/null: back to the log file. */
 static void log_daemonized(int foreground)
 {
-	if (foreground)
-		return;
-	if (log_path)
+	if (!foreground && log_path)
 		logfile_attach(log_path);
-	else
-		log_init("marufs", 0, log_get_verbose());
 }
 
 /* ---- the libmaru client ---- */
