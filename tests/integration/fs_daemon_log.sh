@@ -28,11 +28,15 @@ MARUFS_PID_OF[$mnt]=$pid	# and stops it
 echo a >"$mnt/a"
 assert_eq "$(cat "$mnt/a")" a "read back before marud stops"
 
-# libmaru's lines: marud goes away and a request notices.
+# libmaru's lines: marud goes away and a request notices. The line must come
+# through marufs's own sink (log_fn, "libmaru: " prefix), not merely through
+# libmaru's private copy of the log state writing to the same descriptor.
 marud_stop
 stat "$mnt/newname" >/dev/null 2>&1 || true
 wait_for 15 grep -q "unreachable" "$logf" ||
-	fail "libmaru's 'unreachable' line is not in $logf (libmaru ignores log_fn?)"
+	fail "libmaru's 'unreachable' line is not in $logf"
+grep -q "^marufs: libmaru: .*unreachable" "$logf" ||
+	fail "libmaru's 'unreachable' line did not come through log_fn: $(grep unreachable "$logf")"
 proc_alive "$pid" || fail "marufs died while marud was down"
 
 # SIGUSR1 reopens the file: after a rotation new lines go to a new one.
