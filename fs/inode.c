@@ -1,24 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/inode.c: the tables of what this mount has told the kernel and what it
- * is writing. The inode table holds one node per inode the kernel knows
- * (lookup count, last known parent/name, a link to this mount's pending state
- * of that file), indexed by ino and by (parent, name). The pending table maps
- * (parent, name) to the one live pending version this mount writes there, so
- * every handle opening that name for write shares it.
+ * fs/inode.c: the table of what this mount has told the kernel: one node per
+ * inode the kernel knows (lookup count, last known parent/name, the
+ * user.maru.hint, one payload object), indexed by ino and by (parent, name).
  *
- * Everything here is under one mutex, tab_lock, a leaf with respect to
- * libmaru: no libmaru call is made with it held (the last pend_put closes the
- * file after dropping it). Callers may hold a pending's rw lock when they
- * take tab_lock, never the reverse.
+ * Lock: t->lock, a leaf. No libmaru call and no payload drop is made with
+ * it held; a payload hold (an atomic increment) may be. Callers may hold a
+ * pending's rw lock or the pending table's lock when they call in here.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "marufs.h"
+#include "inode.h"
 
-#define PEND_BUCKETS 4096
+#define ROOT_INO 1	/* FUSE_ROOT_ID: never counted, never forgotten */
+
+struct node {
+	uint64_t ino;
+	uint64_t parent;
+	char *name;
+	uint64_t nlookup;
+	void *payload;		/* held; pending.c's struct pending */
+	int hint;		/* last user.maru.hint + 1, 0 = none */
+	struct node *ino_next, *name_next;
+};
 
 struct itab {
 	pthread_mutex_t lock;
@@ -26,11 +33,8 @@ struct itab {
 	struct node **name_b;	/* chained by name_next */
 	size_t nb;		/* buckets in each, power of two */
 	size_t nodes;
-	struct pending *pend_b[PEND_BUCKETS];
-	size_t pends;
+	struct itab_payload_ops ops;
 };
-
-static struct itab *tab;
 
 static uint64_t mix64(uint64_t x)
 {
@@ -43,7 +47,7 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* FNV-1a over the name, folded with the parent id. */
-static uint64_t name_hash(uint64_t parent, const char *name)
+uint64_t name_hash(uint64_t parent, const char *name)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -54,85 +58,77 @@ static uint64_t name_hash(uint64_t parent, const char *name)
 	return mix64(h ^ mix64(parent));
 }
 
-int itab_init(void)
+int itab_new(const struct itab_payload_ops *ops, struct itab **out)
 {
-	tab = calloc(1, sizeof(*tab));
-	if (!tab)
+	struct itab *t = calloc(1, sizeof(*t));
+
+	if (!t)
 		return -ENOMEM;
-	tab->nb = 1024;
-	tab->ino_b = calloc(tab->nb, sizeof(*tab->ino_b));
-	tab->name_b = calloc(tab->nb, sizeof(*tab->name_b));
-	if (!tab->ino_b || !tab->name_b) {
-		free(tab->ino_b);
-		free(tab->name_b);
-		free(tab);
-		tab = NULL;
+	t->nb = 1024;
+	t->ino_b = calloc(t->nb, sizeof(*t->ino_b));
+	t->name_b = calloc(t->nb, sizeof(*t->name_b));
+	if (!t->ino_b || !t->name_b) {
+		free(t->ino_b);
+		free(t->name_b);
+		free(t);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&tab->lock, NULL);
+	t->ops = *ops;
+	pthread_mutex_init(&t->lock, NULL);
+	*out = t;
 	return 0;
 }
 
-static void pend_free(struct pending *p)
-{
-	if (p->file)
-		maru_file_close(p->file);
-	pthread_rwlock_destroy(&p->rw);
-	free(p->name);
-	free(p);
-}
-
-void itab_destroy(void)
+void itab_free(struct itab *t)
 {
 	size_t i;
 
-	if (!tab)
+	if (!t)
 		return;
-	for (i = 0; i < tab->nb; i++) {
-		struct node *n = tab->ino_b[i], *next;
+	for (i = 0; i < t->nb; i++) {
+		struct node *n = t->ino_b[i], *next;
 
 		for (; n; n = next) {
 			next = n->ino_next;
-			if (n->pend && --n->pend->refs == 0)
-				pend_free(n->pend);
+			if (n->payload)
+				t->ops.drop(n->payload);
 			free(n->name);
 			free(n);
 		}
 	}
-	free(tab->ino_b);
-	free(tab->name_b);
-	pthread_mutex_destroy(&tab->lock);
-	free(tab);
-	tab = NULL;
+	free(t->ino_b);
+	free(t->name_b);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
 }
 
-static struct node *node_by_ino(uint64_t ino)
+static struct node *node_by_ino(struct itab *t, uint64_t ino)
 {
-	struct node *n = tab->ino_b[mix64(ino) & (tab->nb - 1)];
+	struct node *n = t->ino_b[mix64(ino) & (t->nb - 1)];
 
 	while (n && n->ino != ino)
 		n = n->ino_next;
 	return n;
 }
 
-static void name_link(struct node *n)
+static void name_link(struct itab *t, struct node *n)
 {
 	struct node **b;
 
 	if (!n->name)
 		return;
-	b = &tab->name_b[name_hash(n->parent, n->name) & (tab->nb - 1)];
+	b = &t->name_b[name_hash(n->parent, n->name) & (t->nb - 1)];
 	n->name_next = *b;
 	*b = n;
 }
 
-static void name_unlink(struct node *n)
+static void name_unlink(struct itab *t, struct node *n)
 {
 	struct node **pp;
 
 	if (!n->name)
 		return;
-	pp = &tab->name_b[name_hash(n->parent, n->name) & (tab->nb - 1)];
+	pp = &t->name_b[name_hash(n->parent, n->name) & (t->nb - 1)];
 	while (*pp && *pp != n)
 		pp = &(*pp)->name_next;
 	if (*pp)
@@ -141,9 +137,9 @@ static void name_unlink(struct node *n)
 }
 
 /* Double both indexes when the load passes one; on ENOMEM keep chaining. */
-static void itab_grow(void)
+static void itab_grow(struct itab *t)
 {
-	size_t nb = tab->nb * 2, i;
+	size_t nb = t->nb * 2, i;
 	struct node **ib = calloc(nb, sizeof(*ib));
 	struct node **nbk = calloc(nb, sizeof(*nbk));
 
@@ -152,8 +148,8 @@ static void itab_grow(void)
 		free(nbk);
 		return;
 	}
-	for (i = 0; i < tab->nb; i++) {
-		struct node *n = tab->ino_b[i], *next;
+	for (i = 0; i < t->nb; i++) {
+		struct node *n = t->ino_b[i], *next;
 
 		for (; n; n = next) {
 			next = n->ino_next;
@@ -167,14 +163,15 @@ static void itab_grow(void)
 			}
 		}
 	}
-	free(tab->ino_b);
-	free(tab->name_b);
-	tab->ino_b = ib;
-	tab->name_b = nbk;
-	tab->nb = nb;
+	free(t->ino_b);
+	free(t->name_b);
+	t->ino_b = ib;
+	t->name_b = nbk;
+	t->nb = nb;
 }
 
-static void node_set_name(struct node *n, uint64_t parent, const char *name)
+static void node_set_name(struct itab *t, struct node *n, uint64_t parent,
+			  const char *name)
 {
 	char *copy;
 
@@ -183,45 +180,45 @@ static void node_set_name(struct node *n, uint64_t parent, const char *name)
 	copy = strdup(name);
 	if (!copy)
 		return;	/* keep the old name: only bookkeeping suffers */
-	name_unlink(n);
+	name_unlink(t, n);
 	free(n->name);
 	n->name = copy;
 	n->parent = parent;
-	name_link(n);
+	name_link(t, n);
 }
 
-void itab_remember(uint64_t ino, uint64_t parent, const char *name)
+void itab_remember(struct itab *t, uint64_t ino, uint64_t parent, const char *name)
 {
 	struct node *n;
 
-	if (ino == FUSE_ROOT_ID || ino_is_virt(ino))
+	if (ino == ROOT_INO)
 		return;
-	pthread_mutex_lock(&tab->lock);
-	n = node_by_ino(ino);
+	pthread_mutex_lock(&t->lock);
+	n = node_by_ino(t, ino);
 	if (!n) {
 		n = calloc(1, sizeof(*n));
 		if (!n)
 			goto out;
 		n->ino = ino;
-		n->ino_next = tab->ino_b[mix64(ino) & (tab->nb - 1)];
-		tab->ino_b[mix64(ino) & (tab->nb - 1)] = n;
-		tab->nodes++;
+		n->ino_next = t->ino_b[mix64(ino) & (t->nb - 1)];
+		t->ino_b[mix64(ino) & (t->nb - 1)] = n;
+		t->nodes++;
 	}
 	n->nlookup++;
-	node_set_name(n, parent, name);
-	if (tab->nodes > tab->nb)
-		itab_grow();
+	node_set_name(t, n, parent, name);
+	if (t->nodes > t->nb)
+		itab_grow(t);
 out:
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
-void itab_forget(uint64_t ino, uint64_t count)
+void itab_forget(struct itab *t, uint64_t ino, uint64_t count)
 {
 	struct node **pp, *n;
-	struct pending *p = NULL;
+	void *p;
 
-	pthread_mutex_lock(&tab->lock);
-	pp = &tab->ino_b[mix64(ino) & (tab->nb - 1)];
+	pthread_mutex_lock(&t->lock);
+	pp = &t->ino_b[mix64(ino) & (t->nb - 1)];
 	while (*pp && (*pp)->ino != ino)
 		pp = &(*pp)->ino_next;
 	n = *pp;
@@ -230,103 +227,103 @@ void itab_forget(uint64_t ino, uint64_t count)
 		n = NULL;
 	}
 	if (!n) {
-		pthread_mutex_unlock(&tab->lock);
+		pthread_mutex_unlock(&t->lock);
 		return;
 	}
 	*pp = n->ino_next;
-	name_unlink(n);
-	tab->nodes--;
-	p = n->pend;
-	pthread_mutex_unlock(&tab->lock);
+	name_unlink(t, n);
+	t->nodes--;
+	p = n->payload;
+	pthread_mutex_unlock(&t->lock);
 	free(n->name);
 	free(n);
 	if (p)
-		pend_put(p);
+		t->ops.drop(p);
 }
 
-int itab_name(uint64_t ino, uint64_t *parent, char *name, size_t len)
+int itab_name(struct itab *t, uint64_t ino, uint64_t *parent, char *name, size_t len)
 {
 	struct node *n;
 	int rc = -ENOENT;
 
-	pthread_mutex_lock(&tab->lock);
-	n = node_by_ino(ino);
+	pthread_mutex_lock(&t->lock);
+	n = node_by_ino(t, ino);
 	if (n && n->name && strlen(n->name) < len) {
 		*parent = n->parent;
 		memcpy(name, n->name, strlen(n->name) + 1);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 	return rc;
 }
 
-struct pending *itab_pending(uint64_t ino)
+void *itab_payload(struct itab *t, uint64_t ino)
 {
 	struct node *n;
-	struct pending *p = NULL;
+	void *p = NULL;
 
-	pthread_mutex_lock(&tab->lock);
-	n = node_by_ino(ino);
-	if (n && n->pend) {
-		p = n->pend;
-		p->refs++;
+	pthread_mutex_lock(&t->lock);
+	n = node_by_ino(t, ino);
+	if (n && n->payload) {
+		p = n->payload;
+		t->ops.hold(p);
 	}
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 	return p;
 }
 
-void itab_link_pending(uint64_t ino, struct pending *p)
+void itab_link(struct itab *t, uint64_t ino, void *obj)
 {
 	struct node *n;
-	struct pending *old = NULL;
+	void *old = NULL;
 
-	pthread_mutex_lock(&tab->lock);
-	n = node_by_ino(ino);
-	if (n && n->pend != p) {
-		old = n->pend;
-		n->pend = p;
-		p->refs++;
+	pthread_mutex_lock(&t->lock);
+	n = node_by_ino(t, ino);
+	if (n && n->payload != obj) {
+		old = n->payload;
+		n->payload = obj;
+		t->ops.hold(obj);
 	}
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 	if (old)
-		pend_put(old);
+		t->ops.drop(old);
 }
 
-void itab_set_hint(uint64_t ino, int hint)
+void itab_set_hint(struct itab *t, uint64_t ino, int hint)
 {
 	struct node *n;
 
-	pthread_mutex_lock(&tab->lock);
-	n = node_by_ino(ino);
+	pthread_mutex_lock(&t->lock);
+	n = node_by_ino(t, ino);
 	if (n)
 		n->hint = hint;
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
-int itab_get_hint(uint64_t ino)
+int itab_get_hint(struct itab *t, uint64_t ino)
 {
 	struct node *n;
 	int hint = 0;
 
-	pthread_mutex_lock(&tab->lock);
-	n = node_by_ino(ino);
+	pthread_mutex_lock(&t->lock);
+	n = node_by_ino(t, ino);
 	if (n)
 		hint = n->hint;
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 	return hint;
 }
 
 /* Every node last seen under (op, on) is now under (np, nn). */
-void itab_rename(uint64_t op, const char *on, uint64_t np, const char *nn)
+void itab_rename(struct itab *t, uint64_t op, const char *on, uint64_t np, const char *nn)
 {
 	struct node *n, *next, *moved = NULL;
 
-	pthread_mutex_lock(&tab->lock);
-	n = tab->name_b[name_hash(op, on) & (tab->nb - 1)];
+	pthread_mutex_lock(&t->lock);
+	n = t->name_b[name_hash(op, on) & (t->nb - 1)];
 	for (; n; n = next) {
 		next = n->name_next;
 		if (n->parent == op && strcmp(n->name, on) == 0) {
-			name_unlink(n);
+			name_unlink(t, n);
 			n->name_next = moved;
 			moved = n;
 		}
@@ -341,280 +338,32 @@ void itab_rename(uint64_t op, const char *on, uint64_t np, const char *nn)
 			n->name = copy;
 			n->parent = np;
 		}
-		name_link(n);
+		name_link(t, n);
 	}
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
-size_t itab_count(void)
+size_t itab_count(struct itab *t)
 {
 	size_t n;
 
-	pthread_mutex_lock(&tab->lock);
-	n = tab->nodes;
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_lock(&t->lock);
+	n = t->nodes;
+	pthread_mutex_unlock(&t->lock);
 	return n;
 }
 
-void itab_foreach(void (*fn)(void *arg, uint64_t ino), void *arg)
+void itab_foreach(struct itab *t, void (*fn)(void *arg, uint64_t ino), void *arg)
 {
 	size_t i;
 
-	pthread_mutex_lock(&tab->lock);
-	for (i = 0; i < tab->nb; i++) {
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nb; i++) {
 		struct node *n;
 
-		for (n = tab->ino_b[i]; n; n = n->ino_next)
+		for (n = t->ino_b[i]; n; n = n->ino_next)
 			fn(arg, n->ino);
 	}
-	pthread_mutex_unlock(&tab->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
-/* ---- pending table ---- */
-
-static struct pending **pend_bucket(uint64_t parent, const char *name)
-{
-	return &tab->pend_b[name_hash(parent, name) & (PEND_BUCKETS - 1)];
-}
-
-static struct pending *pend_lookup_locked(uint64_t parent, const char *name)
-{
-	struct pending *p = *pend_bucket(parent, name);
-
-	while (p && !(p->parent == parent && strcmp(p->name, name) == 0))
-		p = p->hnext;
-	return p;
-}
-
-static void pend_unlink_locked(struct pending *p)
-{
-	struct pending **pp;
-
-	if (!p->in_table)
-		return;
-	pp = pend_bucket(p->parent, p->name);
-	while (*pp && *pp != p)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = p->hnext;
-	p->hnext = NULL;
-	p->in_table = 0;
-	tab->pends--;
-}
-
-struct pending *pend_find(uint64_t parent, const char *name)
-{
-	struct pending *p;
-
-	pthread_mutex_lock(&tab->lock);
-	p = pend_lookup_locked(parent, name);
-	if (p && pend_live(p))
-		p->refs++;
-	else
-		p = NULL;
-	pthread_mutex_unlock(&tab->lock);
-	return p;
-}
-
-struct pending *pend_new(struct maru_file *f, uint64_t parent, const char *name,
-			 uint64_t src_ino)
-{
-	struct pending *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->name = name ? strdup(name) : NULL;
-	if (name && !p->name) {
-		free(p);
-		return NULL;
-	}
-	pthread_rwlock_init(&p->rw, NULL);
-	p->file = f;
-	p->ino = maru_file_ino(f);
-	p->src_ino = src_ino;
-	p->parent = parent;
-	p->epoch = mfs_epoch();
-	p->state = PEND_PENDING;
-	p->refs = 1;
-	return p;
-}
-
-int pend_insert(struct pending *p, struct pending **out)
-{
-	struct pending *cur;
-
-	*out = p;
-	if (!p->name)
-		return 0;
-	pthread_mutex_lock(&tab->lock);
-	cur = pend_lookup_locked(p->parent, p->name);
-	if (cur && pend_live(cur)) {
-		cur->refs++;
-		*out = cur;
-		pthread_mutex_unlock(&tab->lock);
-		return 1;
-	}
-	if (cur)
-		pend_unlink_locked(cur);	/* stale: a newer one takes the name */
-	p->hnext = *pend_bucket(p->parent, p->name);
-	*pend_bucket(p->parent, p->name) = p;
-	p->in_table = 1;
-	tab->pends++;
-	pthread_mutex_unlock(&tab->lock);
-	return 0;
-}
-
-void pend_get(struct pending *p)
-{
-	pthread_mutex_lock(&tab->lock);
-	p->refs++;
-	pthread_mutex_unlock(&tab->lock);
-}
-
-void pend_put(struct pending *p)
-{
-	int last;
-
-	pthread_mutex_lock(&tab->lock);
-	last = --p->refs == 0;
-	if (last)
-		pend_unlink_locked(p);
-	pthread_mutex_unlock(&tab->lock);
-	if (last)
-		pend_free(p);
-}
-
-void pend_unregister(struct pending *p)
-{
-	pthread_mutex_lock(&tab->lock);
-	pend_unlink_locked(p);
-	pthread_mutex_unlock(&tab->lock);
-}
-
-void pend_rename(uint64_t op, const char *on, uint64_t np, const char *nn)
-{
-	struct pending *p;
-	char *copy = strdup(nn);
-
-	if (!copy)
-		return;
-	pthread_mutex_lock(&tab->lock);
-	p = pend_lookup_locked(op, on);
-	if (p) {
-		pend_unlink_locked(p);
-		free(p->name);
-		p->name = copy;
-		copy = NULL;
-		p->parent = np;
-		p->hnext = *pend_bucket(np, nn);
-		*pend_bucket(np, nn) = p;
-		p->in_table = 1;
-		tab->pends++;
-	}
-	pthread_mutex_unlock(&tab->lock);
-	free(copy);
-}
-
-void pend_detach_name(uint64_t parent, const char *name)
-{
-	struct pending *p;
-
-	pthread_mutex_lock(&tab->lock);
-	p = pend_lookup_locked(parent, name);
-	if (p) {
-		__atomic_store_n(&p->unlinked, 1, __ATOMIC_RELEASE);
-		pend_unlink_locked(p);
-	}
-	pthread_mutex_unlock(&tab->lock);
-}
-
-size_t pend_count(void)
-{
-	size_t n;
-
-	pthread_mutex_lock(&tab->lock);
-	n = tab->pends;
-	pthread_mutex_unlock(&tab->lock);
-	return n;
-}
-
-int pend_where(struct pending *p, uint64_t *parent, char *name, size_t len)
-{
-	int rc = -ENOENT;
-
-	pthread_mutex_lock(&tab->lock);
-	if (p->name && strlen(p->name) < len) {
-		*parent = p->parent;
-		memcpy(name, p->name, strlen(p->name) + 1);
-		rc = 0;
-	}
-	pthread_mutex_unlock(&tab->lock);
-	return rc;
-}
-
-void pend_attach(struct pending *p, int writer, int *h_active)
-{
-	pthread_mutex_lock(&tab->lock);
-	p->refs++;
-	if (writer) {
-		p->writers++;
-		p->active++;
-		*h_active = 1;
-	} else {
-		p->readers++;
-		*h_active = 0;
-	}
-	pthread_mutex_unlock(&tab->lock);
-}
-
-int pend_detach(struct pending *p, int writer, int *h_active, int *writers_left)
-{
-	int left;
-
-	pthread_mutex_lock(&tab->lock);
-	if (writer) {
-		p->writers--;
-		if (*h_active)
-			p->active--;
-		*h_active = 0;
-	} else {
-		p->readers--;
-	}
-	*writers_left = p->writers;
-	left = p->writers + p->readers;
-	pthread_mutex_unlock(&tab->lock);
-	return left;
-}
-
-int pend_set_active(struct pending *p, int *h_active, int on)
-{
-	int active;
-
-	pthread_mutex_lock(&tab->lock);
-	if (on && !*h_active)
-		p->active++;
-	else if (!on && *h_active)
-		p->active--;
-	*h_active = on;
-	active = p->active;
-	pthread_mutex_unlock(&tab->lock);
-	return active;
-}
-
-void pend_counts(struct pending *p, int *writers, int *active)
-{
-	pthread_mutex_lock(&tab->lock);
-	*writers = p->writers;
-	*active = p->active;
-	pthread_mutex_unlock(&tab->lock);
-}
-
-int pend_users(struct pending *p)
-{
-	int n;
-
-	pthread_mutex_lock(&tab->lock);
-	n = p->writers + p->readers;
-	pthread_mutex_unlock(&tab->lock);
-	return n;
-}

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/ioctl.c: the zero-copy ioctls of an open marufs file (DESIGN §5,
- * <maru/marufs_ioctl.h>). MARUFS_IOC_EXTENTS tells a process on a host that
+ * fs/ioctl.c: the zero-copy ioctls of an open marufs file
+ * (<maru/marufs_ioctl.h>). MARUFS_IOC_EXTENTS tells a process on a host that
  * shares the pool memory where the file's bytes are (pool path, UUID,
  * generation, extents), so that maru_map() can map them; with WANT_WRITE it
  * also takes a hold on this handle's pending version: the mapping writes
  * bytes marufs never sees, so no flush may publish until MARUFS_IOC_UNHOLD
- * (ops.c keeps the count and honours it). A mount that does not map the
- * pool itself (data=tcp, the isolated mode) hands out no addresses.
+ * (handle.c keeps the count and honours it). A mount that does not map the
+ * pool itself (data=tcp, the isolated mode) hands out no addresses. No lock
+ * of its own.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,8 @@
 
 #include <maru/marufs_ioctl.h>
 
-#include "marufs.h"
+#include "handle.h"
+#include "ioctl.h"
 
 /* Extents [first, first + MARUFS_EXT_MAX) of f into r; r->nextents = all. */
 static int fill_extents(struct maru_file *f, uint32_t first, struct marufs_extents *r)
@@ -52,14 +54,14 @@ static int fill_extents(struct maru_file *f, uint32_t first, struct marufs_exten
 }
 
 /* Pool facts of the session the mount is in now. */
-static int fill_pool(struct marufs_extents *r)
+static int fill_pool(struct mfs *m, struct marufs_extents *r)
 {
 	struct maru_pool_info *info = malloc(sizeof(*info));
 	int rc, n;
 
 	if (!info)
 		return -ENOMEM;
-	rc = maru_client_pool_info(mfs->c, info);
+	rc = maru_client_pool_info(m->c, info);
 	if (rc == 0 && info->data_path != MARU_DATA_SHM)
 		rc = -EOPNOTSUPP;
 	if (rc == 0) {
@@ -78,17 +80,17 @@ static int fill_pool(struct marufs_extents *r)
 	return rc;
 }
 
-static int extents_of(struct fuse_file_info *fi, const struct marufs_extents *q,
+static int extents_of(struct mfs *m, struct handle *h, const struct marufs_extents *q,
 		      struct marufs_extents *r)
 {
 	int want_write = !!(q->flags & MARUFS_EXT_WANT_WRITE);
 	struct zc_ref z;
 	int rc;
 
-	rc = fill_pool(r);
+	rc = fill_pool(m, r);
 	if (rc)
 		return rc;
-	rc = handle_zc_get(fi, want_write, &z);
+	rc = handle_zc_get(h, want_write, &z);
 	if (rc)
 		return rc;
 	/* no round trip: the handle knows its size, and extents check it is live */
@@ -102,7 +104,7 @@ static int extents_of(struct fuse_file_info *fi, const struct marufs_extents *q,
 	}
 	handle_zc_put(&z);
 	if (rc && want_write)
-		handle_zc_unhold(fi);
+		handle_zc_unhold(h);
 	return rc;
 }
 
@@ -127,7 +129,7 @@ static void ioc_extents(fuse_req_t req, struct fuse_file_info *fi, const void *i
 	r->magic = MARUFS_EXT_MAGIC;
 	r->version = MARUFS_EXT_VERSION;
 	r->first = q->first;
-	rc = extents_of(fi, q, r);
+	rc = extents_of(req_mfs(req), fh_handle(fi), q, r);
 	/* a handle of an older generation: the bytes are not this pool's any more */
 	if (rc == -ESTALE)
 		rc = -EIO;
@@ -135,14 +137,14 @@ static void ioc_extents(fuse_req_t req, struct fuse_file_info *fi, const void *i
 		fuse_reply_err(req, -rc);
 	else if (fuse_reply_ioctl(req, 0, r, sizeof(*r)) != 0 &&
 		 (q->flags & MARUFS_EXT_WANT_WRITE))
-		handle_zc_unhold(fi);	/* the caller never learnt of its hold */
+		handle_zc_unhold(fh_handle(fi));	/* the caller never learnt of its hold */
 	free(r);
 }
 
 void ioctl_handle(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, struct fuse_file_info *fi,
 		  unsigned int flags, const void *in, size_t in_size, size_t out_size)
 {
-	if (ino_is_virt(ino) || (flags & FUSE_IOCTL_DIR) || !fi || !fi->fh) {
+	if ((flags & FUSE_IOCTL_DIR) || !fi || !fi->fh) {
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
@@ -151,7 +153,7 @@ void ioctl_handle(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, struct fuse_
 		ioc_extents(req, fi, in, in_size, out_size);
 		return;
 	case MARUFS_IOC_UNHOLD:
-		if (handle_zc_unhold(fi))
+		if (handle_zc_unhold(fh_handle(fi)))
 			fuse_reply_err(req, EINVAL);
 		else
 			fuse_reply_ioctl(req, 0, NULL, 0);

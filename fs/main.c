@@ -7,9 +7,15 @@
  * The client is connected once before mounting, so that a wrong URI or an
  * unreachable marud fails the mount command itself; fuse_daemonize() forks
  * and threads do not survive a fork, so a daemonized marufs connects again
- * in the child.
+ * in the child. main() owns the mount context (struct mfs, mount.h): it
+ * builds every table, hands the context to libfuse as the session's
+ * userdata and tears it down in reverse order. Logging: stderr in the
+ * foreground, syslog once daemonized, or -o logfile=PATH (appended, reopened
+ * on SIGUSR1); libmaru's own lines come through log_fn into the same sink.
+ * The log path is the one file-scope variable: the SIGUSR1 handler needs it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,8 +26,16 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dcache.h"
+#include "events.h"
+#include "evring.h"
+#include "handle.h"
+#include "inode.h"
 #include "log.h"
-#include "marufs.h"
+#include "notify.h"
+#include "ops.h"
+#include "pending.h"
+#include "pin.h"
 
 #define DEFAULT_ENTRY_TIMEOUT	30.0
 #define DEFAULT_ATTR_TIMEOUT	30.0
@@ -29,8 +43,10 @@
 #define DEFAULT_IDLE_THREADS	16
 #define DEFAULT_MAX_THREADS	64
 
-static struct mfs mfs_store;
-struct mfs *mfs = &mfs_store;
+#define LOGFILE_MODE		0640
+
+/* -o logfile, absolute: reopened by the SIGUSR1 handler. */
+static char *log_path;
 
 enum { KEY_HELP, KEY_VERSION };
 
@@ -45,6 +61,7 @@ static const struct fuse_opt mfs_optspec[] = {
 	MOPT("attr_timeout=%lf", attr_timeout),
 	MOPT("negative_timeout=%lf", negative_timeout),
 	MOPT("max_conns=%u", max_conns),
+	MOPT("logfile=%s", logfile),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -74,6 +91,7 @@ static void usage(const char *prog)
 	       "    -o entry_timeout=SECS       cache of positive names (%.0f)\n"
 	       "    -o attr_timeout=SECS        cache of attributes (%.0f)\n"
 	       "    -o negative_timeout=SECS    cache of missing names (%.0f)\n"
+	       "    -o logfile=PATH             log there (appended; SIGUSR1 reopens)\n"
 	       "    -h, --help                  this text\n"
 	       "    -V, --version               print versions\n\n",
 	       prog, DEFAULT_ENTRY_TIMEOUT, DEFAULT_ATTR_TIMEOUT, DEFAULT_NEG_TIMEOUT);
@@ -125,6 +143,104 @@ static void fuse_log_sink(enum fuse_log_level level, const char *fmt, va_list ap
 	log_prio((int)level, "fuse: %s", line);
 }
 
+/* libmaru's lines (maru_client_opts.log_fn), into marufs's own sink. */
+static void libmaru_log_sink(void *arg, int priority, const char *msg)
+{
+	log_prio(priority, "libmaru: %s", msg);
+}
+
+/* ---- -o logfile ---- */
+
+/* Point stderr (what log.c writes in its stderr mode) at the log file. */
+static int logfile_attach(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, LOGFILE_MODE);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fd != STDERR_FILENO && dup3(fd, STDERR_FILENO, O_CLOEXEC) < 0)
+		rc = -errno;
+	if (fd != STDERR_FILENO)
+		close(fd);
+	return rc;
+}
+
+/* SIGUSR1: reopen the log file (after logrotate moved it). */
+static void on_sigusr1(int sig)
+{
+	int saved = errno;
+
+	if (log_path)
+		logfile_attach(log_path);
+	errno = saved;
+}
+
+/* The log file as an absolute path: fuse_daemonize() changes to "/". */
+static int logfile_path(const char *path)
+{
+	char cwd[PATH_MAX];
+	size_t len;
+
+	if (path[0] == '/') {
+		log_path = strdup(path);
+		return log_path ? 0 : -ENOMEM;
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	len = strlen(cwd) + strlen(path) + 2;
+	log_path = malloc(len);
+	if (!log_path)
+		return -ENOMEM;
+	snprintf(log_path, len, "%s/%s", cwd, path);
+	return 0;
+}
+
+/*
+ * Start logging. With a log file, check it can be opened now (so a wrong
+ * path fails the mount command) and write to it from the start in the
+ * foreground, from the fork on when daemonized (log_daemonized()); messages
+ * before the fork stay on the terminal.
+ */
+static int log_start(struct mfs *m, int foreground, int debug)
+{
+	struct sigaction sa;
+	int fd, rc;
+
+	if (!m->o.logfile) {
+		log_init("marufs", foreground, debug);
+		return 0;
+	}
+	rc = logfile_path(m->o.logfile);
+	if (rc == 0) {
+		fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, LOGFILE_MODE);
+		rc = fd < 0 ? -errno : 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "marufs: logfile=%s: %s\n", m->o.logfile, strerror(-rc));
+		return -1;
+	}
+	log_init("marufs", 1, debug);
+	if (foreground && logfile_attach(log_path) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* fuse_daemonize() pointed stderr at /dev/null: back to the log file. */
+static void log_daemonized(int foreground)
+{
+	if (!foreground && log_path)
+		logfile_attach(log_path);
+}
+
+/* ---- the libmaru client ---- */
+
 static int parse_data_path(const char *s, enum maru_data_path *out)
 {
 	static const struct {
@@ -151,13 +267,15 @@ static int parse_data_path(const char *s, enum maru_data_path *out)
 
 static void on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 {
-	__atomic_store_n(&mfs->generation, new_gen, __ATOMIC_RELEASE);
+	struct mfs *m = arg;
+
+	__atomic_store_n(&m->generation, new_gen, __ATOMIC_RELEASE);
 	/* every handle and pending of the old epoch now fails with EIO */
-	__atomic_add_fetch(&mfs->epoch, 1, __ATOMIC_ACQ_REL);
-	CNT_INC(generations);
+	__atomic_add_fetch(&m->epoch, 1, __ATOMIC_ACQ_REL);
+	CNT_INC(m, generations);
 	log_info("pool generation %llu -> %llu: dropping cached names and handles",
 		 (unsigned long long)old_gen, (unsigned long long)new_gen);
-	notify_inval_all();
+	notify_inval_all(m->nt);
 }
 
 /* hw: coherent memory or the pool node itself; flush: non-coherent CXL. */
@@ -172,50 +290,111 @@ static int parse_coherence(const char *s, enum maru_coherence *out)
 	return 0;
 }
 
-static int client_connect(struct maru_client **out)
+static int client_connect(struct mfs *m, struct maru_client **out)
 {
 	struct maru_client_opts co;
 	char name[128];
 	int rc;
 
 	maru_client_opts_init(&co, sizeof(co));
-	co.uri = mfs->o.pool;
-	co.key_file = mfs->o.key_file;
-	rc = parse_data_path(mfs->o.data, &co.data_path);
+	co.uri = m->o.pool;
+	co.key_file = m->o.key_file;
+	co.log_fn = libmaru_log_sink;
+	co.log_arg = m;
+	co.log_priority = log_get_verbose() ? LOG_DEBUG : LOG_INFO;
+	rc = parse_data_path(m->o.data, &co.data_path);
 	if (rc < 0) {
-		log_warnx("data=%s: expected auto, shm, tcp or rdma", mfs->o.data);
+		log_warnx("data=%s: expected auto, shm, tcp or rdma", m->o.data);
 		return rc;
 	}
-	if (parse_coherence(mfs->o.coherence, &co.coherence) < 0) {
-		log_warnx("coherence=%s: expected hw or flush", mfs->o.coherence);
+	if (parse_coherence(m->o.coherence, &co.coherence) < 0) {
+		log_warnx("coherence=%s: expected hw or flush", m->o.coherence);
 		return -EINVAL;
 	}
-	if (mfs->o.timeout_ms)
-		co.timeout_ms = mfs->o.timeout_ms;
-	if (mfs->o.max_conns)
-		co.max_conns = mfs->o.max_conns;
-	snprintf(name, sizeof(name), "marufs:%s", mfs->o.mountpoint);
+	if (m->o.timeout_ms)
+		co.timeout_ms = m->o.timeout_ms;
+	if (m->o.max_conns)
+		co.max_conns = m->o.max_conns;
+	snprintf(name, sizeof(name), "marufs:%s", m->o.mountpoint);
 	co.client_name = name;
 	rc = maru_client_new(&co, out);
 	if (rc < 0)
-		log_warnx("cannot connect to %s: %s", mfs->o.pool, maru_strerror(rc));
+		log_warnx("cannot connect to %s: %s", m->o.pool, maru_strerror(rc));
 	return rc;
 }
 
-static int client_ready(struct maru_client *c)
+static int client_ready(struct mfs *m, struct maru_client *c)
 {
 	int rc;
 
-	mfs->c = c;
-	maru_client_on_generation(c, on_generation, NULL);
-	rc = maru_client_pool_info(c, &mfs->info);
+	m->c = c;
+	maru_client_on_generation(c, on_generation, m);
+	rc = maru_client_pool_info(c, &m->info);
 	if (rc < 0) {
 		log_warnx("pool info: %s", maru_strerror(rc));
 		return rc;
 	}
-	mfs->generation = mfs->info.generation;
+	m->generation = m->info.generation;
 	return 0;
 }
+
+/* ---- the mount's tables ---- */
+
+static int tables_new(struct mfs *m)
+{
+	clock_gettime(CLOCK_REALTIME, &m->mounted);
+	if (itab_new(&pend_payload_ops, &m->tab) < 0 || ptab_new(&m->pt) < 0 ||
+	    dcache_new(&m->dc) < 0 || pins_new(&m->pins) < 0 || hreg_new(&m->hr) < 0 ||
+	    notify_new(m, &m->nt) < 0 || evring_new(m, &m->ring) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Handles, pins and inode links close pending files: before the client. */
+static void tables_drop_files(struct mfs *m)
+{
+	if (m->hr)
+		hreg_release_all(m);
+	pins_free(m->pins);
+	m->pins = NULL;
+	itab_free(m->tab);
+	m->tab = NULL;
+}
+
+static void tables_free(struct mfs *m)
+{
+	tables_drop_files(m);
+	ptab_free(m->pt);
+	notify_free(m->nt);
+	evring_free(m->ring);
+	dcache_free(m->dc);
+	hreg_free(m->hr);
+	m->pt = NULL;
+	m->nt = NULL;
+	m->ring = NULL;
+	m->dc = NULL;
+	m->hr = NULL;
+}
+
+static int threads_start(struct mfs *m)
+{
+	if (notify_start(m->nt) < 0)
+		return -1;
+	return events_start(m, &m->ev) < 0 ? -1 : 0;
+}
+
+/* The event thread first (it queues jobs), then the notifier (it runs acks
+ * that point at the event thread's state), then free that state. */
+static void threads_stop(struct mfs *m)
+{
+	events_stop(m->ev);
+	evring_stop(m->ring);
+	notify_stop(m->nt);
+	events_free(m->ev);
+	m->ev = NULL;
+}
+
+/* ---- the session ---- */
 
 static int run_loop(struct fuse_session *se, const struct fuse_cmdline_opts *co)
 {
@@ -237,7 +416,7 @@ static int run_loop(struct fuse_session *se, const struct fuse_cmdline_opts *co)
 	return ret;
 }
 
-static int add_mount_opts(struct fuse_args *args)
+static int add_mount_opts(struct mfs *m, struct fuse_args *args)
 {
 	char *fsname;
 	size_t len;
@@ -246,44 +425,44 @@ static int add_mount_opts(struct fuse_args *args)
 	if (fuse_opt_add_arg(args, "-odefault_permissions") < 0 ||
 	    fuse_opt_add_arg(args, "-osubtype=marufs") < 0)
 		return -ENOMEM;
-	if (strchr(mfs->o.pool, ',') || strchr(mfs->o.pool, '\\'))
+	if (strchr(m->o.pool, ',') || strchr(m->o.pool, '\\'))
 		return 0;	/* would need escaping; the default fsname will do */
-	len = strlen(mfs->o.pool) + sizeof("-ofsname=");
+	len = strlen(m->o.pool) + sizeof("-ofsname=");
 	fsname = malloc(len);
 	if (!fsname)
 		return -ENOMEM;
-	snprintf(fsname, len, "-ofsname=%s", mfs->o.pool);
+	snprintf(fsname, len, "-ofsname=%s", m->o.pool);
 	if (fuse_opt_add_arg(args, fsname) < 0)
 		rc = -ENOMEM;
 	free(fsname);
 	return rc;
 }
 
-static int setup(struct fuse_args *args, struct fuse_cmdline_opts *co)
+static int setup(struct mfs *m, struct fuse_args *args, struct fuse_cmdline_opts *co)
 {
-	mfs->o.entry_timeout = DEFAULT_ENTRY_TIMEOUT;
-	mfs->o.attr_timeout = DEFAULT_ATTR_TIMEOUT;
-	mfs->o.negative_timeout = DEFAULT_NEG_TIMEOUT;
-	if (fuse_opt_parse(args, &mfs->o, mfs_optspec, opt_proc) < 0)
+	m->o.entry_timeout = DEFAULT_ENTRY_TIMEOUT;
+	m->o.attr_timeout = DEFAULT_ATTR_TIMEOUT;
+	m->o.negative_timeout = DEFAULT_NEG_TIMEOUT;
+	if (fuse_opt_parse(args, &m->o, mfs_optspec, opt_proc) < 0)
 		return 2;
-	if (mfs->o.show_help) {
+	if (m->o.show_help) {
 		usage(args->argv[0]);
 		fuse_cmdline_help();
 		fuse_lowlevel_help();
 		return 0;
 	}
-	if (mfs->o.show_version) {
+	if (m->o.show_version) {
 		printf("marufs %s (libmaru %s)\n", MARU_VERSION, maru_version());
 		fuse_lowlevel_version();
 		return 0;
 	}
-	if (!mfs->o.pool || add_mount_opts(args) < 0)
+	if (!m->o.pool || add_mount_opts(m, args) < 0)
 		goto bad;
 	if (fuse_parse_cmdline(args, co) != 0)
 		return 2;
 	if (!co->mountpoint)
 		goto bad;
-	mfs->o.mountpoint = co->mountpoint;
+	m->o.mountpoint = co->mountpoint;
 	return -1;
 bad:
 	fprintf(stderr, "usage: %s [options] POOL MOUNTPOINT (--help for more)\n",
@@ -291,34 +470,44 @@ bad:
 	return 2;
 }
 
-static int serve(struct fuse_session *se, struct fuse_cmdline_opts *co,
-		 struct maru_client *c)
+static int serve(struct mfs *m, struct fuse_cmdline_opts *co, struct maru_client *c)
 {
+	struct fuse_session *se = m->se;
 	int ret = 1;
 
 	if (fuse_session_mount(se, co->mountpoint) != 0)
 		goto out_free;
 	fuse_daemonize(co->foreground);
-	if (!c && client_connect(&c) < 0)
+	log_daemonized(co->foreground);
+	if (!c && client_connect(m, &c) < 0)
 		goto out_unmount;
-	if (client_ready(c) < 0 || notify_init() < 0 || notify_start() < 0)
-		goto out_unmount;
-	log_info("mounted %s on %s (data path %d)", mfs->o.pool, co->mountpoint,
-		 (int)mfs->info.data_path);
+	if (client_ready(m, c) < 0 || threads_start(m) < 0)
+		goto out_stop;
+	log_info("mounted %s on %s (data path %d, pid %d)", m->o.pool, co->mountpoint,
+		 (int)m->info.data_path, (int)getpid());
 	ret = run_loop(se, co);
 	/* a signal asking us to stop is a clean shutdown too */
 	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
 		ret = 0;
-	notify_stop();
+out_stop:
+	threads_stop(m);
 out_unmount:
 	fuse_session_unmount(se);
 out_free:
-	ops_release_all();
-	itab_destroy();	/* closes pending files: before the client goes */
+	tables_drop_files(m);	/* closes pending files: before the client goes */
 	if (c)
 		maru_client_free(c);
-	mfs->c = NULL;
+	m->c = NULL;
 	return ret ? 1 : 0;
+}
+
+static void opts_free(struct mfs_opts *o)
+{
+	free(o->pool);
+	free(o->data);
+	free(o->coherence);
+	free(o->key_file);
+	free(o->logfile);
 }
 
 int main(int argc, char *argv[])
@@ -326,43 +515,49 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts co;
 	struct fuse_lowlevel_ops ops;
-	struct fuse_session *se;
 	struct maru_client *c = NULL;
+	struct mfs m;
 	int ret;
 
+	memset(&m, 0, sizeof(m));
 	memset(&co, 0, sizeof(co));
-	ret = setup(&args, &co);
+	ret = setup(&m, &args, &co);
 	if (ret >= 0)
 		goto out_args;
-	log_init("marufs", co.foreground, co.debug);
-	fuse_set_log_func(fuse_log_sink);
 	ret = 1;
-	if (client_connect(&c) < 0 || itab_init() < 0)
+	if (log_start(&m, co.foreground, co.debug) < 0)
 		goto out_args;
+	fuse_set_log_func(fuse_log_sink);
+	if (tables_new(&m) < 0 || client_connect(&m, &c) < 0)
+		goto out_tables;
 	if (!co.foreground) {
 		/* the fork in fuse_daemonize() would lose libmaru's threads */
 		maru_client_free(c);
 		c = NULL;
 	}
 	ops_init(&ops);
-	se = fuse_session_new(&args, &ops, sizeof(ops), mfs);
-	if (!se)
+	m.se = fuse_session_new(&args, &ops, sizeof(ops), &m);
+	if (!m.se)
 		goto out_client;
-	mfs->se = se;
-	if (fuse_set_signal_handlers(se) != 0)
+	if (fuse_set_signal_handlers(m.se) != 0)
 		goto out_session;
-	ret = serve(se, &co, c);
+	ret = serve(&m, &co, c);
 	c = NULL;
-	fuse_remove_signal_handlers(se);
+	fuse_remove_signal_handlers(m.se);
 out_session:
-	fuse_session_destroy(se);
-	mfs->se = NULL;
+	fuse_session_destroy(m.se);
+	m.se = NULL;
 out_client:
-	itab_destroy();
+	tables_drop_files(&m);
 	if (c)
 		maru_client_free(c);
+out_tables:
+	tables_free(&m);
 out_args:
 	free(co.mountpoint);
+	free(log_path);
+	log_path = NULL;
+	opts_free(&m.o);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -17,12 +17,17 @@
  *
  * Both tables are small and fixed: stale opens are rare, and a full table
  * only costs the old behaviour (one retry).
+ *
+ * Lock: pins->lock, a leaf: pins dropped (a lease closed, a pending reader
+ * detached) are moved out of the table and released after it is unlocked.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "marufs.h"
+#include "clock.h"
+#include "pending.h"
+#include "pin.h"
 
 #define PIN_SLOTS	64
 #define PIN_TTL_MS	2000
@@ -43,17 +48,36 @@ struct drop {
 	struct pending *p;
 };
 
-static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct want wants[PIN_SLOTS];
-static struct pin pins[PIN_SLOTS];
-static unsigned int nwants, npins;	/* live entries; read unlocked as a hint */
+struct pins {
+	pthread_mutex_t lock;
+	struct want wants[PIN_SLOTS];
+	struct pin pins[PIN_SLOTS];
+	unsigned int nwants, npins;	/* live entries; read unlocked as a hint */
+};
+
+int pins_new(struct pins **out)
+{
+	struct pins *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_init(&t->lock, NULL);
+	*out = t;
+	return 0;
+}
+
+void pins_free(struct pins *t)
+{
+	if (!t)
+		return;
+	pin_drop_all(t);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mono_ns() / 1000000;
 }
 
 static int pin_used(const struct pin *p)
@@ -62,27 +86,27 @@ static int pin_used(const struct pin *p)
 }
 
 /* Slot i out of the table into *d (released unlocked by drop_all). */
-static void pin_out_locked(size_t i, struct drop *d)
+static void pin_out_locked(struct pins *t, size_t i, struct drop *d)
 {
-	d->f = pins[i].f;
-	d->p = pins[i].p;
-	pins[i].f = NULL;
-	pins[i].p = NULL;
-	__atomic_sub_fetch(&npins, 1, __ATOMIC_RELAXED);
+	d->f = t->pins[i].f;
+	d->p = t->pins[i].p;
+	t->pins[i].f = NULL;
+	t->pins[i].p = NULL;
+	__atomic_sub_fetch(&t->npins, 1, __ATOMIC_RELAXED);
 }
 
 /* Expired entries out; pins to release are moved to out[]. */
-static size_t expire_locked(uint64_t now, struct drop *out)
+static size_t expire_locked(struct pins *t, uint64_t now, struct drop *out)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < PIN_SLOTS; i++) {
-		if (wants[i].deadline && wants[i].deadline <= now) {
-			wants[i].deadline = 0;
-			__atomic_sub_fetch(&nwants, 1, __ATOMIC_RELAXED);
+		if (t->wants[i].deadline && t->wants[i].deadline <= now) {
+			t->wants[i].deadline = 0;
+			__atomic_sub_fetch(&t->nwants, 1, __ATOMIC_RELAXED);
 		}
-		if (pin_used(&pins[i]) && pins[i].deadline <= now)
-			pin_out_locked(i, &out[n++]);
+		if (pin_used(&t->pins[i]) && t->pins[i].deadline <= now)
+			pin_out_locked(t, i, &out[n++]);
 	}
 	return n;
 }
@@ -97,7 +121,7 @@ static void drop_all(struct drop *d, size_t n)
 	}
 }
 
-void pin_want(uint64_t parent, const char *name)
+void pin_want(struct pins *t, uint64_t parent, const char *name)
 {
 	struct drop old[PIN_SLOTS];
 	uint64_t now = now_ms();
@@ -105,124 +129,126 @@ void pin_want(uint64_t parent, const char *name)
 
 	if (strlen(name) > MARU_NAME_MAX)
 		return;
-	pthread_mutex_lock(&pin_lock);
-	n = expire_locked(now, old);
+	pthread_mutex_lock(&t->lock);
+	n = expire_locked(t, now, old);
 	for (i = 0; i < PIN_SLOTS; i++)
-		if (wants[i].deadline && wants[i].parent == parent &&
-		    strcmp(wants[i].name, name) == 0)
+		if (t->wants[i].deadline && t->wants[i].parent == parent &&
+		    strcmp(t->wants[i].name, name) == 0)
 			break;
 	if (i == PIN_SLOTS)
-		for (i = 0; i < PIN_SLOTS && wants[i].deadline; i++)
+		for (i = 0; i < PIN_SLOTS && t->wants[i].deadline; i++)
 			;
 	if (i < PIN_SLOTS) {
-		if (!wants[i].deadline)
-			__atomic_add_fetch(&nwants, 1, __ATOMIC_RELAXED);
-		wants[i].parent = parent;
-		strcpy(wants[i].name, name);
-		wants[i].deadline = now + PIN_TTL_MS;
+		if (!t->wants[i].deadline)
+			__atomic_add_fetch(&t->nwants, 1, __ATOMIC_RELAXED);
+		t->wants[i].parent = parent;
+		memcpy(t->wants[i].name, name, strlen(name) + 1);
+		t->wants[i].deadline = now + PIN_TTL_MS;
 	}
-	pthread_mutex_unlock(&pin_lock);
+	pthread_mutex_unlock(&t->lock);
 	drop_all(old, n);
 }
 
-int pin_wanted(uint64_t parent, const char *name)
+int pin_wanted(struct pins *t, uint64_t parent, const char *name)
 {
 	size_t i;
 	int hit = 0;
 
-	if (!__atomic_load_n(&nwants, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&t->nwants, __ATOMIC_RELAXED))
 		return 0;
-	pthread_mutex_lock(&pin_lock);
+	pthread_mutex_lock(&t->lock);
 	for (i = 0; i < PIN_SLOTS && !hit; i++)
-		if (wants[i].deadline && wants[i].parent == parent &&
-		    strcmp(wants[i].name, name) == 0) {
-			wants[i].deadline = 0;
-			__atomic_sub_fetch(&nwants, 1, __ATOMIC_RELAXED);
+		if (t->wants[i].deadline && t->wants[i].parent == parent &&
+		    strcmp(t->wants[i].name, name) == 0) {
+			t->wants[i].deadline = 0;
+			__atomic_sub_fetch(&t->nwants, 1, __ATOMIC_RELAXED);
 			hit = 1;
 		}
-	pthread_mutex_unlock(&pin_lock);
+	pthread_mutex_unlock(&t->lock);
 	return hit;
 }
 
-void pin_put(uint64_t ino, struct maru_file *f, struct pending *p)
+void pin_put(struct pins *t, uint64_t ino, struct maru_file *f, struct pending *p)
 {
 	struct drop old[PIN_SLOTS + 1];
 	uint64_t now = now_ms();
 	size_t i, n;
 
-	pthread_mutex_lock(&pin_lock);
-	n = expire_locked(now, old);
+	pthread_mutex_lock(&t->lock);
+	n = expire_locked(t, now, old);
 	for (i = 0; i < PIN_SLOTS; i++)
-		if (pin_used(&pins[i]) && pins[i].ino == ino) {
-			pin_out_locked(i, &old[n++]);	/* one pin an inode: the newer */
+		if (pin_used(&t->pins[i]) && t->pins[i].ino == ino) {
+			pin_out_locked(t, i, &old[n++]);	/* one pin an inode: the newer */
 			break;
 		}
-	for (i = 0; i < PIN_SLOTS && pin_used(&pins[i]); i++)
+	for (i = 0; i < PIN_SLOTS && pin_used(&t->pins[i]); i++)
 		;
 	if (i < PIN_SLOTS) {
-		pins[i] = (struct pin){ ino, now + PIN_TTL_MS, f, p };
-		__atomic_add_fetch(&npins, 1, __ATOMIC_RELAXED);
+		t->pins[i] = (struct pin){ ino, now + PIN_TTL_MS, f, p };
+		__atomic_add_fetch(&t->npins, 1, __ATOMIC_RELAXED);
 	} else {
 		old[n++] = (struct drop){ f, p };	/* full: the open may race, as before */
 	}
-	pthread_mutex_unlock(&pin_lock);
+	pthread_mutex_unlock(&t->lock);
 	drop_all(old, n);
 }
 
-int pin_take(uint64_t ino, struct maru_file **f, struct pending **p)
+int pin_take(struct pins *t, uint64_t ino, struct maru_file **f, struct pending **p)
 {
 	struct drop old[PIN_SLOTS], got = { NULL, NULL };
 	size_t i, n;
 
 	*f = NULL;
 	*p = NULL;
-	if (!__atomic_load_n(&npins, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&t->npins, __ATOMIC_RELAXED))
 		return 0;
-	pthread_mutex_lock(&pin_lock);
+	pthread_mutex_lock(&t->lock);
 	for (i = 0; i < PIN_SLOTS; i++)
-		if (pin_used(&pins[i]) && pins[i].ino == ino) {
-			pin_out_locked(i, &got);
+		if (pin_used(&t->pins[i]) && t->pins[i].ino == ino) {
+			pin_out_locked(t, i, &got);
 			break;
 		}
-	n = expire_locked(now_ms(), old);
-	pthread_mutex_unlock(&pin_lock);
+	n = expire_locked(t, now_ms(), old);
+	pthread_mutex_unlock(&t->lock);
 	drop_all(old, n);
 	*f = got.f;
 	*p = got.p;
 	return got.f || got.p;
 }
 
-void pin_expire(void)
+void pin_expire(struct pins *t)
 {
 	struct drop old[PIN_SLOTS];
 	size_t n;
 
-	if (!__atomic_load_n(&npins, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&nwants, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&t->npins, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&t->nwants, __ATOMIC_RELAXED))
 		return;
-	pthread_mutex_lock(&pin_lock);
-	n = expire_locked(now_ms(), old);
-	pthread_mutex_unlock(&pin_lock);
+	pthread_mutex_lock(&t->lock);
+	n = expire_locked(t, now_ms(), old);
+	pthread_mutex_unlock(&t->lock);
 	drop_all(old, n);
 }
 
-void pin_drop_all(void)
+void pin_drop_all(struct pins *t)
 {
 	struct drop old[PIN_SLOTS];
 	size_t i, n = 0;
 
-	pthread_mutex_lock(&pin_lock);
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
 	for (i = 0; i < PIN_SLOTS; i++) {
-		if (pin_used(&pins[i]))
-			pin_out_locked(i, &old[n++]);
-		wants[i].deadline = 0;
+		if (pin_used(&t->pins[i]))
+			pin_out_locked(t, i, &old[n++]);
+		t->wants[i].deadline = 0;
 	}
-	__atomic_store_n(&nwants, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&pin_lock);
+	__atomic_store_n(&t->nwants, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->lock);
 	drop_all(old, n);
 }
 
-unsigned int pin_count(void)
+unsigned int pin_count(struct pins *t)
 {
-	return __atomic_load_n(&npins, __ATOMIC_RELAXED);
+	return __atomic_load_n(&t->npins, __ATOMIC_RELAXED);
 }

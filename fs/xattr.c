@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/xattr.c: the user.maru.* extended attributes (DESIGN §4.3,
- * marufs-xattr(7)). Read-only facts about a version (id, extents, checksum,
+ * fs/xattr.c: the user.maru.* extended attributes (marufs-xattr(7)). Read-only facts about a version (id, extents, checksum,
  * leases, state, pool generation), two writable hints (hint, size) and
  * per-directory counters. Names outside user.maru. are not stored: get says
  * ENODATA at once (the kernel asks for security.capability on every write,
- * so that path must stay cheap), set says ENOTSUP.
+ * so that path must stay cheap), set says ENOTSUP. Values are read through
+ * pending.c (this mount's own pending version of a file first) and libmaru;
+ * hints live in the inode table. No lock of its own.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "marufs.h"
+#include "inode.h"
 #include "parse.h"
+#include "pending.h"
+#include "xattr.h"
 
 #define XA_PREFIX	"user.maru."
 #define XA_PREFIX_LEN	(sizeof(XA_PREFIX) - 1)
@@ -144,24 +147,25 @@ out:
 	return rc;
 }
 
-/* Use this mount's handle on the file if it has one, else a brief lease. */
-static int xa_extent(uint64_t ino, struct strbuf *sb)
+static int extents_cb(void *arg, struct maru_file *f)
 {
-	struct pending *p = itab_pending(ino);
+	return extents_of(f, arg);
+}
+
+/* Use this mount's pending of the file if it has one, else a brief lease. */
+static int xa_extent(struct mfs *m, uint64_t ino, struct strbuf *sb)
+{
+	struct pending *p = pend_of_ino(m, ino, 0);
 	struct maru_file *f;
-	int rc = -ENOENT;
+	int rc;
 
 	if (p) {
-		pthread_rwlock_rdlock(&p->rw);
-		if (p->file && p->epoch == mfs_epoch() &&
-		    (p->state == PEND_PENDING || p->state == PEND_PUBLISHED))
-			rc = extents_of(p->file, sb);
-		pthread_rwlock_unlock(&p->rw);
+		rc = pend_with_file(p, extents_cb, sb);
 		pend_put(p);
 		if (rc != -ENOENT)
 			return rc;
 	}
-	rc = maru_file_open_ino(mfs->c, ino, &f);
+	rc = maru_file_open_ino(m->c, ino, &f);
 	if (rc < 0)
 		return rc;
 	rc = extents_of(f, sb);
@@ -197,7 +201,7 @@ static int ns_collect(void *arg, const struct maru_dirent *de)
 }
 
 /* Names and byte total of the published files directly in dir. */
-static int xa_ns(uint64_t dir, int id, struct strbuf *sb)
+static int xa_ns(struct mfs *m, uint64_t dir, int id, struct strbuf *sb)
 {
 	struct ns_acc acc = { 0 };
 	struct maru_attr a;
@@ -205,12 +209,12 @@ static int xa_ns(uint64_t dir, int id, struct strbuf *sb)
 	size_t i;
 	int rc;
 
-	rc = maru_readdir(mfs->c, dir, 0, ns_collect, &acc);
+	rc = maru_readdir(m->c, dir, 0, ns_collect, &acc);
 	if (rc == 0)
 		rc = acc.err;
 	if (rc == 0 && id == XA_NS_BYTES) {
 		for (i = 0; i < acc.n; i++)
-			if (maru_getattr(mfs->c, acc.inos[i], &a) == 0)
+			if (maru_getattr(m->c, acc.inos[i], &a) == 0)
 				bytes += a.size;	/* gone meanwhile: not counted */
 	}
 	if (rc == 0)
@@ -229,14 +233,14 @@ static const char *state_name(uint32_t state)
 	}
 }
 
-static int xa_value(uint64_t ino, int id, const struct maru_attr *a, int hint,
+static int xa_value(struct mfs *m, uint64_t ino, int id, const struct maru_attr *a, int hint,
 		    struct strbuf *sb)
 {
 	switch (id) {
 	case XA_VERSION:
 		return sb_printf(sb, "%" PRIu64, a->ino);
 	case XA_EXTENT:
-		return xa_extent(ino, sb);
+		return xa_extent(m, ino, sb);
 	case XA_XXH3:
 		return sb_printf(sb, "%016" PRIx64, a->xxh3);
 	case XA_LEASES:
@@ -245,14 +249,14 @@ static int xa_value(uint64_t ino, int id, const struct maru_attr *a, int hint,
 		return sb_printf(sb, "%s", state_name(a->state));
 	case XA_GENERATION:
 		return sb_printf(sb, "%" PRIu64,
-				 __atomic_load_n(&mfs->generation, __ATOMIC_RELAXED));
+				 __atomic_load_n(&m->generation, __ATOMIC_RELAXED));
 	case XA_HINT:
 		return sb_printf(sb, "%s", hint_names[hint - 1]);
 	case XA_SIZE:
 		return sb_printf(sb, "%" PRIu64, a->reserved);
 	case XA_NS_NAMES:
 	case XA_NS_BYTES:
-		return xa_ns(ino, id, sb);
+		return xa_ns(m, ino, id, sb);
 	}
 	return -ENODATA;
 }
@@ -269,18 +273,19 @@ static void reply_value(fuse_req_t req, const char *val, size_t len, size_t size
 
 void xattr_get(fuse_req_t req, uint64_t ino, const char *name, size_t size)
 {
+	struct mfs *m = req_mfs(req);
 	struct strbuf sb = { 0 };
 	struct maru_attr a;
 	int id = xa_find(name), hint, rc;
 
-	if (id < 0 || id == XA_COUNT || ino_is_virt(ino)) {
+	if (id < 0 || id == XA_COUNT) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	rc = node_getattr(ino, &a);
+	rc = pend_ino_attr(m, ino, &a);
 	if (rc < 0)
 		goto out;
-	hint = itab_get_hint(ino);
+	hint = itab_get_hint(m->tab, ino);
 	if (!xa_applies(id, &a, hint)) {
 		rc = -ENODATA;
 		goto out;
@@ -292,7 +297,7 @@ void xattr_get(fuse_req_t req, uint64_t ino, const char *name, size_t size)
 		goto out;
 	}
 	sb.p[0] = '\0';
-	rc = xa_value(ino, id, &a, hint, &sb);
+	rc = xa_value(m, ino, id, &a, hint, &sb);
 out:
 	if (rc < 0)
 		fuse_reply_err(req, rc == -ESTALE ? ENODATA : -rc);
@@ -314,7 +319,7 @@ static int parse_hint(const char *value, size_t size)
 	return -EINVAL;
 }
 
-static int set_size(uint64_t ino, const char *value, size_t size)
+static int set_size(struct mfs *m, uint64_t ino, const char *value, size_t size)
 {
 	char text[32];
 	uint64_t bytes;
@@ -330,12 +335,10 @@ static int set_size(uint64_t ino, const char *value, size_t size)
 	rc = parse_size(text, &bytes);
 	if (rc < 0)
 		return rc;
-	p = itab_pending(ino);
+	p = pend_of_ino(m, ino, 0);
 	if (!p)
 		return -EPERM;	/* published versions are immutable */
-	pthread_rwlock_rdlock(&p->rw);
-	rc = pend_live(p) ? maru_file_reserve(p->file, bytes) : -EPERM;
-	pthread_rwlock_unlock(&p->rw);
+	rc = pend_reserve(p, bytes);
 	pend_put(p);
 	return rc;
 }
@@ -343,9 +346,10 @@ static int set_size(uint64_t ino, const char *value, size_t size)
 void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value,
 	       size_t size, int flags)
 {
+	struct mfs *m = req_mfs(req);
 	int id = xa_find(name), rc = 0, h;
 
-	if (id < 0 || ino_is_virt(ino)) {
+	if (id < 0) {
 		fuse_reply_err(req, ENOTSUP);
 		return;
 	}
@@ -362,32 +366,29 @@ void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value
 		if (h < 0) {
 			rc = h;
 		} else {
-			itab_set_hint(ino, h + 1);
-			CNT_INC(hints[h]);
+			itab_set_hint(m->tab, ino, h + 1);
+			CNT_INC(m, hints[h]);
 		}
 	} else {
-		rc = set_size(ino, value, size);
+		rc = set_size(m, ino, value, size);
 	}
 	fuse_reply_err(req, -rc);
 }
 
 void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 {
+	struct mfs *m = req_mfs(req);
 	struct maru_attr a;
 	char buf[512];
 	size_t len = 0, n;
 	int i, rc, hint;
 
-	if (ino_is_virt(ino)) {
-		reply_value(req, "", 0, size);
-		return;
-	}
-	rc = node_getattr(ino, &a);
+	rc = pend_ino_attr(m, ino, &a);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	hint = itab_get_hint(ino);
+	hint = itab_get_hint(m->tab, ino);
 	for (i = 0; i < XA_COUNT; i++) {
 		if (!xa_applies(i, &a, hint))
 			continue;
@@ -401,9 +402,10 @@ void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 
 void xattr_remove(fuse_req_t req, uint64_t ino, const char *name)
 {
+	struct itab *t = req_mfs(req)->tab;
 	int id = xa_find(name);
 
-	if (id < 0 || ino_is_virt(ino)) {
+	if (id < 0) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
@@ -415,10 +417,10 @@ void xattr_remove(fuse_req_t req, uint64_t ino, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	if (!itab_get_hint(ino)) {
+	if (!itab_get_hint(t, ino)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	itab_set_hint(ino, 0);
+	itab_set_hint(t, ino, 0);
 	fuse_reply_err(req, 0);
 }

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fs/events.c: the event subscription thread of marufs. It reads the pool's
+ * event stream (maru_events_next), appends each event to the .maru/events
+ * ring (evring.c), bumps the directory change counters (dcache.c) and turns
+ * the event into invalidation jobs (notify.c), meeting the expectations of
+ * handlers waiting for their own change. When it has caught up with the
+ * stream it queues an ack behind those invalidations: the notifier then
+ * tells marud (maru_events_ack) that this mount applied every event so far,
+ * which is what lets a change on another mount return only once this mount
+ * can no longer serve the old answer from the kernel's caches. A lost
+ * stream drops every cached name and resubscribes.
+ *
+ * Lock: ev->lock guards the subscription handle the notifier acks on; it is
+ * held across maru_events_ack() (a short socket write) so that this thread
+ * cannot close the handle under it, and nothing else is taken under it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcache.h"
+#include "events.h"
+#include "evring.h"
+#include "log.h"
+#include "notify.h"
+
+#define ACK_EVERY	32	/* events between acks on a stream that never pauses */
+#define NEXT_WAIT_MS	200
+#define RETRY_OPEN_US	200000
+#define RETRY_LOST_US	100000
+
+struct events {
+	struct mfs *m;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	struct maru_events *sub;	/* lock: what acks are sent on */
+	int stop;
+};
+
+static int stopping(struct events *ev)
+{
+	return __atomic_load_n(&ev->stop, __ATOMIC_ACQUIRE);
+}
+
+static void set_sub(struct events *ev, struct maru_events *sub)
+{
+	pthread_mutex_lock(&ev->lock);
+	ev->sub = sub;
+	pthread_mutex_unlock(&ev->lock);
+}
+
+static void close_sub(struct events *ev, struct maru_events *sub)
+{
+	set_sub(ev, NULL);
+	maru_events_close(sub);
+}
+
+/* Notifier thread: every job queued before this one ran. */
+static void run_ack(void *arg, uint64_t seq)
+{
+	struct events *ev = arg;
+	int rc = -ENOTCONN;
+
+	pthread_mutex_lock(&ev->lock);
+	if (ev->sub)
+		rc = maru_events_ack(ev->sub, seq);
+	pthread_mutex_unlock(&ev->lock);
+	/* A lost stream shows on the event thread; nothing to do here. */
+	if (rc)
+		log_debug("event ack %" PRIu64 ": %s", seq, strerror(-rc));
+}
+
+/* Removals invalidate but are nobody's awaited change. */
+static int expected(uint32_t type)
+{
+	return type != MARU_EV_UNLINK && type != MARU_EV_EVICT && type != MARU_EV_RMDIR;
+}
+
+static void handle_event(struct mfs *m, const struct maru_event *e)
+{
+	CNT_INC(m, events);
+	dcache_dir_changed(m->dc, e->parent);
+	if (e->type == MARU_EV_RENAME)
+		dcache_dir_changed(m->dc, e->parent2);
+	evring_append(m->ring, e);
+	switch (e->type) {
+	case MARU_EV_PUBLISH:
+	case MARU_EV_REPLACE:
+	case MARU_EV_UNLINK:
+	case MARU_EV_EVICT:
+	case MARU_EV_MKDIR:
+	case MARU_EV_RMDIR:
+		notify_name_changed(m->nt, e->parent, e->name, expected(e->type));
+		if (e->type == MARU_EV_RMDIR && e->ino)
+			notify_inval_inode(m->nt, e->ino);
+		break;
+	case MARU_EV_RENAME:
+		notify_name_changed(m->nt, e->parent, e->name, 0);
+		notify_name_changed(m->nt, e->parent2, e->name2, 1);
+		break;
+	case MARU_EV_SETATTR:
+		notify_inval_inode(m->nt, e->ino);
+		break;
+	case MARU_EV_OVERFLOW:
+	case MARU_EV_GENERATION:
+		notify_inval_all(m->nt);
+		break;
+	}
+}
+
+/* Subscribe; events between a loss and this subscription are gone. */
+static struct maru_events *subscribe(struct events *ev, int *warned)
+{
+	struct maru_events *sub;
+	int rc = maru_events_open(ev->m->c, 0, &sub);
+
+	if (rc < 0) {
+		if (!(*warned)++)
+			log_warn(rc, "event stream");
+		usleep(RETRY_OPEN_US);
+		return NULL;
+	}
+	if (*warned)
+		notify_inval_all(ev->m->nt);
+	*warned = 0;
+	set_sub(ev, sub);
+	notify_stream_up(ev->m->nt, 1);
+	return sub;
+}
+
+static void lost(struct events *ev, struct maru_events *sub, int rc)
+{
+	log_warn(rc, "event stream lost");
+	notify_stream_up(ev->m->nt, 0);
+	close_sub(ev, sub);
+	notify_inval_all(ev->m->nt);
+	usleep(RETRY_LOST_US);
+}
+
+static void *event_main(void *arg)
+{
+	struct events *ev = arg;
+	struct maru_events *sub = NULL;
+	struct maru_event *e = malloc(sizeof(*e));
+	uint64_t unacked = 0;	/* last event handled and not yet acked */
+	unsigned int since_ack = 0;
+	int rc, warned = 0;
+
+	if (!e)
+		return NULL;
+	while (!stopping(ev)) {
+		if (!sub && !(sub = subscribe(ev, &warned)))
+			continue;
+		/* With events to ack, only look whether another is already here. */
+		rc = maru_events_next(sub, e, unacked ? 0 : NEXT_WAIT_MS);
+		if (rc == 1) {
+			handle_event(ev->m, e);
+			if (e->seq)
+				unacked = e->seq;
+			since_ack++;
+		} else if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR) {
+			lost(ev, sub, rc);
+			sub = NULL;
+			unacked = 0;
+			warned = 1;
+			continue;
+		}
+		/* Caught up (or busy for long): ack once the invalidations
+		 * queued so far ran. */
+		if (unacked && (rc == 0 || since_ack >= ACK_EVERY)) {
+			notify_call(ev->m->nt, run_ack, ev, unacked);
+			unacked = 0;
+			since_ack = 0;
+		}
+	}
+	if (sub)
+		close_sub(ev, sub);
+	free(e);
+	return NULL;
+}
+
+int events_start(struct mfs *m, struct events **out)
+{
+	struct events *ev = calloc(1, sizeof(*ev));
+	int rc;
+
+	if (!ev)
+		return -ENOMEM;
+	ev->m = m;
+	pthread_mutex_init(&ev->lock, NULL);
+	rc = -pthread_create(&ev->thread, NULL, event_main, ev);
+	if (rc) {
+		pthread_mutex_destroy(&ev->lock);
+		free(ev);
+		return rc;
+	}
+	*out = ev;
+	return 0;
+}
+
+/* Join the thread; acks it queued may still run until the notifier stops. */
+void events_stop(struct events *ev)
+{
+	if (!ev || stopping(ev))
+		return;
+	__atomic_store_n(&ev->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ev->thread, NULL);
+}
+
+/* After notify_stop(): no queued ack points at ev any more. */
+void events_free(struct events *ev)
+{
+	if (!ev)
+		return;
+	events_stop(ev);
+	pthread_mutex_destroy(&ev->lock);
+	free(ev);
+}

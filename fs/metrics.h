@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fs/metrics.h: marufs's own counters as Prometheus text (metrics.c).
+ */
+#ifndef MARUFS_METRICS_H
+#define MARUFS_METRICS_H
+
+#include <stddef.h>
+
+#include "mount.h"
+
+/* The gauges that are not counters of struct mfs. */
+struct metrics_gauges {
+	size_t inodes, pendings, pins, dentries;
+};
+
+/* Read the gauges from the mount's tables. */
+void metrics_gauges(struct mfs *m, struct metrics_gauges *g);
+/* Append the text to the malloc()ed *buf (capacity *cap) at *pos; grows it.
+ * -ENOMEM leaves what fit. */
+int metrics_append(const struct counters *c, const struct metrics_gauges *g, char **buf,
+		   size_t *cap, size_t *pos);
+
+#endif

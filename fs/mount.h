@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fs/mount.h: the mount context of one marufs, struct mfs: its options, the
+ * libmaru client, the FUSE session, the pool generation and epoch, the
+ * counters .maru/stats shows, and one pointer to each subsystem's state.
+ * main.c builds it; libfuse hands it to every request as
+ * fuse_req_userdata(), and each handler passes it down. Nothing else here:
+ * each subsystem's interface is in its own header.
+ */
+#ifndef MARUFS_MOUNT_H
+#define MARUFS_MOUNT_H
+
+#define FUSE_USE_VERSION 312
+
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <maru/libmaru.h>
+
+/* Counted FUSE request types, for .maru/stats. */
+enum op_type {
+	OP_LOOKUP, OP_FORGET, OP_GETATTR, OP_SETATTR, OP_MKNOD, OP_MKDIR,
+	OP_UNLINK, OP_RMDIR, OP_RENAME, OP_OPEN, OP_CREATE, OP_READ, OP_WRITE,
+	OP_FLUSH, OP_RELEASE, OP_FSYNC, OP_OPENDIR, OP_READDIR, OP_RELEASEDIR,
+	OP_STATFS, OP_SETXATTR, OP_GETXATTR, OP_LISTXATTR, OP_REMOVEXATTR,
+	OP_ACCESS, OP_FALLOCATE, OP_POLL, OP_IOCTL,
+	OP_COUNT
+};
+
+enum hint_type { HINT_READ, HINT_READ_END, HINT_PROMOTE, HINT_WRITE, HINT_COUNT };
+
+struct counters {
+	uint64_t ops[OP_COUNT];
+	uint64_t publishes;
+	uint64_t publish_failures;
+	uint64_t abandons;
+	uint64_t cow_rewrites;
+	uint64_t stale_opens;
+	uint64_t inval_entry;
+	uint64_t inval_inode;
+	uint64_t lookup_pos;
+	uint64_t lookup_neg;
+	uint64_t events;
+	uint64_t generations;
+	uint64_t hints[HINT_COUNT];
+};
+
+#define CNT_INC(m, field) __atomic_add_fetch(&(m)->cnt.field, 1, __ATOMIC_RELAXED)
+
+struct mfs_opts {
+	char *pool;		/* POOL URI from the command line */
+	char *mountpoint;
+	char *data;		/* auto|shm|tcp|rdma */
+	char *coherence;	/* hw|flush */
+	char *key_file;
+	char *logfile;		/* daemonized: log here instead of syslog */
+	unsigned int timeout_ms;
+	unsigned int max_conns;
+	double entry_timeout;
+	double attr_timeout;
+	double negative_timeout;
+	int show_help;
+	int show_version;
+};
+
+struct itab;
+struct ptab;
+struct notifier;
+struct events;
+struct evring;
+struct dcache;
+struct pins;
+struct hreg;
+
+struct mfs {
+	struct mfs_opts o;
+	struct maru_client *c;
+	struct fuse_session *se;
+	struct maru_pool_info info;
+	struct timespec mounted;	/* times of the .maru/ entries */
+	struct itab *tab;		/* inode.c */
+	struct ptab *pt;		/* pending.c */
+	struct notifier *nt;		/* notify.c */
+	struct events *ev;		/* events.c */
+	struct evring *ring;		/* evring.c */
+	struct dcache *dc;		/* dcache.c */
+	struct pins *pins;		/* pin.c */
+	struct hreg *hr;		/* handle.c */
+	/* Bumped on every pool generation change; handles of older epochs fail. */
+	uint64_t epoch;
+	uint64_t generation;
+	struct counters cnt;
+};
+
+static inline uint64_t mfs_epoch(const struct mfs *m)
+{
+	return __atomic_load_n(&m->epoch, __ATOMIC_ACQUIRE);
+}
+
+static inline struct mfs *req_mfs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* libmaru errors as FUSE replies: ESTALE on an open handle -> EIO. */
+static inline int io_errno(int rc)
+{
+	if (rc == -ESTALE)
+		return EIO;	/* the handle predates a marud restart */
+	return rc < 0 ? -rc : rc;
+}
+
+#endif

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fs/ns.c: the FUSE handlers of the pool's namespace: lookup (with the pins
+ * of pin.c), forget, getattr and setattr, mknod, mkdir, unlink, rmdir,
+ * rename, create, readdir, statfs and access, mapping them onto libmaru
+ * names and this mount's handles and pendings. Entries handed to the kernel
+ * are counted in the inode table and noted in the dentry table; changes
+ * other mounts must see on return wait for their event (notify.c). No lock
+ * of its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "dcache.h"
+#include "handle.h"
+#include "notify.h"
+#include "ns.h"
+#include "pending.h"
+#include "pin.h"
+#include "rewrite.h"
+#include "vdir.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+#define DIR_OFF_FIRST	3	/* ".", "..", ".maru" come first */
+#define PIN_TRIES	4
+#define STAT_BLOCK	4096
+
+static void attr_to_stat(const struct maru_attr *a, struct stat *st)
+{
+	uint64_t bytes = a->reserved > a->size ? a->reserved : a->size;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink ? a->nlink : (S_ISDIR(a->mode) ? 2 : 1);
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_size = (off_t)a->size;
+	st->st_blksize = 1 << 20;	/* invite large I/O */
+	st->st_blocks = (blkcnt_t)((bytes + 511) / 512);
+	st->st_atim = a->atime;
+	st->st_mtim = a->mtime;
+	st->st_ctim = a->ctime;
+}
+
+static double attr_timeout_of(struct mfs *m, const struct maru_attr *a)
+{
+	/* A pending file grows under us; published versions never change. */
+	return a->state == MARU_STATE_PENDING ? 0 : m->o.attr_timeout;
+}
+
+static void fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = a->ino;
+	e->generation = __atomic_load_n(&m->generation, __ATOMIC_RELAXED);
+	attr_to_stat(a, &e->attr);
+	e->entry_timeout = m->o.entry_timeout;
+	e->attr_timeout = attr_timeout_of(m, a);
+}
+
+static void reply_attr(fuse_req_t req, const struct maru_attr *a, uint64_t ino)
+{
+	struct stat st;
+
+	attr_to_stat(a, &st);
+	st.st_ino = ino;
+	fuse_reply_attr(req, &st, attr_timeout_of(req_mfs(req), a));
+}
+
+/* Hand a positive entry to the kernel and account for it. */
+static void reply_entry_known(fuse_req_t req, uint64_t parent, const char *name,
+			      struct fuse_entry_param *e, struct pending *p)
+{
+	struct mfs *m = req_mfs(req);
+
+	itab_remember(m->tab, e->ino, parent, name);
+	if (p)
+		pend_link_ino(m, e->ino, p);
+	dcache_note(m->dc, parent, name, e->entry_timeout);
+	if (fuse_reply_entry(req, e) != 0)
+		itab_forget(m->tab, e->ino, 1);
+}
+
+static void reply_negative(fuse_req_t req, uint64_t parent, const char *name, int raced)
+{
+	struct mfs *m = req_mfs(req);
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	e.entry_timeout = raced ? 0 : m->o.negative_timeout;
+	dcache_note(m->dc, parent, name, e.entry_timeout);
+	CNT_INC(m, lookup_neg);
+	fuse_reply_entry(req, &e);
+}
+
+/* Changes to parent's names seen since (or a new pool generation). */
+static uint64_t dir_seq(struct mfs *m, uint64_t parent)
+{
+	return dcache_dir_seq(m->dc, parent) + mfs_epoch(m);
+}
+
+/* ---- lookup, forget ---- */
+
+/* A reader attached to this mount's pending p keeps its bytes open. */
+static int pin_pending(struct mfs *m, struct pending *p)
+{
+	int active = 0;
+
+	if (pend_attach_reader(p, &active) < 0)
+		return -ESTALE;
+	pin_put(m->pins, pend_ino(p), NULL, p);
+	return 0;
+}
+
+/* Hold the version a lookup found (pin.c); -ESTALE: gone before it could. */
+static int pin_found(struct mfs *m, uint64_t parent, const char *name,
+		     const struct maru_attr *a)
+{
+	struct maru_file *f;
+	struct pending *p;
+	int rc;
+
+	if (a->state == MARU_STATE_PENDING) {
+		p = pend_find(m, parent, name);
+		rc = p && pend_ino(p) == a->ino ? pin_pending(m, p) : -ESTALE;
+		if (p)
+			pend_put(p);
+		return rc;
+	}
+	rc = maru_file_open_ino(m->c, a->ino, &f);
+	if (rc == 0)
+		pin_put(m->pins, a->ino, f, NULL);
+	return rc;
+}
+
+/*
+ * The VFS's LOOKUP after a stale open of this name (pin.c): hold the
+ * version found (a lease, or a reader on this mount's own pending file) so
+ * that the OPEN that follows gets it. When it is gone before it could be
+ * held, look again.
+ */
+static int lookup_pinned(struct mfs *m, uint64_t parent, const char *name,
+			 struct maru_attr *a)
+{
+	int tries, rc = 0;
+
+	for (tries = 0; tries < PIN_TRIES && !S_ISDIR(a->mode); tries++) {
+		rc = pin_found(m, parent, name, a);
+		if (rc != -ESTALE)
+			return 0;	/* held, or the plain answer stands */
+		/* replaced, published or dropped already: look once more */
+		rc = maru_lookup(m->c, parent, name, a);
+		if (rc < 0)
+			return rc;
+	}
+	return rc;
+}
+
+void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mfs *m = req_mfs(req);
+	struct fuse_entry_param e;
+	struct pending *p = NULL;
+	struct maru_attr a;
+	uint64_t seq;
+	int rc;
+
+	seq = dir_seq(m, parent);
+	rc = maru_lookup(m->c, parent, name, &a);
+	if (rc == 0 && pin_wanted(m->pins, parent, name))
+		rc = lookup_pinned(m, parent, name, &a);
+	if (rc == -ENOENT) {
+		reply_negative(req, parent, name, dir_seq(m, parent) != seq);
+		return;
+	}
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (a.state == MARU_STATE_PENDING) {
+		p = pend_find(m, parent, name);
+		if (p)
+			pend_attr(p, &a);
+	}
+	fill_entry(m, &e, &a);
+	if (dir_seq(m, parent) != seq) {
+		/* an event for this directory raced the lookup: do not cache it */
+		e.entry_timeout = 0;
+		e.attr_timeout = 0;
+	}
+	CNT_INC(m, lookup_pos);
+	reply_entry_known(req, parent, name, &e, p);
+	if (p)
+		pend_put(p);
+}
+
+void ns_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct mfs *m = req_mfs(req);
+	struct maru_file *f;
+	struct pending *p;
+
+	if (pin_take(m->pins, ino, &f, &p)) {
+		if (f)
+			maru_file_close(f);
+		if (p)
+			pend_unpin(p);
+	}
+	itab_forget(m->tab, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+void ns_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct mfs *m = req_mfs(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		itab_forget(m->tab, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* ---- getattr, setattr ---- */
+
+/*
+ * Attributes for a path-based stat of ino (no descriptor holds it: those
+ * keep their version). When that version is gone (the name was rewritten
+ * or removed after the kernel looked it up), answer for what the name holds
+ * now, or ENOENT when it holds nothing, and drop the stale entry; ESTALE
+ * (the VFS looks the name up again) only when the name became a directory
+ * or is unknown here. Under heavy rewriting the VFS's single ESTALE retry
+ * can lose the race again, so it is avoided where the answer is known.
+ */
+static int path_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a)
+{
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent;
+	int rc;
+
+	rc = pend_ino_attr(m, ino, a);
+	if (rc != -ENOENT && rc != -ESTALE)
+		return rc;
+	if (ino == FUSE_ROOT_ID || itab_name(m->tab, ino, &parent, name, sizeof(name)) < 0)
+		return -ESTALE;
+	rc = maru_lookup(m->c, parent, name, a);
+	notify_inval_entry(m->nt, parent, name, 0);
+	if (rc == -ENOENT)
+		return -ENOENT;	/* gone now: what a stat issued now would say */
+	if (rc < 0 || S_ISDIR(a->mode))
+		return -ESTALE;
+	return 0;
+}
+
+void ns_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mfs *m = req_mfs(req);
+	struct maru_attr a;
+	int rc;
+
+	if (fi && fi->fh)
+		rc = handle_getattr(fh_handle(fi), ino, &a);
+	else
+		rc = path_getattr(m, ino, &a);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		reply_attr(req, &a, ino);
+}
+
+static void to_maru_setattr(const struct stat *attr, int to_set, struct maru_setattr *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		sa->mask |= MARU_SET_MODE;
+		sa->mode = attr->st_mode & 07777;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		sa->mask |= MARU_SET_UID;
+		sa->uid = attr->st_uid;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		sa->mask |= MARU_SET_GID;
+		sa->gid = attr->st_gid;
+	}
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+		sa->mask |= MARU_SET_ATIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_ATIME) {
+		sa->mask |= MARU_SET_ATIME;
+		sa->atime = attr->st_atim;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+		sa->mask |= MARU_SET_MTIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_MTIME) {
+		sa->mask |= MARU_SET_MTIME;
+		sa->mtime = attr->st_mtim;
+	}
+}
+
+/* ftruncate/truncate: the writer's pending, this mount's, or a new version. */
+static int setattr_size(struct mfs *m, fuse_ino_t ino, uint64_t size,
+			struct fuse_file_info *fi, struct maru_attr *a)
+{
+	struct handle *h = fi && fi->fh ? fh_handle(fi) : NULL;
+
+	if (h && handle_is_writer(h))
+		return handle_truncate(h, size, a);
+	return rewrite_truncate(m, ino, size, a);
+}
+
+/* chmod/chown/utimens, also on a pending rewrite that will replace ino. */
+static int setattr_stored(struct mfs *m, fuse_ino_t ino, const struct maru_setattr *sa,
+			  struct maru_attr *a)
+{
+	struct pending *p;
+	int rc, prc;
+
+	rc = maru_setattr(m->c, ino, sa, a);
+	p = pend_of_ino(m, ino, 1);
+	if (p && pend_ino(p) != ino) {
+		prc = maru_setattr(m->c, pend_ino(p), sa, a);
+		if (rc < 0)
+			rc = prc;
+	}
+	if (p)
+		pend_put(p);
+	return rc;
+}
+
+void ns_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		struct fuse_file_info *fi)
+{
+	struct mfs *m = req_mfs(req);
+	struct maru_setattr sa;
+	struct maru_attr a, sized;
+	int rc = 0, have = 0;
+
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		rc = setattr_size(m, ino, (uint64_t)attr->st_size, fi, &sized);
+		if (rc < 0) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+		have = 1;
+	}
+	to_maru_setattr(attr, to_set, &sa);
+	if (sa.mask) {
+		rc = setattr_stored(m, ino, &sa, &a);
+		if (rc < 0)
+			goto out;
+	}
+	rc = path_getattr(m, ino, &a);
+	if (rc < 0 && have) {
+		/* the truncate moved the name to a new version */
+		a = sized;
+		rc = 0;
+	}
+out:
+	/* ENOENT: the version behind a cached name is gone; let the VFS
+	 * look the name up again */
+	if (rc < 0)
+		fuse_reply_err(req, (rc == -ENOENT || rc == -ESTALE) ? ESTALE : -rc);
+	else
+		reply_attr(req, &a, ino);
+}
+
+/* ---- names ---- */
+
+void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct mfs *m = req_mfs(req);
+	struct fuse_entry_param e;
+	struct ev_expect *w;
+	struct maru_file *f;
+	struct maru_attr a;
+	int rc;
+
+	(void)rdev;
+	if (!S_ISREG(mode)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	rc = maru_file_create(m->c, parent, name, S_IFREG | (mode & 07777), ctx->uid,
+			      ctx->gid, MARU_CREATE_EXCL, 0, &f);
+	if (rc < 0) {
+		fuse_reply_err(req, io_errno(rc));
+		return;
+	}
+	w = notify_expect(m->nt, parent, name);
+	rc = maru_file_publish(f);
+	if (rc == 0)
+		rc = maru_file_attr(f, &a);
+	maru_file_close(f);
+	if (rc < 0) {
+		notify_expect_cancel(m->nt, w);
+		fuse_reply_err(req, io_errno(rc));
+		return;
+	}
+	notify_expect_wait(m->nt, w, 0);
+	CNT_INC(m, publishes);
+	fill_entry(m, &e, &a);
+	reply_entry_known(req, parent, name, &e, NULL);
+}
+
+void ns_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct mfs *m = req_mfs(req);
+	struct fuse_entry_param e;
+	struct ev_expect *w;
+	struct maru_attr a;
+	int rc;
+
+	w = notify_expect(m->nt, parent, name);
+	rc = maru_mkdir(m->c, parent, name, S_IFDIR | (mode & 07777), ctx->uid, ctx->gid, &a);
+	if (rc < 0) {
+		notify_expect_cancel(m->nt, w);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	notify_expect_wait(m->nt, w, 0);
+	fill_entry(m, &e, &a);
+	reply_entry_known(req, parent, name, &e, NULL);
+}
+
+void ns_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mfs *m = req_mfs(req);
+	int rc = maru_unlink(m->c, parent, name);
+
+	if (rc == 0)
+		pend_detach_name(m, parent, name);
+	fuse_reply_err(req, -rc);
+}
+
+void ns_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -maru_rmdir(req_mfs(req)->c, parent, name));
+}
+
+void ns_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	       const char *newname, unsigned int flags)
+{
+	struct mfs *m = req_mfs(req);
+	struct ev_expect *w;
+	int rc;
+
+	if (flags & ~(unsigned int)RENAME_NOREPLACE) {
+		fuse_reply_err(req, EINVAL);	/* RENAME_EXCHANGE, WHITEOUT */
+		return;
+	}
+	w = notify_expect(m->nt, newparent, newname);
+	rc = maru_rename(m->c, parent, name, newparent, newname,
+			 (flags & RENAME_NOREPLACE) ? MARU_RENAME_NOREPLACE : 0);
+	if (rc < 0)
+		notify_expect_cancel(m->nt, w);
+	else
+		notify_expect_wait(m->nt, w, 0);
+	if (rc == 0 && !(parent == newparent && strcmp(name, newname) == 0)) {
+		/* whatever this mount was writing at the target lost its name */
+		pend_detach_name(m, newparent, newname);
+		pend_rename(m, parent, name, newparent, newname);
+		itab_rename(m->tab, parent, name, newparent, newname);
+	}
+	fuse_reply_err(req, -rc);
+}
+
+void ns_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       struct fuse_file_info *fi)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct mfs *m = req_mfs(req);
+	struct fuse_entry_param e;
+	struct maru_attr a;
+	struct handle *h;
+	int rc;
+
+	rc = handle_create(m, parent, name, mode, ctx->uid, ctx->gid, fi->flags, &h, &a);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fill_entry(m, &e, &a);
+	dcache_note(m->dc, parent, name, e.entry_timeout);
+	fi->fh = (uintptr_t)h;
+	fi->keep_cache = 0;
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		itab_forget(m->tab, a.ino, 1);
+		handle_close(h);
+	}
+}
+
+/* ---- directories ---- */
+
+struct rd_state {
+	fuse_req_t req;
+	char *buf;
+	size_t size, pos;
+};
+
+static int rd_add(struct rd_state *rd, const char *name, uint64_t ino, uint32_t mode,
+		  off_t next)
+{
+	struct stat st;
+	size_t n;
+
+	memset(&st, 0, sizeof(st));
+	st.st_ino = ino;
+	st.st_mode = mode & S_IFMT;
+	n = fuse_add_direntry(rd->req, rd->buf + rd->pos, rd->size - rd->pos, name, &st, next);
+	if (n > rd->size - rd->pos)
+		return 1;	/* full */
+	rd->pos += n;
+	return 0;
+}
+
+static int rd_cb(void *arg, const struct maru_dirent *de)
+{
+	struct rd_state *rd = arg;
+	char name[MARU_NAME_MAX + 1];
+	size_t len = de->namelen > MARU_NAME_MAX ? MARU_NAME_MAX : de->namelen;
+
+	memcpy(name, de->name, len);
+	name[len] = '\0';
+	return rd_add(rd, name, de->ino, de->mode, (off_t)(de->cookie + DIR_OFF_FIRST));
+}
+
+void ns_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi)
+{
+	struct rd_state rd = { .req = req, .size = size };
+	uint64_t cookie;
+	int rc = 0;
+
+	(void)fi;
+	rd.buf = malloc(size ? size : 1);
+	if (!rd.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (off < 1 && rd_add(&rd, ".", ino, S_IFDIR, 1))
+		goto out;
+	if (off < 2 && rd_add(&rd, "..", FUSE_ROOT_ID, S_IFDIR, 2))
+		goto out;
+	if (off < 3 && ino == FUSE_ROOT_ID &&
+	    rd_add(&rd, VIRT_DIR_NAME, VIRT_INO_DIR, S_IFDIR, 3))
+		goto out;
+	cookie = off < DIR_OFF_FIRST ? 0 : (uint64_t)off - DIR_OFF_FIRST;
+	rc = maru_readdir(req_mfs(req)->c, ino, cookie, rd_cb, &rd);
+out:
+	if (rc < 0 && rd.pos == 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_buf(req, rd.buf, rd.pos);
+	free(rd.buf);
+}
+
+void ns_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct maru_statfs s;
+	struct statvfs st;
+	int rc;
+
+	(void)ino;
+	rc = maru_statfs(req_mfs(req)->c, &s);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	st.f_bsize = STAT_BLOCK;
+	st.f_frsize = STAT_BLOCK;
+	st.f_blocks = s.capacity / STAT_BLOCK;
+	st.f_bfree = s.free / STAT_BLOCK;
+	st.f_bavail = (s.free + s.evictable) / STAT_BLOCK;
+	/* every file needs at least a block, so free inodes track free blocks;
+	 * the total counts both so that df -i shows used = names + dirs */
+	st.f_ffree = st.f_bavail;
+	st.f_favail = st.f_bavail;
+	st.f_files = s.names + s.dirs + st.f_ffree;
+	st.f_namemax = MARU_NAME_MAX;
+	fuse_reply_statfs(req, &st);
+}
+
+void ns_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct maru_attr a;
+
+	(void)mask;
+	fuse_reply_err(req, -pend_ino_attr(req_mfs(req), ino, &a));
+}

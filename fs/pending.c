@@ -1,0 +1,875 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fs/pending.c: this mount's pending versions and their state machine. A
+ * struct pending is one pending version (a maru_file being written), shared
+ * by every handle writing the same name and found through the pending table
+ * by (parent, name), or through the inode table by the kernel's inode. It is
+ * published when its last active writer flushes after data was written (so
+ * close() returns after the name moved) or, failing that, at the last
+ * writer's release; a failed write marks it failed so nothing partial is
+ * ever published; an unlinked name, a killed writer or an untouched rewrite
+ * copy abandon it. Handles still attached keep reading what it holds until
+ * the last of them goes. What a pending reads, how big it is and whether it
+ * is readable at all are decided here and nowhere else.
+ *
+ * Locks, outermost first: p->rw (rdlock: I/O on p->file; wrlock: a state
+ * change that publishes or closes the file), then pt->lock (the name table,
+ * names, and the handle counts of every pending), then inode.c's table
+ * lock. refs is atomic. No libmaru call is made under pt->lock.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "failpoint.h"
+#include "log.h"
+#include "notify.h"
+#include "pending.h"
+
+#define PEND_BUCKETS	4096
+
+enum pend_state {
+	PEND_PENDING = 0,	/* file is a pending version */
+	PEND_PUBLISHED,		/* file is now a lease on the published version */
+	PEND_FAILED,		/* a write failed: never publish, abandon */
+	PEND_DEAD,		/* abandoned or publish refused; file may be NULL */
+};
+
+/*
+ * refs counts handles, pins and inode-table links; writers and readers
+ * count the handles attached; active counts writer handles not flushed
+ * since they last opened or wrote.
+ */
+struct pending {
+	struct mfs *m;
+	pthread_rwlock_t rw;
+	struct maru_file *file;
+	uint64_t ino;		/* the pending version id */
+	uint64_t src_ino;	/* version rewritten (0 for a new file) */
+	uint64_t epoch;
+	int state;		/* enum pend_state, under rw (read racily ok) */
+	int err;		/* -errno that failed it */
+	int modified;		/* content differs from what it started as */
+	int wrote;		/* data came through a handle (not just O_TRUNC) */
+	int unlinked;		/* name removed: never publish */
+	int killed;		/* last flush came from a task dying of a signal */
+	int refs;
+	/* under pt->lock: */
+	uint64_t parent;
+	char *name;
+	int writers, readers, active;
+	int in_table;
+	struct pending *hnext;
+};
+
+struct ptab {
+	pthread_mutex_t lock;
+	struct pending *b[PEND_BUCKETS];
+	size_t count;
+};
+
+int ptab_new(struct ptab **out)
+{
+	struct ptab *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return -ENOMEM;
+	pthread_mutex_init(&pt->lock, NULL);
+	*out = pt;
+	return 0;
+}
+
+/* Every pending is gone by now: the inode table dropped its links. */
+void ptab_free(struct ptab *pt)
+{
+	if (!pt)
+		return;
+	pthread_mutex_destroy(&pt->lock);
+	free(pt);
+}
+
+/* ---- references and the name table ---- */
+
+static struct pending **bucket(struct ptab *pt, uint64_t parent, const char *name)
+{
+	return &pt->b[name_hash(parent, name) & (PEND_BUCKETS - 1)];
+}
+
+static struct pending *lookup_locked(struct ptab *pt, uint64_t parent, const char *name)
+{
+	struct pending *p = *bucket(pt, parent, name);
+
+	while (p && !(p->parent == parent && strcmp(p->name, name) == 0))
+		p = p->hnext;
+	return p;
+}
+
+static void unlink_locked(struct ptab *pt, struct pending *p)
+{
+	struct pending **pp;
+
+	if (!p->in_table)
+		return;
+	pp = bucket(pt, p->parent, p->name);
+	while (*pp && *pp != p)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = p->hnext;
+	p->hnext = NULL;
+	p->in_table = 0;
+	pt->count--;
+}
+
+static void link_locked(struct ptab *pt, struct pending *p)
+{
+	struct pending **b = bucket(pt, p->parent, p->name);
+
+	p->hnext = *b;
+	*b = p;
+	p->in_table = 1;
+	pt->count++;
+}
+
+/* A ref on a pending found in the table, unless its last one is going. */
+static int get_unless_zero(struct pending *p)
+{
+	int n = __atomic_load_n(&p->refs, __ATOMIC_ACQUIRE);
+
+	while (n > 0)
+		if (__atomic_compare_exchange_n(&p->refs, &n, n + 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
+static void pend_free(struct pending *p)
+{
+	if (p->file)
+		maru_file_close(p->file);
+	pthread_rwlock_destroy(&p->rw);
+	free(p->name);
+	free(p);
+}
+
+void pend_get(struct pending *p)
+{
+	__atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+void pend_put(struct pending *p)
+{
+	struct ptab *pt = p->m->pt;
+
+	if (__atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	unlink_locked(pt, p);
+	pthread_mutex_unlock(&pt->lock);
+	pend_free(p);
+}
+
+static void payload_hold(void *obj)
+{
+	pend_get(obj);
+}
+
+static void payload_drop(void *obj)
+{
+	pend_put(obj);
+}
+
+const struct itab_payload_ops pend_payload_ops = {
+	.hold = payload_hold,
+	.drop = payload_drop,
+};
+
+static void unregister(struct pending *p)
+{
+	pthread_mutex_lock(&p->m->pt->lock);
+	unlink_locked(p->m->pt, p);
+	pthread_mutex_unlock(&p->m->pt->lock);
+}
+
+struct pending *pend_new(struct mfs *m, struct maru_file *f, uint64_t parent,
+			 const char *name, uint64_t src_ino)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->name = name ? strdup(name) : NULL;
+	if (name && !p->name) {
+		free(p);
+		return NULL;
+	}
+	pthread_rwlock_init(&p->rw, NULL);
+	p->m = m;
+	p->file = f;
+	p->ino = maru_file_ino(f);
+	p->src_ino = src_ino;
+	p->parent = parent;
+	p->epoch = mfs_epoch(m);
+	p->state = PEND_PENDING;
+	p->refs = 1;
+	return p;
+}
+
+/* 1 with the live pending already holding the name in *out (ref taken). */
+static int insert(struct pending *p, struct pending **out)
+{
+	struct ptab *pt = p->m->pt;
+	struct pending *cur;
+
+	*out = p;
+	if (!p->name)
+		return 0;
+	pthread_mutex_lock(&pt->lock);
+	cur = lookup_locked(pt, p->parent, p->name);
+	if (cur && pend_live(cur) && get_unless_zero(cur)) {
+		*out = cur;
+		pthread_mutex_unlock(&pt->lock);
+		return 1;
+	}
+	if (cur)
+		unlink_locked(pt, cur);	/* stale: a newer one takes the name */
+	link_locked(pt, p);
+	pthread_mutex_unlock(&pt->lock);
+	return 0;
+}
+
+struct pending *pend_adopt(struct mfs *m, struct maru_file *f, uint64_t parent,
+			   const char *name, uint64_t src_ino, int modified)
+{
+	struct pending *p = pend_new(m, f, parent, name, src_ino), *cur;
+
+	if (!p) {
+		maru_file_close(f);
+		return NULL;
+	}
+	p->modified = modified;
+	if (insert(p, &cur) == 1) {
+		pend_put(p);
+		p = cur;
+	}
+	return p;
+}
+
+struct pending *pend_find(struct mfs *m, uint64_t parent, const char *name)
+{
+	struct ptab *pt = m->pt;
+	struct pending *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = lookup_locked(pt, parent, name);
+	if (p && !(pend_live(p) && get_unless_zero(p)))
+		p = NULL;
+	pthread_mutex_unlock(&pt->lock);
+	return p;
+}
+
+struct pending *pend_of_ino(struct mfs *m, uint64_t ino, int live)
+{
+	struct pending *p = itab_payload(m->tab, ino);
+
+	if (p && live && !pend_live(p)) {
+		pend_put(p);
+		p = NULL;
+	}
+	return p;
+}
+
+void pend_link_ino(struct mfs *m, uint64_t ino, struct pending *p)
+{
+	itab_link(m->tab, ino, p);
+}
+
+void pend_rename(struct mfs *m, uint64_t op, const char *on, uint64_t np, const char *nn)
+{
+	struct ptab *pt = m->pt;
+	struct pending *p;
+	char *copy = strdup(nn);
+
+	if (!copy)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	p = lookup_locked(pt, op, on);
+	if (p) {
+		unlink_locked(pt, p);
+		free(p->name);
+		p->name = copy;
+		copy = NULL;
+		p->parent = np;
+		link_locked(pt, p);
+	}
+	pthread_mutex_unlock(&pt->lock);
+	free(copy);
+}
+
+void pend_detach_name(struct mfs *m, uint64_t parent, const char *name)
+{
+	struct ptab *pt = m->pt;
+	struct pending *p;
+
+	pthread_mutex_lock(&pt->lock);
+	p = lookup_locked(pt, parent, name);
+	if (p) {
+		__atomic_store_n(&p->unlinked, 1, __ATOMIC_RELEASE);
+		unlink_locked(pt, p);
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
+size_t pend_count(struct mfs *m)
+{
+	size_t n;
+
+	pthread_mutex_lock(&m->pt->lock);
+	n = m->pt->count;
+	pthread_mutex_unlock(&m->pt->lock);
+	return n;
+}
+
+int pend_where(struct pending *p, uint64_t *parent, char *name, size_t len)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&p->m->pt->lock);
+	if (p->name && strlen(p->name) < len) {
+		*parent = p->parent;
+		memcpy(name, p->name, strlen(p->name) + 1);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&p->m->pt->lock);
+	return rc;
+}
+
+uint64_t pend_ino(const struct pending *p)
+{
+	return p->ino;
+}
+
+int pend_has_name(struct pending *p)
+{
+	int named;
+
+	pthread_mutex_lock(&p->m->pt->lock);
+	named = p->name != NULL;
+	pthread_mutex_unlock(&p->m->pt->lock);
+	return named;
+}
+
+/* ---- state ---- */
+
+int pend_stale(const struct pending *p)
+{
+	return p->epoch != mfs_epoch(p->m);
+}
+
+int pend_live(struct pending *p)
+{
+	return !pend_stale(p) &&
+	       __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == PEND_PENDING;
+}
+
+/*
+ * Readable: whatever became of p (published, failed, abandoned), its bytes
+ * stay readable while its file is open, as an unlinked local file's do for
+ * the descriptors that hold it. Under p->rw.
+ */
+static int readable_locked(const struct pending *p)
+{
+	return p->file && !pend_stale(p);
+}
+
+int pend_attr(struct pending *p, struct maru_attr *a)
+{
+	int rc = -ENOENT;
+
+	pthread_rwlock_rdlock(&p->rw);
+	/* marud does not know the size a shm writer reached: the file does */
+	if (readable_locked(p))
+		rc = maru_file_attr(p->file, a);
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a)
+{
+	struct pending *p = pend_of_ino(m, ino, 0);
+	int rc;
+
+	if (p) {
+		rc = pend_attr(p, a);
+		pend_put(p);
+		if (rc == 0)
+			return 0;
+	}
+	return maru_getattr(m->c, ino, a);
+}
+
+/* ---- handle counts ---- */
+
+static void attach(struct pending *p, int writer, int *h_active)
+{
+	pend_get(p);
+	pthread_mutex_lock(&p->m->pt->lock);
+	if (writer) {
+		p->writers++;
+		p->active++;
+		*h_active = 1;
+	} else {
+		p->readers++;
+		*h_active = 0;
+	}
+	pthread_mutex_unlock(&p->m->pt->lock);
+}
+
+/* Returns the handles left; *writers_left. The ref is the caller's to drop. */
+static int detach(struct pending *p, int writer, int *h_active, int *writers_left)
+{
+	int left;
+
+	pthread_mutex_lock(&p->m->pt->lock);
+	if (writer) {
+		p->writers--;
+		if (*h_active)
+			p->active--;
+		*h_active = 0;
+	} else {
+		p->readers--;
+	}
+	*writers_left = p->writers;
+	left = p->writers + p->readers;
+	pthread_mutex_unlock(&p->m->pt->lock);
+	return left;
+}
+
+static int users(struct pending *p)
+{
+	int n;
+
+	pthread_mutex_lock(&p->m->pt->lock);
+	n = p->writers + p->readers;
+	pthread_mutex_unlock(&p->m->pt->lock);
+	return n;
+}
+
+static void counts(struct pending *p, int *writers, int *active)
+{
+	pthread_mutex_lock(&p->m->pt->lock);
+	*writers = p->writers;
+	*active = p->active;
+	pthread_mutex_unlock(&p->m->pt->lock);
+}
+
+int pend_set_active(struct pending *p, int *h_active, int on)
+{
+	int active;
+
+	pthread_mutex_lock(&p->m->pt->lock);
+	if (on && !*h_active)
+		p->active++;
+	else if (!on && *h_active)
+		p->active--;
+	*h_active = on;
+	active = p->active;
+	pthread_mutex_unlock(&p->m->pt->lock);
+	return active;
+}
+
+/* The rw lock orders these against close_file(), which closes a file only
+ * when no handle is attached. */
+int pend_attach_writer(struct pending *p, int *h_active)
+{
+	int rc = -EAGAIN;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (pend_live(p)) {
+		attach(p, 1, h_active);
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+int pend_attach_reader(struct pending *p, int *h_active)
+{
+	int rc = -EAGAIN;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (readable_locked(p)) {
+		attach(p, 0, h_active);
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+/* ---- publish, abandon, close ---- */
+
+/* Never publish p; handles still attached keep reading it (close_file). */
+static void abandon_locked(struct pending *p)
+{
+	if (p->file && users(p) == 0) {
+		maru_file_close(p->file);
+		p->file = NULL;
+	}
+	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
+	CNT_INC(p->m, abandons);
+}
+
+void pend_fail(struct pending *p, int err)
+{
+	int expect = PEND_PENDING;
+
+	if (__atomic_compare_exchange_n(&p->state, &expect, PEND_FAILED, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		p->err = err;
+}
+
+/* No handle uses p any more: drop its lease (or abandon it, if pending). */
+static void close_file(struct pending *p)
+{
+	pthread_rwlock_wrlock(&p->rw);
+	if (users(p) > 0) {
+		/* a handle attached after the caller counted */
+		pthread_rwlock_unlock(&p->rw);
+		return;
+	}
+	if (p->file) {
+		if (p->state == PEND_PENDING || p->state == PEND_FAILED)
+			CNT_INC(p->m, abandons);
+		maru_file_close(p->file);
+		p->file = NULL;
+	}
+	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&p->rw);
+	unregister(p);
+}
+
+/*
+ * Nothing to do at this finish: a writer attached after the caller counted
+ * (it finishes the version when done), or the state does not publish. A
+ * flush before any data arrived is most likely the shell closing the fd it
+ * dup2()ed to stdout: publishing now would show an empty file first.
+ * Release publishes a file nothing was written to. An unlinked file is
+ * dropped at release too: a dup'd descriptor may still write and read it.
+ */
+static int finish_not_due(struct pending *p, int at_flush)
+{
+	int writers, active, st = p->state;
+
+	counts(p, &writers, &active);
+	if (at_flush ? active > 0 : writers > 0)
+		return 1;
+	if (st != PEND_PENDING && st != PEND_FAILED)
+		return 1;
+	return at_flush && st == PEND_PENDING && (!p->wrote || p->unlinked) &&
+	       !pend_stale(p);
+}
+
+/* Publish p (wrlock held); 1 when published, else abandoned with *rc. */
+static int publish_locked(struct pending *p, int *rc)
+{
+	/* tests: stop or fail marufs with the last writer's close in hand */
+	*rc = FAILPOINT("marufs.flush.before_publish");
+	if (*rc == 0)
+		*rc = maru_file_publish(p->file);
+	if (*rc == 0) {
+		__atomic_store_n(&p->state, PEND_PUBLISHED, __ATOMIC_RELEASE);
+		CNT_INC(p->m, publishes);
+		return 1;
+	}
+	CNT_INC(p->m, publish_failures);
+	log_debug("publish of version %" PRIu64 ": %s", p->ino, maru_strerror(*rc));
+	abandon_locked(p);
+	/* Name or directory removed while pending: like a local unlinked
+	 * file, close() succeeds and nothing appears. */
+	if (*rc == -ENOENT)
+		*rc = 0;
+	return 0;
+}
+
+int pend_finish(struct pending *p, int at_flush)
+{
+	struct notifier *nt = p->m->nt;
+	char name[MARU_NAME_MAX + 1];
+	struct ev_expect *w = NULL;
+	uint64_t parent;
+	int rc = 0, published = 0, named;
+
+	named = pend_where(p, &parent, name, sizeof(name)) == 0;
+	pthread_rwlock_wrlock(&p->rw);
+	if (finish_not_due(p, at_flush)) {
+		pthread_rwlock_unlock(&p->rw);
+		return 0;
+	}
+	if (pend_stale(p)) {
+		rc = -EIO;
+		abandon_locked(p);
+	} else if (p->state == PEND_FAILED) {
+		rc = p->err;
+		abandon_locked(p);
+	} else if (p->unlinked || p->killed || (p->src_ino && !p->modified)) {
+		abandon_locked(p);
+	} else {
+		if (named)
+			w = notify_expect(nt, parent, name);
+		published = publish_locked(p, &rc);
+	}
+	pthread_rwlock_unlock(&p->rw);
+	unregister(p);
+	if (!published) {
+		notify_expect_cancel(nt, w);
+		return rc == -ESTALE ? -EIO : rc;
+	}
+	/* Close-to-open: return once the publish event was applied here (and
+	 * so, very nearly, on every mount). Without the event stream, at least
+	 * this mount must drop the old inode a rewrite replaced. */
+	if (!notify_expect_wait(nt, w, 1) && p->src_ino && named)
+		notify_inval_entry(nt, parent, name, 1);
+	return 0;
+}
+
+void pend_release(struct pending *p, int writer, int *h_active, int failed)
+{
+	int left, wl;
+
+	if (failed)
+		pend_fail(p, -EIO);
+	left = detach(p, writer, h_active, &wl);
+	/* an unlinked file stays readable until its last reader closes */
+	if (writer && wl == 0 && !(left > 0 && __atomic_load_n(&p->unlinked, __ATOMIC_ACQUIRE)))
+		pend_finish(p, 0);
+	if (left == 0)
+		close_file(p);
+	pend_put(p);
+}
+
+int pend_switch_writer(struct pending *old, struct pending *p, int *h_active)
+{
+	int left, wl;
+
+	left = detach(old, 1, h_active, &wl);
+	if (pend_attach_writer(p, h_active) < 0) {
+		/* published under us already: stay on old, the caller retries */
+		attach(old, 1, h_active);
+		pend_put(old);	/* attach took a second ref */
+		return -EAGAIN;
+	}
+	return left;
+}
+
+void pend_let_go(struct pending *old, int left)
+{
+	if (left == 0)
+		close_file(old);
+	pend_put(old);
+}
+
+void pend_unpin(struct pending *p)
+{
+	int active = 0, wl;
+
+	if (detach(p, 0, &active, &wl) == 0)
+		close_file(p);
+	pend_put(p);
+}
+
+/* ---- I/O ---- */
+
+int pend_io_begin(struct pending *p)
+{
+	int st, err;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (pend_live(p))
+		return 0;
+	st = p->state;
+	err = p->err;
+	pthread_rwlock_unlock(&p->rw);
+	if (pend_stale(p))
+		return -EIO;
+	return st == PEND_FAILED ? err : -EAGAIN;
+}
+
+void pend_io_end(struct pending *p)
+{
+	pthread_rwlock_unlock(&p->rw);
+}
+
+struct maru_file *pend_file_held(struct pending *p)
+{
+	return p->file;
+}
+
+void pend_touched(struct pending *p, int wrote)
+{
+	__atomic_store_n(&p->modified, 1, __ATOMIC_RELEASE);
+	if (wrote)
+		__atomic_store_n(&p->wrote, 1, __ATOMIC_RELEASE);
+}
+
+ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
+{
+	size_t done = 0;
+	ssize_t n = 0;
+
+	while (done < size) {
+		n = maru_file_pwrite(p->file, buf + done, size - done, (uint64_t)off + done);
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	/* tests: the bytes are in the pending version, the writer not told yet */
+	if (done == size) {
+		int rc = FAILPOINT("marufs.write.mid");
+
+		if (rc < 0)
+			n = rc;
+	}
+	if (n < 0 || done < size) {
+		/* never publish a file a write failed in */
+		pend_fail(p, n < 0 ? (int)n : -EIO);
+		return n < 0 ? n : -EIO;
+	}
+	pend_touched(p, 1);
+	return (ssize_t)done;
+}
+
+int pend_truncate_held(struct pending *p, uint64_t size, struct maru_attr *a)
+{
+	int rc = maru_file_truncate(p->file, size);
+
+	if (rc == 0) {
+		pend_touched(p, 1);
+		rc = maru_file_attr(p->file, a);
+	}
+	return rc;
+}
+
+int pend_fallocate_held(struct pending *p, uint64_t end)
+{
+	struct maru_attr a;
+	int rc = maru_file_reserve(p->file, end);
+
+	if (rc == 0)
+		rc = maru_file_attr(p->file, &a);
+	if (rc == 0 && a.size < end) {
+		/* mode 0 extends the size, as POSIX requires */
+		rc = maru_file_truncate(p->file, end);
+		if (rc == 0)
+			pend_touched(p, 1);
+	}
+	return rc;
+}
+
+int pend_truncate(struct pending *p, uint64_t size, int wrote)
+{
+	int rc = -ESTALE;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (pend_live(p)) {
+		rc = maru_file_truncate(p->file, size);
+		if (rc == 0)
+			pend_touched(p, wrote);
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+int pend_reserve(struct pending *p, uint64_t bytes)
+{
+	int rc;
+
+	pthread_rwlock_rdlock(&p->rw);
+	rc = pend_live(p) ? maru_file_reserve(p->file, bytes) : -EPERM;
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+int pend_with_file(struct pending *p, int (*fn)(void *arg, struct maru_file *f), void *arg)
+{
+	int rc = -ENOENT;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (readable_locked(p))
+		rc = fn(arg, p->file);
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+ssize_t file_read_full(struct maru_file *f, char *buf, size_t size, off_t off)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	/* Never hand the kernel a short read inside the file: it would take
+	 * it for EOF (O_DIRECT readers see a truncated block). */
+	while (got < size) {
+		n = maru_file_pread(f, buf + got, size - got, (uint64_t)off + got);
+		if (n < 0)
+			return got ? (ssize_t)got : n;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+ssize_t pend_read(struct pending *p, char *buf, size_t size, off_t off)
+{
+	ssize_t n = -ENOENT;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (readable_locked(p))
+		n = file_read_full(p->file, buf, size, off);
+	pthread_rwlock_unlock(&p->rw);
+	return n;
+}
+
+int pend_sync(struct pending *p)
+{
+	int rc = 0;
+
+	pthread_rwlock_rdlock(&p->rw);
+	if (pend_live(p))
+		rc = maru_file_sync(p->file);
+	else if (pend_stale(p))
+		rc = -EIO;
+	pthread_rwlock_unlock(&p->rw);
+	return rc;
+}
+
+void pend_set_killed(struct pending *p, int killed)
+{
+	__atomic_store_n(&p->killed, killed, __ATOMIC_RELEASE);
+}
+
+int pend_zc_begin(struct pending *p, int writer, struct maru_file **f, int *pending,
+		  int *writable)
+{
+	pthread_rwlock_rdlock(&p->rw);
+	if (readable_locked(p) && p->state != PEND_DEAD) {
+		*f = p->file;
+		*pending = p->state == PEND_PENDING || p->state == PEND_FAILED;
+		*writable = writer && p->state == PEND_PENDING;
+		return 0;
+	}
+	pthread_rwlock_unlock(&p->rw);
+	return pend_stale(p) ? -EIO : -ENOENT;
+}
+
+struct pending *pend_new_detached(struct mfs *m, struct maru_file *f, uint64_t parent,
+				  uint64_t src_ino)
+{
+	struct pending *p = pend_new(m, f, parent, NULL, src_ino);
+
+	if (p) {
+		p->unlinked = 1;
+		p->modified = 1;
+	}
+	return p;
+}

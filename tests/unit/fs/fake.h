@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tests/unit/fs/fake.h: a fake libmaru and a fake libfuse reply side for the
+ * unit tests of fs/. Every maru_* and fuse_* call the fs objects make is
+ * redirected at link time (-Wl,--wrap=SYM, list in tests/unit/meson.build)
+ * to the __wrap_SYM functions of fake.c: a pool of in-memory versions by id,
+ * a name table, and a record of the replies and notifications sent.
+ */
+#ifndef FS_FAKE_H
+#define FS_FAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mount.h"
+
+#define FAKE_MAX	256
+
+/* A version of the fake pool; published ones are found by lookup/open. */
+struct fake_ver {
+	uint64_t ino, parent;
+	char name[64];
+	char data[4096];
+	size_t size;
+	uint64_t reserved;
+	int published, used;
+};
+
+struct fake {
+	struct fake_ver v[FAKE_MAX];
+	uint64_t next_ino;
+	int files_open, publishes, closes, rewrites, creates;
+	int publish_rc;		/* next maru_file_publish() result */
+	int open_ino_rc;	/* forced maru_file_open_ino() result (0: normal) */
+	/* replies */
+	int replies, last_err;
+	char last_buf[8192];
+	size_t last_len, last_xattr;
+	int inval_entries, inval_inodes;
+	char last_inval[64];
+};
+
+extern struct fake fk;
+
+/* A mount context with every table made (no client, no threads). */
+void fake_mount(struct mfs *m);
+void fake_unmount(struct mfs *m);
+void fake_reset(void);
+/* A published version of (parent, name) holding text; its id. */
+uint64_t fake_publish(uint64_t parent, const char *name, const char *text);
+struct fake_ver *fake_ver(uint64_t ino);
+/* The published version of (parent, name), or NULL. */
+struct fake_ver *fake_named(uint64_t parent, const char *name);
+/* A request whose userdata is m. */
+fuse_req_t fake_req(struct mfs *m);
+
+#endif

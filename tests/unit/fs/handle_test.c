@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tests/unit/fs/handle_test.c: fs/handle.c (with rewrite.c and pending.c
+ * under it) against the fake libmaru: create, write, flush publishes and a
+ * reader reads it; a write after publish starts a copy-on-write version;
+ * O_TRUNC rewrites; a stale open asks for a pin; zero-copy holds keep a
+ * flush from publishing; handles of an older generation fail with EIO.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake.h"
+#include "handle.h"
+#include "inode.h"
+#include "pin.h"
+
+static struct mfs m;
+
+static int setup(void **state)
+{
+	fake_reset();
+	fake_mount(&m);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fake_unmount(&m);
+	assert_int_equal(fk.files_open, 0);
+	return 0;
+}
+
+static struct handle *create(const char *name, struct maru_attr *a)
+{
+	struct handle *h;
+
+	assert_int_equal(handle_create(&m, 1, name, 0644, 0, 0, O_WRONLY | O_CREAT, &h, a), 0);
+	return h;
+}
+
+static void put(struct handle *h, const char *text, off_t off)
+{
+	assert_int_equal(handle_write(h, text, strlen(text), off), (ssize_t)strlen(text));
+}
+
+static void assert_reads(uint64_t ino, const char *want)
+{
+	struct handle *r;
+	int keep, direct;
+	char *buf;
+
+	assert_int_equal(handle_open(&m, ino, O_RDONLY, &r, &keep, &direct), 0);
+	assert_true(keep);	/* published bytes are immutable */
+	assert_false(direct);
+	assert_int_equal(handle_read(r, 64, 0, &buf), (ssize_t)strlen(want));
+	assert_memory_equal(buf, want, strlen(want));
+	handle_close(r);
+}
+
+static void test_create_write_flush_read(void **state)
+{
+	struct maru_attr a;
+	struct handle *h = create("a", &a);
+
+	put(h, "abc", 0);
+	assert_int_equal(handle_getattr(h, a.ino, &a), 0);
+	assert_int_equal(a.size, 3);	/* the pending's own size */
+	assert_int_equal(fk.publishes, 0);
+	assert_int_equal(handle_flush(h, 1), 0);
+	assert_int_equal(fk.publishes, 1);
+	handle_close(h);
+	assert_int_equal(fk.publishes, 1);
+	assert_reads(fake_named(1, "a")->ino, "abc");
+}
+
+static void test_copy_on_write(void **state)
+{
+	struct maru_attr a;
+	struct handle *h = create("b", &a);
+
+	put(h, "one", 0);
+	assert_int_equal(handle_flush(h, 1), 0);
+	put(h, "two!", 0);	/* published meanwhile: a new version */
+	assert_int_equal(m.cnt.cow_rewrites, 1);
+	assert_int_equal(fk.rewrites, 1);
+	assert_int_equal(handle_flush(h, 1), 0);
+	assert_int_equal(fk.publishes, 2);
+	handle_close(h);
+	assert_reads(fake_named(1, "b")->ino, "two!");
+}
+
+static void test_trunc_rewrite(void **state)
+{
+	uint64_t ino = fake_publish(1, "c", "long old text");
+	struct handle *h;
+	int keep, direct;
+
+	itab_remember(m.tab, ino, 1, "c");
+	assert_int_equal(handle_open(&m, ino, O_WRONLY | O_TRUNC, &h, &keep, &direct), 0);
+	assert_false(keep);
+	put(h, "z", 0);
+	handle_close(h);	/* the last writer's release publishes */
+	assert_int_equal(fk.publishes, 1);
+	assert_int_equal(fk.rewrites, 1);
+	assert_reads(fake_named(1, "c")->ino, "z");
+	itab_forget(m.tab, ino, 1);
+}
+
+static void test_stale_open_wants_pin(void **state)
+{
+	uint64_t ino = fake_publish(1, "d", "x");
+	struct handle *h;
+	int keep, direct;
+
+	itab_remember(m.tab, ino, 1, "d");
+	fake_ver(ino)->published = 0;	/* replaced and gone */
+	assert_int_equal(handle_open(&m, ino, O_RDONLY, &h, &keep, &direct), -ESTALE);
+	assert_int_equal(m.cnt.stale_opens, 1);
+	assert_true(pin_wanted(m.pins, 1, "d"));
+	assert_false(pin_wanted(m.pins, 1, "d"));	/* consumed */
+	itab_forget(m.tab, ino, 1);
+}
+
+static void test_zero_copy_hold(void **state)
+{
+	struct maru_attr a;
+	struct handle *h = create("e", &a);
+	struct zc_ref z;
+
+	assert_int_equal(handle_zc_get(h, 1, &z), 0);
+	assert_true(z.writable);
+	assert_true(z.pending);
+	assert_non_null(z.file);
+	handle_zc_put(&z);
+	assert_int_equal(handle_flush(h, 1), 0);	/* a mapping still writes */
+	assert_int_equal(fk.publishes, 0);
+	assert_int_equal(handle_zc_unhold(h), 0);
+	assert_int_equal(handle_zc_unhold(h), -EINVAL);
+	assert_int_equal(handle_flush(h, 1), 0);
+	assert_int_equal(fk.publishes, 1);
+	assert_int_equal(handle_zc_get(h, 0, &z), 0);	/* read-only: the published file */
+	assert_false(z.pending);
+	assert_false(z.writable);
+	handle_zc_put(&z);
+	handle_close(h);
+}
+
+static void test_dead_mapping_publishes_nothing(void **state)
+{
+	struct maru_attr a;
+	struct handle *h = create("f", &a);
+	struct zc_ref z;
+
+	put(h, "x", 0);
+	assert_int_equal(handle_zc_get(h, 1, &z), 0);
+	handle_zc_put(&z);
+	handle_close(h);	/* released with its hold: the writer died */
+	assert_int_equal(fk.publishes, 0);
+	assert_null(fake_named(1, "f"));
+}
+
+static void test_older_generation(void **state)
+{
+	struct maru_attr a;
+	struct handle *h = create("g", &a);
+	char *buf;
+
+	put(h, "x", 0);
+	m.epoch++;
+	assert_int_equal(handle_read(h, 1, 0, &buf), -EIO);
+	assert_int_equal(handle_write(h, "y", 1, 0), -EIO);
+	assert_int_equal(handle_getattr(h, a.ino, &a), -EIO);
+	handle_close(h);
+	assert_int_equal(fk.publishes, 0);
+}
+
+static void test_fallocate_truncate(void **state)
+{
+	struct maru_attr a;
+	struct handle *h = create("h", &a);
+
+	assert_true(handle_is_writer(h));
+	assert_int_equal(handle_fallocate(h, 100), 0);
+	assert_int_equal(handle_getattr(h, a.ino, &a), 0);
+	assert_int_equal(a.size, 100);
+	assert_int_equal(handle_truncate(h, 7, &a), 0);
+	assert_int_equal(a.size, 7);
+	assert_int_equal(handle_fsync(h), 0);
+	handle_close(h);
+	assert_int_equal(fake_named(1, "h")->size, 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_create_write_flush_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_on_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trunc_rewrite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_open_wants_pin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_copy_hold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_mapping_publishes_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_older_generation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fallocate_truncate, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("fs/handle", tests, NULL, NULL);
+}
