@@ -209,6 +209,21 @@ static int dispatch(struct fake_req *q, struct conn_state *cs)
 	return (f->handler ? f->handler : default_handler)(q);
 }
 
+/* A request body bigger than cut_at while cut_bodies lasts: read part, close. */
+static int cut_body(struct fake_marud *f, int fd, const struct proto_hdr *h, uint8_t *body)
+{
+	int cut;
+
+	pthread_mutex_lock(&f->mu);
+	cut = f->cut_bodies > 0 && h->len > f->cut_at;
+	if (cut)
+		f->cut_bodies--;
+	pthread_mutex_unlock(&f->mu);
+	if (cut)
+		sock_read_full(fd, body, f->cut_at);
+	return cut;
+}
+
 static void serve(struct fake_marud *f, int fd)
 {
 	struct conn_state cs = { 0 };
@@ -219,7 +234,8 @@ static void serve(struct fake_marud *f, int fd)
 			break;
 		q.body = malloc(q.h.len ? q.h.len : 1);
 		assert_non_null(q.body);
-		if (sock_read_full(fd, q.body, q.h.len) || dispatch(&q, &cs)) {
+		if (cut_body(f, fd, &q.h, q.body) ||
+		    sock_read_full(fd, q.body, q.h.len) || dispatch(&q, &cs)) {
 			free(q.body);
 			break;
 		}

@@ -60,6 +60,8 @@ struct fake_marud {
 	uint64_t max_frame;		/* HELLO's max_frame; 0: PROTO_MAX_FRAME */
 	uint64_t pool_size;
 	int32_t hello_status;		/* != 0: refuse HELLO with it */
+	int cut_bodies;			/* close this many sockets mid-request ... */
+	uint32_t cut_at;		/* ... after this many body bytes of a bigger one */
 
 	int has_key;
 	uint8_t prove_key[32];		/* the key marud proves with */
