@@ -289,6 +289,48 @@ static void test_new_owner_resubscribes(void **state)
 	assert_memory_equal(x->f.hellos[hellos].token, x->c->s.token, 16);
 }
 
+struct waiter {
+	struct maru_events *ev;
+	struct maru_event out;
+	int rc;
+};
+
+static void *wait_forever(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = maru_events_next(w->ev, &w->out, -1);
+	return NULL;
+}
+
+/* timeout -1 through an outage: reconnects with backoff, then delivers. */
+static void test_infinite_wait_reconnects(void **state)
+{
+	struct fx *x = *state;
+	struct waiter w = { .ev = x->ev };
+	struct timespec ts;
+	pthread_t t;
+
+	pthread_mutex_lock(&x->f.mu);
+	x->f.hello_status = -EAGAIN;	/* marud refuses sessions for a while */
+	pthread_mutex_unlock(&x->f.mu);
+	fake_drop(&x->f);
+	assert_int_equal(pthread_create(&t, NULL, wait_forever, &w), 0);
+	usleep(300000);
+	assert_true(fake_nhellos(&x->f) >= 3);		/* it kept trying */
+	pthread_mutex_lock(&x->f.mu);
+	x->f.hello_status = 0;
+	pthread_mutex_unlock(&x->f.mu);
+	assert_int_equal(wait_count(&x->e, &x->e.nsub, 2), 2);
+	push(&x->f, &x->e, 3, MARU_EV_EVICT, "v", "", "/v", "");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	assert_int_equal(pthread_timedjoin_np(t, NULL, &ts), 0);
+	assert_int_equal(w.rc, 1);
+	assert_int_equal(w.out.seq, 3);
+	assert_int_equal(w.out.type, MARU_EV_EVICT);
+}
+
 static void test_ack_without_socket(void **state)
 {
 	struct fx *x = *state;
@@ -309,6 +351,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_generation_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_owner_resubscribes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_infinite_wait_reconnects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ack_without_socket, setup, teardown),
 	};
 
