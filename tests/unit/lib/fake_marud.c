@@ -136,7 +136,7 @@ static int do_hello(struct fake_req *q)
 	struct proto_hello_req hq;
 	struct proto_hello_rep *rep;
 	int32_t status;
-	int rc;
+	int rc, delay;
 
 	if (q->h.len != sizeof(hq))
 		return -1;
@@ -150,9 +150,16 @@ static int do_hello(struct fake_req *q)
 	}
 	f->nhellos++;
 	status = f->hello_status;
+	delay = f->hello_delay_ms;
 	hello_fill(f, &hq, rep);
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->mu);
+	if (delay) {
+		/* a hung marud; over early when the client gives up the socket */
+		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+
+		poll(&pfd, 1, delay);
+	}
 	if (status) {
 		/* marud says why and closes */
 		fake_reply(q, status, NULL, 0, NULL, 0);

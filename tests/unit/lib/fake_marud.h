@@ -60,6 +60,7 @@ struct fake_marud {
 	uint64_t max_frame;		/* HELLO's max_frame; 0: PROTO_MAX_FRAME */
 	uint64_t pool_size;
 	int32_t hello_status;		/* != 0: refuse HELLO with it */
+	int hello_delay_ms;		/* answer HELLO this late (or when the peer goes) */
 	int cut_bodies;			/* close this many sockets mid-request ... */
 	uint32_t cut_at;		/* ... after this many body bytes of a bigger one */
 

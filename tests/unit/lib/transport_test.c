@@ -66,6 +66,55 @@ static void test_timeout_when_gone(void **state)
 	maru_client_free(c);
 }
 
+/*
+ * marud refuses sessions (fast failures, retried with backoff) for most of
+ * the budget, then accepts but hangs in HELLO: the call still ends near
+ * timeout_ms, not a whole socket timeout later.
+ */
+static void *hang_later(void *arg)
+{
+	struct fake_marud *f = arg;
+
+	usleep(700000);
+	pthread_mutex_lock(&f->mu);
+	f->hello_status = 0;
+	f->hello_delay_ms = 5000;
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+static void test_timeout_hung_hello(void **state)
+{
+	struct maru_statfs st;
+	pthread_t t;
+	struct maru_client *c;
+	struct fake_marud f;
+	long t0, el;
+
+	(void)state;
+	fake_start(&f, NULL, NULL);
+	c = fake_client(&f, 1000, 2, NULL, 0);
+	pthread_mutex_lock(&f.mu);
+	f.hello_status = -EAGAIN;
+	pthread_mutex_unlock(&f.mu);
+	fake_drop(&f);
+	t0 = now_ms_();
+	assert_int_equal(maru_statfs(c, &st), -ETIMEDOUT);
+	el = now_ms_() - t0;
+	assert_true(el >= 950 && el < 1450);
+	/* again, and 700 ms into the call marud starts hanging in HELLO */
+	fake_drop(&f);
+	assert_int_equal(pthread_create(&t, NULL, hang_later, &f), 0);
+	t0 = now_ms_();
+	assert_int_equal(maru_statfs(c, &st), -ETIMEDOUT);
+	el = now_ms_() - t0;
+	assert_true(el < 1450);
+	pthread_join(t, NULL);
+	assert_true(fake_nhellos(&f) > 2);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
 /* ---- a lost reply ---- */
 
 struct resend {
@@ -268,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timeout_when_gone),
+		cmocka_unit_test(test_timeout_hung_hello),
 		cmocka_unit_test(test_resend_same_reqid),
 		cmocka_unit_test(test_max_conns_parallel),
 		cmocka_unit_test(test_protocol_error),
