@@ -3,7 +3,9 @@
  * lib/clog.c: formatting and delivering one libmaru log line (see clog.h).
  * The line is built in a local buffer and leaves in one callback or one
  * write(2), so lines of concurrent threads (callers, the event stream,
- * reconnects) never interleave. Logging never changes errno.
+ * reconnects) never interleave. Logging never changes errno. A log_priority
+ * of 0 (opts the caller zeroed instead of calling maru_client_opts_init)
+ * means the default, LOG_INFO, not "LOG_EMERG only".
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -44,6 +46,11 @@ static void to_stderr(const char *line, size_t len)
 	}
 }
 
+static int clog_max(const struct maru_client *c)
+{
+	return c->opts.log_priority ? c->opts.log_priority : LOG_INFO;
+}
+
 void clog_msg(const struct maru_client *c, int prio, int err, const char *fmt, ...)
 {
 	char line[CLOG_LINE_MAX], ebuf[128];
@@ -51,7 +58,7 @@ void clog_msg(const struct maru_client *c, int prio, int err, const char *fmt, .
 	size_t off;
 	va_list ap;
 
-	if (prio > c->opts.log_priority || (!c->opts.log_fn && prio > LOG_WARNING))
+	if (prio > clog_max(c) || (!c->opts.log_fn && prio > LOG_WARNING))
 		return;
 	va_start(ap, fmt);
 	off = clamp_len(vsnprintf(line, sizeof(line), fmt, ap), sizeof(line));

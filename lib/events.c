@@ -298,12 +298,16 @@ static int wait_ms(int64_t deadline, uint64_t cap)
 static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadline)
 {
 	struct pollfd pfd;
+	uint64_t now;
 	int rc, ms;
 
 	if (ev->fd < 0) {
 		rc = ev_reconnect(ev);
 		if (rc == 1) {
-			ms = wait_ms(deadline, ev->retry_at - mono_ms());
+			/* retry_at may have passed since ev_reconnect looked: never
+			 * let the difference wrap into a huge (as int: -1, forever) wait */
+			now = mono_ms();
+			ms = wait_ms(deadline, ev->retry_at > now ? ev->retry_at - now : 0);
 			poll(NULL, 0, ms);
 		}
 		return rc < 0 ? rc : 0;

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -32,6 +33,12 @@
 #include "extent.h"
 #include "proto.h"
 #include "superblock.h"
+
+/* layout_plan walks the ioctl's extents as struct extent: same layout. */
+_Static_assert(sizeof(struct marufs_extent) == sizeof(struct extent) &&
+	       offsetof(struct marufs_extent, off) == offsetof(struct extent, off) &&
+	       offsetof(struct marufs_extent, len) == offsetof(struct extent, len),
+	       "struct marufs_extent must have struct extent's layout");
 
 struct pool_ref {
 	struct pool_ref *next;

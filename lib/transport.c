@@ -67,11 +67,15 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 	fd = addr_connect(&c->addr, ms ? ms : 1);
 	if (fd < 0)
 		return fd;
-	rc = frame_set_timeout(fd, c->opts.timeout_ms);
+	/* the handshake within what is left of the caller's budget; the
+	 * socket's later round trips get a whole timeout_ms each */
+	rc = frame_set_timeout(fd, ms ? ms : 1);
 	if (!rc && c->has_key)
 		rc = auth_exchange(c, fd);
 	if (!rc)
 		rc = hello(fd, c, flags, token, rep);
+	if (!rc)
+		rc = frame_set_timeout(fd, c->opts.timeout_ms);
 	if (rc) {
 		close(fd);
 		return rc;

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,6 +28,12 @@
 #include "extent.h"
 #include "pool_locate.h"
 #include "superblock.h"
+
+/* A handle's extents are walked as struct extent: same layout. */
+_Static_assert(sizeof(struct proto_extent) == sizeof(struct extent) &&
+	       offsetof(struct proto_extent, off) == offsetof(struct extent, off) &&
+	       offsetof(struct proto_extent, len) == offsetof(struct extent, len),
+	       "struct proto_extent must have struct extent's layout");
 
 /* ---- extent walking ---- */
 

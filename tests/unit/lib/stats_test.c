@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tests/unit/lib/stats_test.c: what a client reports (lib/stats.c) against
+ * the fake marud: every statfs field from marud's reply, and the stats text:
+ * marud's STATS text (a newline added when it lacks one) followed by the
+ * client's own counters and gauges, which follow what the client did; a
+ * short buffer gets a NUL-terminated prefix and the full length back.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "client_priv.h"
+#include "fake_store.h"
+
+#define MARUD_TEXT	"# TYPE marud_up gauge\nmarud_up 1"
+
+static int stats_handler(struct fake_req *q)
+{
+	struct proto_statfs st = { .capacity = 1, .free = 2, .evictable = 3, .used = 4,
+				   .pending = 5, .orphaned = 6, .names = 7, .dirs = 8,
+				   .versions = 9, .block = 10 };
+
+	if (q->h.op == OP_STATFS)
+		return fake_reply(q, 0, &st, sizeof(st), NULL, 0) ? -1 : 0;
+	if (q->h.op == OP_STATS)
+		return fake_reply(q, 0, MARUD_TEXT, strlen(MARUD_TEXT), NULL, 0) ? -1 : 0;
+	return store_handler(q);
+}
+
+static void test_statfs_fields(void **state)
+{
+	struct maru_statfs st;
+	struct maru_client *c;
+	struct fake_marud f;
+	struct store s;
+
+	(void)state;
+	store_init(&s);
+	fake_start(&f, stats_handler, &s);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	memset(&st, 0xff, sizeof(st));
+	assert_int_equal(maru_statfs(c, &st), 0);
+	assert_int_equal(st.capacity, 1);
+	assert_int_equal(st.free, 2);
+	assert_int_equal(st.evictable, 3);
+	assert_int_equal(st.used, 4);
+	assert_int_equal(st.pending, 5);
+	assert_int_equal(st.orphaned, 6);
+	assert_int_equal(st.names, 7);
+	assert_int_equal(st.dirs, 8);
+	assert_int_equal(st.block, 10);
+	assert_int_equal(maru_statfs(c, NULL), -EINVAL);
+	assert_int_equal(maru_statfs(NULL, &st), -EINVAL);
+	maru_client_free(c);
+	fake_stop(&f);
+	store_free(&s);
+}
+
+static char *stats(struct maru_client *c)
+{
+	ssize_t n = maru_stats_text(c, NULL, 0);
+	char *buf;
+
+	assert_true(n > 0);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(maru_stats_text(c, buf, (size_t)n + 1), n);
+	assert_int_equal(strlen(buf), n);
+	return buf;
+}
+
+static void test_stats_text(void **state)
+{
+	uint8_t data[3000], back[3000];
+	struct maru_client *c;
+	struct maru_file *h;
+	struct fake_marud f;
+	struct store s;
+	char *t, small[16];
+	ssize_t n;
+
+	(void)state;
+	store_init(&s);
+	fake_start(&f, stats_handler, &s);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	memset(data, 1, sizeof(data));
+	assert_int_equal(maru_file_create(c, 1, "x", 0644, 0, 0, 0, 0, &h), 0);
+	assert_int_equal(maru_file_pwrite(h, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	assert_int_equal(maru_file_pwrite(h, data, 1000, 0), 1000);
+	assert_int_equal(maru_file_pread(h, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	t = stats(c);
+	/* marud's text first, with the newline it lacked */
+	assert_memory_equal(t, MARUD_TEXT "\n", strlen(MARUD_TEXT) + 1);
+	assert_non_null(strstr(t, "maru_client_bytes_total{path=\"tcp\",dir=\"write\"} 4000\n"));
+	assert_non_null(strstr(t, "maru_client_bytes_total{path=\"tcp\",dir=\"read\"} 3000\n"));
+	assert_non_null(strstr(t, "maru_client_ops_total{path=\"tcp\",dir=\"write\"} 2\n"));
+	assert_non_null(strstr(t, "maru_client_ops_total{path=\"tcp\",dir=\"read\"} 1\n"));
+	assert_non_null(strstr(t, "maru_client_bytes_total{path=\"shm\",dir=\"read\"} 0\n"));
+	assert_non_null(strstr(t, "maru_client_data_path{path=\"tcp\"} 1\n"));
+	assert_non_null(strstr(t, "maru_client_data_path{path=\"shm\"} 0\n"));
+	assert_non_null(strstr(t, "maru_client_connected 1\n"));
+	assert_non_null(strstr(t, "maru_client_generation 99\n"));
+	assert_non_null(strstr(t, "maru_client_sessions_total 0\n"));
+	assert_non_null(strstr(t, "maru_client_timeouts_total 0\n"));
+	/* create, reserve, 2 writes, read, STATS twice so far */
+	assert_non_null(strstr(t, "maru_client_requests_total 7\n"));
+	n = (ssize_t)strlen(t);
+	free(t);
+	/* a short buffer: a prefix, NUL-terminated, and the full length */
+	memset(small, 'Z', sizeof(small));
+	assert_true(maru_stats_text(c, small, sizeof(small)) >= n);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, MARUD_TEXT, sizeof(small) - 1);
+	assert_int_equal(maru_stats_text(c, NULL, 5), -EINVAL);
+	/* an outage shows in the counters and the gauge */
+	maru_file_close(h);
+	fake_forget(&f);
+	fake_drop(&f);
+	t = stats(c);
+	assert_non_null(strstr(t, "maru_client_sessions_total 1\n"));
+	assert_non_null(strstr(t, "maru_client_reconnects_total 1\n"));
+	free(t);
+	maru_client_free(c);
+	fake_stop(&f);
+	store_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_statfs_fields),
+		cmocka_unit_test(test_stats_text),
+	};
+
+	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
+}
