@@ -7,8 +7,9 @@
 # issue 12 (Redis, passthrough_ll, control plane) are medians of $ROUNDS
 # rounds that alternate marufs and its peer; the last column is issue 12's
 # target where it sets one, and whether this run meets it.
-# BENCH_SCALE_NAMES=N sets the names of the scale rows (default 4000000,
-# which fills in about 2 minutes here; the target speaks of 10M).
+# BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
+# takes ~38k names/s here, so 6M fill in under 3 minutes and keep the whole
+# run near 6; 10M, the target's figure, would push it past 9).
 set -euo pipefail
 B=$(cd "${1:?usage: run.sh BUILD_DIR [--quick]}" && pwd)
 QUICK=${2:-}
@@ -24,14 +25,16 @@ CB=$B/tests/bench/ctl_bench
 PT=$B/tests/bench/passthrough_ll
 ROUNDS=3
 command -v redis-server >/dev/null || fail "no redis-server: apt-get install redis-server (README)"
-ulimit -n "$(ulimit -Hn)"	# 1,000 client sockets on each side of the control-plane rows
+# 1,000 client sockets on each side of the control-plane rows (marud inherits it)
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 65536 2>/dev/null ||
+	log "cannot raise the open-file limit above $(ulimit -n): the 1,000-connection rows may fail"
 
 if [ "$QUICK" = --quick ]; then
 	ITERS=2; NAMES_SMALL=1000; NAMES_BIG=20000; SECS=1; SMALL=200; POOL=1G; IPERF_T=1
 	CTL_CONNS=100; CTL_NAMES=1000; SCALE_NAMES=${BENCH_SCALE_NAMES:-20000}
 else
 	ITERS=16; NAMES_SMALL=10000; NAMES_BIG=1000000; SECS=5; SMALL=2000; POOL=4G; IPERF_T=5
-	CTL_CONNS=1000; CTL_NAMES=10000; SCALE_NAMES=${BENCH_SCALE_NAMES:-4000000}
+	CTL_CONNS=1000; CTL_NAMES=10000; SCALE_NAMES=${BENCH_SCALE_NAMES:-6000000}
 fi
 PORT=$((20000 + RANDOM % 20000))
 marud_start --size "$POOL" --listen "unix:$MARUD_SOCK" --listen "tcp://127.0.0.1:$PORT"
