@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/bench/zc_bench.c: the zero-copy benchmarks of tests/bench/run.sh
- * (DESIGN §5, §9). Each mode prints "key value" lines; run.sh puts the
+ * (marufs-design(7) §5, §9). Each mode prints "key value" lines; run.sh puts the
  * modes side by side and prints ratios:
  *
  *   memcpy SIZE ITERS   memcpy between two anonymous buffers (the limit)
