@@ -172,6 +172,17 @@ int dir_readdir(struct dir *d, struct dir_session *s, uint64_t dir, uint64_t coo
 		uint32_t max, dir_readdir_cb cb, void *arg, int *eof);
 /* 1 if bound (published file or directory), 0 if not, -errno. */
 int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen);
+struct dir_name {
+	const char *name;
+	size_t nlen;
+};
+/*
+ * dir_exists of n names under parent in one lock hold: yes[i] = 1 if bound,
+ * else 0 (a missing or non-directory parent too). 0, or the first other
+ * -errno (a bad name), with yes[] set up to that name.
+ */
+int dir_exists_n(struct dir *d, uint64_t parent, const struct dir_name *names,
+		 uint32_t n, uint8_t *yes);
 
 /* ---- versions ---- */
 
