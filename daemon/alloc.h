@@ -2,7 +2,8 @@
 /*
  * daemon/alloc.h: extent allocator over the data area of one pool. It hands
  * out byte ranges of the pool as lists of extents; it never touches pool
- * memory. Not thread-safe: the directory (dir.c) serialises every call.
+ * memory. Not thread-safe: the directory (daemon/dir/) serialises every
+ * call.
  *
  * Contract:
  *  - every extent is a multiple of `block` long and starts at a multiple of

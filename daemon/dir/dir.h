@@ -9,7 +9,9 @@
  * The implementation is the files of daemon/dir/, one concern each (dir_priv.h).
  *
  * Thread-safety: one mutex inside struct dir guards everything; every dir_*
- * function takes it once and returns without it. Nothing here blocks on
+ * function takes it once and returns without it (a plain call with a copy
+ * or zero-fill to do takes it twice and copies in between, unlocked: it
+ * never copies pool bytes under the lock). Nothing here blocks on
  * I/O, so callers may do bulk copies in pool memory outside it: the extents
  * of a version a session holds (lease or pending) never move or change while
  * held (a pending version's list only grows at its tail or is trimmed by its
@@ -65,9 +67,10 @@ struct dir;
 struct dir_session;
 
 /*
- * Copy or zero pool bytes (src == NULL: zero). The plain calls (dir_create
- * with COPY, dir_truncate, dir_wrote and their *_ext forms) call it with
- * the dir lock held; dir_fill_run() calls it with no lock held.
+ * Copy or zero pool bytes (src == NULL: zero). Only dir_fill_run() calls
+ * it, never with the dir lock held: the plain calls that copy or zero
+ * (dir_create with COPY, dir_truncate, dir_wrote and their *_ext forms)
+ * are a *_begin, dir_fill_run() and dir_fill_done() in one go.
  */
 typedef void (*dir_copy_fn)(void *arg, const struct extent_list *dst, uint64_t dst_off,
 			    const struct extent_list *src, uint64_t src_off, uint64_t len);
@@ -169,6 +172,17 @@ int dir_readdir(struct dir *d, struct dir_session *s, uint64_t dir, uint64_t coo
 		uint32_t max, dir_readdir_cb cb, void *arg, int *eof);
 /* 1 if bound (published file or directory), 0 if not, -errno. */
 int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen);
+struct dir_name {
+	const char *name;
+	size_t nlen;
+};
+/*
+ * dir_exists of n names under parent in one lock hold: yes[i] = 1 if bound,
+ * else 0 (a missing or non-directory parent too). 0, or the first other
+ * -errno (a bad name), with yes[] set up to that name.
+ */
+int dir_exists_n(struct dir *d, uint64_t parent, const struct dir_name *names,
+		 uint32_t n, uint8_t *yes);
 
 /* ---- versions ---- */
 
@@ -238,7 +252,7 @@ void dir_touch(struct dir *d, uint64_t ino);
 int dir_open_ext(struct dir *d, struct dir_session *s, uint64_t parent,
 		 const char *name, size_t nlen, uint64_t ino, struct dir_attr *out,
 		 struct extent_list *ext);
-/* dir_create (COPY copies under the lock) + the new version's extents. */
+/* dir_create + the new version's extents (a COPY runs outside the lock). */
 int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
 		   const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
 		   uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
@@ -249,7 +263,7 @@ int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
  */
 int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
 		    struct dir_attr *out, struct extent_list *ext);
-/* dir_truncate (zero-fill under the lock) + the extents. */
+/* dir_truncate (the zero-fill runs outside the lock) + the extents. */
 int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
 		     struct dir_attr *out, struct extent_list *ext);
 /* dir_extents(want_write = 0) + dir_touch, in one lock hold. */
@@ -305,6 +319,8 @@ void dir_fill_run(struct dir *d, const struct dir_fill *f);
  * caller gave up): a created version is abandoned, a truncated or written
  * one keeps its old size (*out says so); returns err. f's lists are freed
  * either way. -ENOENT/-EPERM if f->ino is no longer s's pending version.
+ * With err == 0 and f->len == 0 the begin call already finished: no lock is
+ * taken and *out stays as the begin call set it.
  */
 int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int err,
 		  struct dir_attr *out, struct extent_list *ext);

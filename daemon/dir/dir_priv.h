@@ -297,8 +297,8 @@ struct create_args {
 int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
 int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
 int pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
-/* src: the published version to copy, or NULL; copy: run it here. */
+/* *srcp: the published version to copy (the caller copies it), or NULL. */
 int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
-		  int copy_now, struct pend **pp, struct node **srcp);
+		  struct pend **pp, struct node **srcp);
 
 #endif

@@ -8,7 +8,9 @@
  * eviction, unlink nor replace can free its bytes), and the destination
  * marked "filling" so no other call changes it. The caller runs the copy
  * (dir_fill_run) with no lock held, then dir_fill_done() unpins, sets the
- * size, and on error abandons a created version.
+ * size, and on error abandons a created version. The plain calls
+ * (dir_create, dir_truncate, dir_wrote and their *_ext forms) are begin,
+ * run and done in one go, so the directory never copies under its lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -67,7 +69,7 @@ static int create_begin_locked(struct dir *d, struct dir_session *s,
 	uint64_t len;
 	int rc;
 
-	rc = create_locked(d, s, a, 0, &p, &src);
+	rc = create_locked(d, s, a, &p, &src);
 	if (rc)
 		return rc;
 	len = src ? src->u.v.size : 0;
@@ -231,11 +233,15 @@ static int fill_done_locked(struct dir *d, struct dir_session *s, struct dir_fil
 int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int err,
 		  struct dir_attr *out, struct extent_list *ext)
 {
-	int rc;
+	int rc = 0;
 
-	pthread_mutex_lock(&d->lock);
-	rc = fill_done_locked(d, s, f, err, out);
-	pthread_mutex_unlock(&d->lock);
+	/* Nothing pinned, nothing filling: the begin call finished the work
+	 * (and set *out), so a request with nothing to fill takes the lock once. */
+	if (err || f->len || f->src_ino) {
+		pthread_mutex_lock(&d->lock);
+		rc = fill_done_locked(d, s, f, err, out);
+		pthread_mutex_unlock(&d->lock);
+	}
 	extent_list_free(&f->src);
 	if (!rc && ext) {
 		*ext = f->dst;
@@ -243,4 +249,62 @@ int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int 
 	}
 	extent_list_free(&f->dst);
 	return rc;
+}
+
+/* ---- the plain calls: begin, fill, done in one go ---- */
+
+/* Run a begun fill and end it (one more lock hold only if there was one). */
+static int fill_through(struct dir *d, struct dir_session *s, struct dir_fill *f,
+			struct dir_attr *out, struct extent_list *ext)
+{
+	dir_fill_run(d, f);
+	return dir_fill_done(d, s, f, 0, out, ext);
+}
+
+int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
+		   const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+		   uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+		   struct dir_attr *out, struct extent_list *ext)
+{
+	struct dir_fill f;
+	int rc;
+
+	rc = dir_create_begin(d, s, parent, name, nlen, from_ino, flags, mode, uid, gid,
+			      size_hint, out, &f);
+	return rc ? rc : fill_through(d, s, &f, out, ext);
+}
+
+int dir_create(struct dir *d, struct dir_session *s, uint64_t parent,
+	       const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
+	       uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
+	       struct dir_attr *out)
+{
+	return dir_create_ext(d, s, parent, name, nlen, from_ino, flags, mode, uid, gid,
+			      size_hint, out, NULL);
+}
+
+int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		     struct dir_attr *out, struct extent_list *ext)
+{
+	struct dir_fill f;
+	int rc;
+
+	rc = dir_truncate_begin(d, s, ino, size, out, &f);
+	return rc ? rc : fill_through(d, s, &f, out, ext);
+}
+
+int dir_truncate(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
+		 struct dir_attr *out)
+{
+	return dir_truncate_ext(d, s, ino, size, out, NULL);
+}
+
+int dir_wrote(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t start,
+	      uint64_t end, struct dir_attr *out)
+{
+	struct dir_fill f;
+	int rc;
+
+	rc = dir_wrote_begin(d, s, ino, start, end, out, &f);
+	return rc ? rc : fill_through(d, s, &f, out, NULL);
 }

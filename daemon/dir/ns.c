@@ -562,17 +562,39 @@ int dir_readdir(struct dir *d, struct dir_session *s, uint64_t dir, uint64_t coo
 	return rc;
 }
 
-int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen)
+static int exists_locked(struct dir *d, uint64_t parent, const char *name, size_t nlen)
 {
 	struct node *pd;
 	struct nkey k;
 	int rc;
 
-	pthread_mutex_lock(&d->lock);
 	rc = name_key(d, parent, name, nlen, &k, &pd);
-	if (!rc)
-		rc = name_find(d, &k) != NULL;
+	return rc ? rc : name_find(d, &k) != NULL;
+}
+
+int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = exists_locked(d, parent, name, nlen);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
 
+int dir_exists_n(struct dir *d, uint64_t parent, const struct dir_name *names,
+		 uint32_t n, uint8_t *yes)
+{
+	uint32_t i;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < n && !rc; i++) {
+		rc = exists_locked(d, parent, names[i].name, names[i].nlen);
+		yes[i] = rc == 1;
+		if (rc == 1 || rc == -ENOENT || rc == -ENOTDIR)
+			rc = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}

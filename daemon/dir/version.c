@@ -6,8 +6,8 @@
  * the *_ext variants that return them under the same lock hold). A pending
  * version that an out-of-lock fill (fill.c) is writing is "filling": every
  * call that would change it waits on d->fill_cond until the fill is done.
- * The copies made here (the *_ext and plain calls) run under d->lock
- * through the copy callback; fill.c runs them outside it.
+ * Nothing here copies pool bytes: create with copy, truncate and wrote,
+ * which may copy or zero, are fill.c's, and run the copy outside d->lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -68,17 +68,6 @@ int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pen
 	return rc;
 }
 
-static void copy_run(struct dir *d, const struct ver *dst, uint64_t off,
-		     const struct ver *src, uint64_t len)
-{
-	struct extent_list t1, t2;
-
-	if (!len)
-		return;
-	d->o.copy(d->o.copy_arg, ver_view(dst, &t1), off,
-		  src ? ver_view(src, &t2) : NULL, 0, len);
-}
-
 /* ---- create ---- */
 
 /* Resolve the target name of a create; k->name may point into a node. */
@@ -122,9 +111,8 @@ static void pend_init(struct dir *d, struct dir_session *s, struct pend *p,
 	s->pends = p;
 }
 
-/* Reserve the new version's bytes, pinning the copy source against eviction. */
-static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t want,
-		       int copy_now)
+/* Reserve the new version's bytes, keeping the copy source from eviction. */
+static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t want)
 {
 	int pinned = src && src->u.v.lru.prev;
 	int rc;
@@ -132,10 +120,6 @@ static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t
 	if (pinned)
 		lru_del(d, &src->u.v);
 	rc = pend_grow(d, p, want);
-	if (!rc && src && copy_now) {
-		copy_run(d, &p->v, 0, &src->u.v, src->u.v.size);
-		p->v.size = src->u.v.size;
-	}
 	if (pinned)
 		lru_settle(d, src);
 	return rc;
@@ -143,11 +127,11 @@ static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t
 
 /*
  * The new pending version (*pp) of a create. With DIR_CREATE_COPY and a
- * published source, *srcp is the source node; copy_now copies it here,
- * else the caller copies (and must pin the source before unlocking).
+ * published source, *srcp is the source node; the caller copies it (and
+ * must pin it before unlocking: fill.c).
  */
 int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
-		  int copy_now, struct pend **pp, struct node **srcp)
+		  struct pend **pp, struct node **srcp)
 {
 	struct node *old, *src;
 	struct ver like;
@@ -178,7 +162,7 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 	pend_attach(d, p, &k);
 	k.name = p->name;
 	p->owner = s;
-	rc = create_fill(d, p, src, want, copy_now);
+	rc = create_fill(d, p, src, want);
 	if (rc) {
 		pend_detach(d, p);
 		free(p);
@@ -194,6 +178,7 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 	return 0;
 }
 
+/* ---- reserve ---- */
 
 /* Attributes and (ext != NULL) a heap copy of the extents of p. */
 static int pend_out(struct pend *p, struct dir_attr *out, struct extent_list *ext)
@@ -203,38 +188,6 @@ static int pend_out(struct pend *p, struct dir_attr *out, struct extent_list *ex
 	ver_attr(&p->v, ver_parent(&p->v), out);
 	return 0;
 }
-
-int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
-		   const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
-		   uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
-		   struct dir_attr *out, struct extent_list *ext)
-{
-	struct create_args a = { parent, from_ino, size_hint, name, nlen,
-				 flags, mode, uid, gid };
-	struct pend *p;
-	int rc;
-
-	pthread_mutex_lock(&d->lock);
-	rc = create_locked(d, s, &a, 1, &p, NULL);
-	if (!rc) {
-		rc = pend_out(p, out, ext);
-		if (rc)
-			pend_abandon(d, p);
-	}
-	pthread_mutex_unlock(&d->lock);
-	return rc;
-}
-
-int dir_create(struct dir *d, struct dir_session *s, uint64_t parent,
-	       const char *name, size_t nlen, uint64_t from_ino, uint32_t flags,
-	       uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size_hint,
-	       struct dir_attr *out)
-{
-	return dir_create_ext(d, s, parent, name, nlen, from_ino, flags, mode, uid, gid,
-			      size_hint, out, NULL);
-}
-
-/* ---- reserve, truncate, wrote ---- */
 
 int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
 		    struct dir_attr *out, struct extent_list *ext)
@@ -256,76 +209,6 @@ int dir_reserve(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t byt
 		struct dir_attr *out)
 {
 	return dir_reserve_ext(d, s, ino, bytes, out, NULL);
-}
-
-static int truncate_locked(struct dir *d, struct dir_session *s, uint64_t ino,
-			   uint64_t size, struct dir_attr *out, struct extent_list *ext)
-{
-	struct pend *p;
-	int rc;
-
-	rc = own_pend_idle(d, s, ino, &p);
-	if (rc)
-		return rc;
-	rc = pend_grow(d, p, size);
-	if (rc)
-		return rc;
-	if (ext && ver_extents_copy(&p->v, ext))
-		return -ENOMEM;
-	if (size > p->v.size)
-		copy_run(d, &p->v, p->v.size, NULL, size - p->v.size);
-	p->v.size = size;
-	p->v.mtime = p->v.ctime = now_ns();
-	ver_attr(&p->v, ver_parent(&p->v), out);
-	return 0;
-}
-
-int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
-		     struct dir_attr *out, struct extent_list *ext)
-{
-	int rc;
-
-	pthread_mutex_lock(&d->lock);
-	rc = truncate_locked(d, s, ino, size, out, ext);
-	pthread_mutex_unlock(&d->lock);
-	return rc;
-}
-
-int dir_truncate(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
-		 struct dir_attr *out)
-{
-	return dir_truncate_ext(d, s, ino, size, out, NULL);
-}
-
-static int wrote_locked(struct dir *d, struct dir_session *s, uint64_t ino,
-			uint64_t start, uint64_t end, struct dir_attr *out)
-{
-	struct pend *p;
-	int rc;
-
-	rc = own_pend_idle(d, s, ino, &p);
-	if (rc)
-		return rc;
-	if (start > end || end > ver_reserved(&p->v))
-		return -EINVAL;
-	if (start > p->v.size)
-		copy_run(d, &p->v, p->v.size, NULL, start - p->v.size);
-	if (end > p->v.size)
-		p->v.size = end;
-	p->v.mtime = p->v.ctime = now_ns();
-	ver_attr(&p->v, ver_parent(&p->v), out);
-	return 0;
-}
-
-int dir_wrote(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t start,
-	      uint64_t end, struct dir_attr *out)
-{
-	int rc;
-
-	pthread_mutex_lock(&d->lock);
-	rc = wrote_locked(d, s, ino, start, end, out);
-	pthread_mutex_unlock(&d->lock);
-	return rc;
 }
 
 /* ---- publish, abandon ---- */

@@ -3,7 +3,8 @@
  * daemon/handlers/common.c: what several handlers share: a version's
  * attributes and extents in their wire form (proto_attr, proto_extent), the
  * attr+extents reply that CREATE, RESERVE, TRUNCATE, OPEN and EXTENTS give
- * (and dispatch.c rebuilds when a replayed reply was too large to keep), and
+ * (from the extents their directory call returned; EXTENTS, and dispatch.c
+ * when a replayed reply was too large to keep, ask for them), and
  * a version's bytes in pool memory as an iovec. No lock of its own.
  */
 #include <errno.h>
@@ -63,6 +64,16 @@ static int put_attr_extents(struct pbuf *out, const struct dir_attr *a,
 	return 0;
 }
 
+int reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
+		       struct pbuf *out)
+{
+	int rc = put_attr_extents(out, a, l);
+
+	extent_list_free(l);
+	c->cache_ino = a->ino;
+	return rc;
+}
+
 int reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out)
 {
 	struct extent_list l = { 0 };
@@ -70,12 +81,7 @@ int reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out
 	int rc;
 
 	rc = dir_extents(c->srv->dir, session_dir(c->sess), ino, want_write, &l, &a);
-	if (rc)
-		return rc;
-	rc = put_attr_extents(out, &a, &l);
-	extent_list_free(&l);
-	c->cache_ino = ino;
-	return rc;
+	return rc ? rc : reply_attr_extents(c, &a, &l, out);
 }
 
 int extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,

@@ -77,7 +77,13 @@ static inline const char *name_after(const uint8_t *p, size_t body)
 }
 
 int put_attr(struct pbuf *out, const struct dir_attr *a);
-/* attr + extents of a version the session holds (the EXTENTS reply). */
+/*
+ * The attr + extents reply from what a directory call returned; frees l
+ * either way and records a->ino as the version the reply describes.
+ */
+int reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
+		       struct pbuf *out);
+/* The same for a version the session holds, asking the directory (EXTENTS). */
 int reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out);
 /*
  * Fill iov with the pool pieces of [off, off+n) of a version, at most max

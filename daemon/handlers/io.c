@@ -5,8 +5,9 @@
  * WRITE (the payload received into the pending version's extents, reserving
  * first if needed), HINT (madvise over a version's extents), and
  * server_copy(), the directory's copy callback for CREATE_COPY and zero
- * fills. Bulk transfers run with no lock held, on extents the session holds,
- * which the directory promises not to move while held.
+ * fills (run by dir_fill_run, never under the directory lock). Bulk
+ * transfers run with no lock held, on extents the session holds, which the
+ * directory promises not to move while held.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -106,7 +107,8 @@ HANDLER(h_read)
 
 	if (r->len > PROTO_MAX_IO || r->len > atomic_load(&c->srv->max_frame))
 		return -EINVAL;
-	rc = dir_extents(c->srv->dir, session_dir(c->sess), r->ino, 0, &l, &a);
+	/* The extents and the LRU touch in one lock hold. */
+	rc = dir_read_extents(c->srv->dir, session_dir(c->sess), r->ino, &l, &a);
 	if (rc)
 		return rc;
 	if (r->off < a.size)
@@ -121,7 +123,6 @@ HANDLER(h_read)
 	}
 	c->replied = 1;
 	atomic_fetch_add(&c->srv->bytes_read, n);
-	dir_touch(c->srv->dir, r->ino);
 	return 0;
 }
 
@@ -146,21 +147,32 @@ static int recv_into_pool(struct conn *c, const struct extent_list *l, uint64_t 
 	return 0;
 }
 
-/* Extents of s's pending version covering at least end bytes (reserving). */
+/*
+ * Extents of s's pending version covering at least end bytes, reserving if
+ * short, in one lock hold. A version id unknown to the directory is refused
+ * as one the session does not own (-EPERM), as READ refuses it.
+ */
 static int write_extents(struct conn *c, uint64_t ino, uint64_t end,
 			 struct extent_list *l, struct dir_attr *a)
 {
+	int rc = dir_reserve_ext(c->srv->dir, session_dir(c->sess), ino, end, a, l);
+
+	return rc == -ENOENT ? -EPERM : rc;
+}
+
+/* Record [start, end) written; a hole before it is zeroed outside the lock. */
+static int write_done(struct conn *c, uint64_t ino, uint64_t start, uint64_t end,
+		      struct dir_attr *a)
+{
 	struct dir_session *ds = session_dir(c->sess);
+	struct dir_fill f;
 	int rc;
 
-	rc = dir_extents(c->srv->dir, ds, ino, 1, l, a);
-	if (rc || a->reserved >= end)
-		return rc;
-	extent_list_free(l);
-	rc = dir_reserve(c->srv->dir, ds, ino, end, a);
+	rc = dir_wrote_begin(c->srv->dir, ds, ino, start, end, a, &f);
 	if (rc)
 		return rc;
-	return dir_extents(c->srv->dir, ds, ino, 1, l, a);
+	dir_fill_run(c->srv->dir, &f);
+	return dir_fill_done(c->srv->dir, ds, &f, 0, a, NULL);
 }
 
 HANDLER(h_write)
@@ -190,7 +202,7 @@ HANDLER(h_write)
 		return rc;
 	}
 	atomic_fetch_add(&c->srv->bytes_written, r->len);
-	rc = dir_wrote(c->srv->dir, session_dir(c->sess), r->ino, r->off, end, &a);
+	rc = write_done(c, r->ino, r->off, end, &a);
 	if (rc)
 		return rc;
 	rep.done = r->len;
@@ -219,24 +231,27 @@ enum { HINT_READ = 1, HINT_READ_END = 2, HINT_PROMOTE = 3, HINT_WRITE = 4 };
 HANDLER(h_hint)
 {
 	const struct proto_hint_req *r = (const void *)p;
+	struct dir_session *ds = session_dir(c->sess);
 	struct extent_list l = { 0 };
+	int reading = r->hint == HINT_READ || r->hint == HINT_PROMOTE;
 	struct dir_attr a;
 	int rc;
 
 	if (r->hint < HINT_READ || r->hint > HINT_WRITE)
 		return -EINVAL;
-	rc = dir_extents(c->srv->dir, session_dir(c->sess), r->ino, 0, &l, &a);
+	/* A read hint marks the version used, in the same lock hold. */
+	if (reading)
+		rc = dir_read_extents(c->srv->dir, ds, r->ino, &l, &a);
+	else
+		rc = dir_extents(c->srv->dir, ds, r->ino, 0, &l, &a);
 	if (rc)
 		return rc;
-	if (r->hint == HINT_READ || r->hint == HINT_PROMOTE) {
+	if (reading)
 		hint_madvise(c->srv, &l, MADV_WILLNEED);
-		dir_touch(c->srv->dir, r->ino);
-	} else if (r->hint == HINT_READ_END) {
 #ifdef MADV_COLD
+	else if (r->hint == HINT_READ_END)
 		hint_madvise(c->srv, &l, MADV_COLD);
 #endif
-	}
 	extent_list_free(&l);
 	return 0;
 }
-

@@ -2,11 +2,12 @@
 /*
  * daemon/handlers/ns.c: the namespace handlers: MKDIR, RMDIR, LOOKUP,
  * GETATTR, SETATTR, RENAME, UNLINK, READDIR (entries packed to fit one
- * frame) and EXISTS (one byte per name). Each is one directory call and a
- * reply built from its result; no lock of its own.
+ * frame) and EXISTS (one byte per name, all in one call). Each is one
+ * directory call and a reply built from its result; no lock of its own.
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "handlers.h"
@@ -142,17 +143,15 @@ HANDLER(h_readdir)
 	return 0;
 }
 
-HANDLER(h_exists)
+/* The names of an EXISTS request; -EPROTO if one runs past the payload. */
+static int exists_names(const uint8_t *p, uint32_t len, uint32_t count,
+			struct dir_name *names)
 {
-	const struct proto_exists_req *r = (const void *)p;
-	size_t off = sizeof(*r);
+	size_t off = sizeof(struct proto_exists_req);
 	uint32_t i;
-	int rc;
 
-	rc = pbuf_reserve(out, r->count);
-	for (i = 0; i < r->count && !rc; i++) {
+	for (i = 0; i < count; i++) {
 		uint16_t nlen;
-		uint8_t yes;
 
 		/* proto_req_check vetted the lengths; stay in bounds anyway. */
 		if (off + sizeof(nlen) > len)
@@ -161,13 +160,34 @@ HANDLER(h_exists)
 		off += sizeof(nlen);
 		if (off + nlen > len)
 			return -EPROTO;
-		rc = dir_exists(c->srv->dir, r->parent, (const char *)p + off, nlen);
+		names[i].name = (const char *)p + off;
+		names[i].nlen = nlen;
 		off += nlen;
-		if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR)
-			return rc;
-		yes = rc == 1;
-		rc = pbuf_put(out, &yes, 1);
 	}
-	return rc;
+	return 0;
 }
 
+/* Every name answered in one directory lock hold. */
+HANDLER(h_exists)
+{
+	const struct proto_exists_req *r = (const void *)p;
+	struct dir_name *names;
+	int rc;
+
+	/* each name takes at least its 2-byte length */
+	if (len < sizeof(*r) || r->count > (len - sizeof(*r)) / sizeof(uint16_t))
+		return -EPROTO;
+	names = calloc(r->count ? r->count : 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	rc = exists_names(p, len, r->count, names);
+	if (!rc)
+		rc = pbuf_reserve(out, r->count);
+	if (!rc)
+		rc = dir_exists_n(c->srv->dir, r->parent, names, r->count,
+				  out->data + out->len);
+	if (!rc)
+		out->len += r->count;
+	free(names);
+	return rc;
+}

@@ -3,7 +3,10 @@
  * daemon/handlers/version.c: the handlers of a version's life: CREATE,
  * RESERVE and TRUNCATE of a pending version, PUBLISH (hashing its bytes in
  * pool memory, outside the directory lock, when the client sent no hash),
- * ABANDON, and the leases: OPEN, RELEASE, EXTENTS. They reply with
+ * ABANDON, and the leases: OPEN, RELEASE, EXTENTS. Each asks the directory
+ * once for its result and the extents of the version (the *_ext calls);
+ * copies and zero-fills (CREATE_COPY, a growing TRUNCATE) run here, between
+ * a *_begin and dir_fill_done(), outside the directory lock. They reply with
  * attributes and extents (common.c); no lock of their own.
  */
 #include <errno.h>
@@ -17,10 +20,18 @@
 #include "server_priv.h"
 #include "session.h"
 
+/*
+ * The directory work of a create takes the lock once; a CREATE_COPY's copy
+ * of the published bytes then runs here with no lock held, so other
+ * requests go on meanwhile, and dir_fill_done() gives the size and extents.
+ */
 HANDLER(h_create)
 {
 	const struct proto_create_req *r = (const void *)p;
+	struct dir_session *ds = session_dir(c->sess);
+	struct extent_list ext = { 0 };
 	uint32_t flags = 0;
+	struct dir_fill f;
 	struct dir_attr a;
 	int rc;
 
@@ -28,38 +39,46 @@ HANDLER(h_create)
 		flags |= DIR_CREATE_EXCL;
 	if (r->flags & CREATE_COPY)
 		flags |= DIR_CREATE_COPY;
-	rc = dir_create(c->srv->dir, session_dir(c->sess), r->parent,
-			name_after(p, sizeof(*r)), r->namelen, r->from_ino, flags,
-			r->mode, r->uid, r->gid, r->size_hint, &a);
+	rc = dir_create_begin(c->srv->dir, ds, r->parent, name_after(p, sizeof(*r)),
+			      r->namelen, r->from_ino, flags, r->mode, r->uid, r->gid,
+			      r->size_hint, &a, &f);
 	if (rc)
 		return rc;
-	/* tests: the version exists, its creator has not heard of it yet */
+	dir_fill_run(c->srv->dir, &f);
+	/* tests: the version exists, its creator has not heard of it yet;
+	 * an error from here abandons it (dir_fill_done) */
 	rc = FAILPOINT("marud.create.after");
-	if (rc) {
-		dir_abandon(c->srv->dir, session_dir(c->sess), a.ino);
-		return rc;
-	}
-	return reply_extents(c, a.ino, 1, out);
+	rc = dir_fill_done(c->srv->dir, ds, &f, rc, &a, &ext);
+	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
 }
 
 HANDLER(h_reserve)
 {
 	const struct proto_size_req *r = (const void *)p;
+	struct extent_list ext = { 0 };
 	struct dir_attr a;
 	int rc;
 
-	rc = dir_reserve(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a);
-	return rc ? rc : reply_extents(c, r->ino, 1, out);
+	rc = dir_reserve_ext(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a, &ext);
+	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
 }
 
+/* A growing truncate's zero-fill runs here, outside the directory lock. */
 HANDLER(h_truncate)
 {
 	const struct proto_size_req *r = (const void *)p;
+	struct dir_session *ds = session_dir(c->sess);
+	struct extent_list ext = { 0 };
+	struct dir_fill f;
 	struct dir_attr a;
 	int rc;
 
-	rc = dir_truncate(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a);
-	return rc ? rc : reply_extents(c, r->ino, 1, out);
+	rc = dir_truncate_begin(c->srv->dir, ds, r->ino, r->size, &a, &f);
+	if (rc)
+		return rc;
+	dir_fill_run(c->srv->dir, &f);
+	rc = dir_fill_done(c->srv->dir, ds, &f, 0, &a, &ext);
+	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
 }
 
 /* XXH3 of the first size bytes of a version, read in place. */
@@ -145,14 +164,15 @@ HANDLER(h_open)
 {
 	const struct proto_open_req *r = (const void *)p;
 	struct dir_session *ds = session_dir(c->sess);
+	struct extent_list ext = { 0 };
 	struct dir_attr a;
 	int rc;
 
-	rc = dir_open(c->srv->dir, ds, r->parent, name_after(p, sizeof(*r)), r->namelen,
-		      r->ino, &a);
+	rc = dir_open_ext(c->srv->dir, ds, r->parent, name_after(p, sizeof(*r)),
+			  r->namelen, r->ino, &a, &ext);
 	if (rc)
 		return rc;
-	rc = reply_extents(c, a.ino, 0, out);
+	rc = reply_attr_extents(c, &a, &ext, out);
 	/* A lease the client never hears about would leak until the session ends. */
 	if (rc)
 		dir_release(c->srv->dir, ds, a.ino);

@@ -4,14 +4,14 @@
  * Each input (format in fuzz.h) gets a fresh marud server over a small shm
  * pool (a few KiB of data after the 2 MiB superblock area) with no listener
  * and no thread; its frames are fed, one at a time, into up to four
- * connections through server.c's fuzzing seam: the harness writes the frame
- * into one end of a socketpair and the server reads, checks, gates and
- * dispatches it on this thread into the real directory and allocator,
- * exactly as a connection thread would. After every frame the harness reads
- * what marud answered and holds it to what a client accepts: a valid header
- * echoing the request's op and reqid with marud's generation, a status that
- * is 0 or -errno with no payload on error, a payload that proto_rep_check()
- * accepts, at most one reply per request. After the last frame it drops
+ * connections through the fuzzing seam (server.h, in conn.c): the harness
+ * writes the frame into one end of a socketpair and the server reads,
+ * checks, gates and dispatches it on this thread into the real directory
+ * and allocator, exactly as a connection thread would. After every frame
+ * the harness reads what marud answered and holds it to what a client
+ * accepts: a valid header echoing the request's op and reqid with marud's
+ * generation, a status that is 0 or -errno with no payload on error, a
+ * payload that proto_rep_check() accepts, at most one reply per request. After the last frame it drops
  * every connection and stops the server, which ends every session and runs
  * dir_check(): the byte accounting must come back exact. ASan, UBSan and
  * LeakSanitizer watch all of it.

@@ -6,7 +6,7 @@
 # libmaru makes at the device's alignment; the shim's reads and mmap match
 # FUSE. Skipped (77) without a /dev/dax* device; since the pool superblock
 # is written to the device, it also needs MARU_TEST_DAX=/dev/daxX.Y naming a
-# device that may be overwritten (the same rule as daemon/pool_test).
+# device that may be overwritten (the same rule as daemon/pool/pool_test).
 . "$(dirname "$0")/lib/common.sh"
 
 shopt -s nullglob

@@ -54,6 +54,36 @@ static void test_mkdir_nested(void **state)
 	fx_close(&f);
 }
 
+/* dir_exists_n answers like dir_exists, name by name, in one call. */
+static void test_exists_n(void **state)
+{
+	const struct dir_name names[] = { { "file", 4 }, { "nope", 4 }, { "sub", 3 } };
+	const struct dir_name bad[] = { { "file", 4 }, { "a/b", 3 }, { "sub", 3 } };
+	uint8_t yes[3];
+	struct dir_attr at;
+	struct fx f;
+
+	fx_open(&f, 8, DIR_EVICT_LRU, 0);
+	put_file(&f, f.s1, ROOT, "file", "x");
+	assert_int_equal(dir_mkdir(f.d, ROOT, "sub", 3, 0755, 0, 0, &at), 0);
+	memset(yes, 7, sizeof(yes));
+	assert_int_equal(dir_exists_n(f.d, ROOT, names, 3, yes), 0);
+	assert_int_equal(yes[0], 1);
+	assert_int_equal(yes[1], 0);
+	assert_int_equal(yes[2], 1);
+	/* A missing or non-directory parent: every name is "no". */
+	assert_int_equal(dir_exists_n(f.d, 999, names, 3, yes), 0);
+	assert_int_equal(yes[0] | yes[1] | yes[2], 0);
+	assert_int_equal(dir_exists_n(f.d, ROOT, names, 0, yes), 0);
+	/* A bad name stops the walk with its error, the names before answered. */
+	memset(yes, 7, sizeof(yes));
+	assert_int_equal(dir_exists(f.d, ROOT, "a/b", 3), -EINVAL);
+	assert_int_equal(dir_exists_n(f.d, ROOT, bad, 3, yes), -EINVAL);
+	assert_int_equal(yes[0], 1);
+	assert_int_equal(yes[2], 7);
+	fx_close(&f);
+}
+
 
 static void test_rmdir(void **state)
 {
@@ -435,6 +465,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mkdir_nested),
+		cmocka_unit_test(test_exists_n),
 		cmocka_unit_test(test_rmdir),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_unlink_detaches_pending),
