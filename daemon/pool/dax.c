@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/pool_dax.c: the dax: backend, a device-DAX character device
+ * daemon/pool/dax.c: the dax: backend, a device-DAX character device
  * (/dev/daxX.Y) mapped MAP_SHARED. libdaxctl finds the device by its node
  * name and tells whether it is enabled, its size and its alignment; the pool
  * takes its size and alignment from the device (a requested size may be

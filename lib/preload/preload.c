@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/preload.c: libmaru-preload.so, the LD_PRELOAD shim that serves mmap
+ * lib/preload/preload.c: libmaru-preload.so, the LD_PRELOAD shim that serves mmap
  * and large reads of marufs files from the pool memory with maru_map()
  * (DESIGN §5), so an unmodified engine reads at memory speed. It interposes
  * mmap/munmap, read/pread/readv/preadv (and their _chk and 64 forms),

@@ -1,0 +1,15 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# layout_check: one room per concern, kept. Every C file of daemon/, lib/ and
+# fs/ opens with its SPDX line and a comment naming itself and what it owns, is
+# at most 900 lines, has no function over 80 lines, and no two files call each
+# other (read from the built objects with nm). tools/layout_check.py does the
+# work and names each violation.
+. "$(dirname "$0")/lib/common.sh"
+
+command -v nm >/dev/null || fail "nm (binutils) is needed"
+build=$(cd "$(dirname "$MARUD")/.." && pwd)
+python3 "$SRCDIR/tests/integration/tools/layout_check.py" "$SRCDIR" "$build" ||
+	fail "the layout rules are broken (lines above)"
+log "layout rules hold"
