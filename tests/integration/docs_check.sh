@@ -6,9 +6,8 @@
 # renders, and every page source in man/ is built (and installed) by
 # man/meson.build, marufs-design(7) among them; examples/marud.conf passes
 # marud -n; every long option marud's usage names is documented in marud(8)
-# and marud.conf(5). The repository stands alone: no tracked file but
-# fs_vllm_replay.sh (which skips without it) refers to a shared/ directory
-# beside the clone, and the design is cited as marufs-design(7), never by the
+# and marud.conf(5). The repository stands alone: no tracked file
+# refers to a shared/ directory beside the clone, and the design is cited as marufs-design(7), never by the
 # name of the out-of-tree document.
 . "$(dirname "$0")/lib/common.sh"
 
@@ -91,8 +90,7 @@ tracked_files()
 	fi
 }
 outside='\.\./shared|DESIGN[[:space:]]*§|DESIGN\.md'
-(cd "$SRCDIR" && tracked_files | grep -zv '^\(\./\)\?tests/integration/fs_vllm_replay\.sh$' |
-	xargs -0 grep -InE -- "$outside" || true) >"$T/outside"
+(cd "$SRCDIR" && tracked_files | xargs -0 grep -InE -- "$outside" || true) >"$T/outside"
 [ ! -s "$T/outside" ] ||
 	fail "files refer outside the repository (use marufs-design(7) §N): $(cat "$T/outside")"
 
