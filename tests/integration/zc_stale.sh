@@ -20,7 +20,11 @@ marufs_mount
 "$Z" gen $((4 << 20)) 1 >"$MNT/f"
 coproc S { exec "$Z" stale "$MNT/f"; }
 spid=$S_PID
-read -r -t 20 line <&"${S[0]}" || fail "zc_tool stale did not get ready"
+# Our own copies of the coprocess's pipes: bash unsets S (and closes its
+# descriptors) as soon as it reaps the finished coprocess, which can happen
+# before its verdict is read.
+exec {s_out}<&"${S[0]}" {s_in}>&"${S[1]}"
+read -r -t 20 line <&"$s_out" || fail "zc_tool stale did not get ready"
 assert_eq "$line" ready "zc_tool stale"
 
 # the shim: a descriptor mapped before the restart
@@ -44,8 +48,8 @@ wait_for 10 test -e "$T/shim.out.ready" || fail "shim reader did not start"
 
 marud_restart
 
-echo go >&"${S[1]}"
-read -r -t 20 res <&"${S[0]}" || fail "zc_tool stale gave no verdict"
+echo go >&"$s_in"
+read -r -t 20 res <&"$s_out" || fail "zc_tool stale gave no verdict"
 wait "$spid" || fail "old-generation mapping was not refused"
 log "maru_map of the old descriptor: $res"
 

@@ -3,8 +3,9 @@
 # tests/integration/lib/common.sh: the harness every integration case sources.
 # It owns the per-case scratch directory ($T), starting and stopping a real marud
 # on a private shm pool, mounting and unmounting real marufs instances, and the
-# EXIT trap that always unmounts, kills what the case left running, removes the
-# pool files, and keeps $T plus the logs when the case failed.
+# EXIT trap that always unmounts, kills what the case left running (daemons and
+# background jobs), removes the pool files, and keeps $T plus the logs when the
+# case failed.
 #
 # Usage in a case (tests/integration/<name>.sh):
 #
@@ -475,6 +476,11 @@ harness_cleanup()
 			kill -KILL "$pid" 2>/dev/null
 		fi
 		wait "$pid" 2>/dev/null
+	done
+	# whatever else the case left in the background (readers, coprocesses):
+	# a leftover holding the case's stdout would keep meson waiting
+	for pid in $(jobs -p); do
+		kill -KILL "$pid" 2>/dev/null
 	done
 	rm -f /dev/shm/maru-it-$$-*
 	for mnt in "${!MARUFS_LOG_OF[@]}"; do
