@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # fault_warm_restart: the directory survives marud restarts (issue 14,
-# DESIGN §7 "marud restarted"). A 4 MiB chunk copied in through one mount
+# marufs-design(7) §7 "marud restarted"). A 4 MiB chunk copied in through one mount
 # comes back byte-identical after SIGTERM + start on the same shm pool, on
 # both mounts, without remounting; a descriptor of the old generation gets
 # EIO while new opens work. Then marud is SIGKILLed at each phase of a
