@@ -572,3 +572,24 @@ void extent_list_free(struct extent_list *l)
 	l->v = NULL;
 	l->n = l->cap = 0;
 }
+
+/*
+ * Warm restart (daemon/meta/): mark [off, off+len) used, as if alloc_get()
+ * had handed it out. -EINVAL unless the range is block-aligned, inside the
+ * pool and entirely free (a recovered extent overlapping another one).
+ */
+int alloc_claim(struct alloc *a, uint64_t off, uint64_t len)
+{
+	struct frange *f;
+	int rc;
+
+	if (!len || (off | len) & (a->block - 1) || off < a->base ||
+	    off - a->base > a->size || len > a->size - (off - a->base))
+		return -EINVAL;
+	f = off_entry(rb_floor(&a->by_off, &off, off_keycmp));
+	if (!f || off + len > f->off + f->len)
+		return -EINVAL;
+	rc = range_take(a, f, off, len);
+	spare_trim(a);
+	return rc;
+}

@@ -53,6 +53,11 @@ void alloc_put(struct alloc *a, uint64_t off, uint64_t len);
  * tail. Returns the bytes freed.
  */
 uint64_t alloc_trim(struct alloc *a, struct extent_list *list, uint64_t keep);
+/*
+ * Recovery: mark [off, off+len) used (block-aligned, entirely free), as if
+ * handed out by alloc_get(). -EINVAL if any byte of it is not free.
+ */
+int alloc_claim(struct alloc *a, uint64_t off, uint64_t len);
 
 uint64_t alloc_free_bytes(const struct alloc *a);
 uint64_t alloc_capacity(const struct alloc *a);

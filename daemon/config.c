@@ -232,6 +232,45 @@ static int set_verbose(struct config *c, const char *v, int layer)
 	return rc;
 }
 
+static int parse_yesno(const char *v, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(v, yes[i]) || !strcmp(v, no[i])) {
+			*out = !strcmp(v, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int set_fresh(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->fresh);
+}
+
+static int set_journal(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->journal);
+}
+
+static int set_meta_size(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_size(v, &n);
+
+	if (rc)
+		return rc;
+	/* Room for two halves of a few records each, and no more than 1 TiB. */
+	if (n < (64u << 10) || n > (1ULL << 40))
+		return -ERANGE;
+	c->meta_size = n;
+	return 0;
+}
+
 static const struct config_key config_keys[] = {
 	{ "pool", set_pool },
 	{ "size", set_size },
@@ -247,6 +286,9 @@ static const struct config_key config_keys[] = {
 	{ "verbose", set_verbose },
 	{ "ack-timeout-publish-ms", set_ack_publish_ms },
 	{ "ack-timeout-ms", set_ack_ms },
+	{ "meta-size", set_meta_size },
+	{ "fresh", set_fresh },
+	{ "journal", set_journal },
 };
 
 static void config_defaults(struct config *c)
@@ -258,6 +300,7 @@ static void config_defaults(struct config *c)
 	c->nlisten = 2;
 	c->eviction = DIR_EVICT_LRU;
 	c->grace_ms = 30 * 1000;
+	c->journal = 1;
 	c->max_conns = 1024;
 	c->max_frame = PROTO_MAX_FRAME;
 	c->max_leases = 65536;
@@ -404,7 +447,8 @@ void config_usage(FILE *out)
 		"             [--listen URI]... [--eviction lru|none] [--grace SECONDS]\n"
 		"             [--key-file PATH] [--max-conns N] [--max-frame BYTES]\n"
 		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
-		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n");
+		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n"
+		"             [--meta-size BYTES] [--fresh] [--no-journal]\n");
 }
 
 static int add_def(struct config_args *a, const char *key, size_t klen, const char *value)
@@ -450,6 +494,9 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, 0 },
 	{ "ack-timeout-publish-ms", required_argument, NULL, 0 },
 	{ "ack-timeout-ms", required_argument, NULL, 0 },
+	{ "meta-size", required_argument, NULL, 0 },
+	{ "fresh", no_argument, NULL, 0 },
+	{ "no-journal", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -463,8 +510,14 @@ int config_parse_args(int argc, char **argv, struct config_args *a)
 	while ((ch = getopt_long(argc, argv, "dnvf:D:h", long_opts, &idx)) != -1) {
 		switch (ch) {
 		case 0:
-			rc = add_def(a, long_opts[idx].name, strlen(long_opts[idx].name),
-				     optarg);
+			/* The two flags are their config keys with a fixed value. */
+			if (!strcmp(long_opts[idx].name, "fresh"))
+				rc = add_def(a, "fresh", 5, "yes");
+			else if (!strcmp(long_opts[idx].name, "no-journal"))
+				rc = add_def(a, "journal", 7, "no");
+			else
+				rc = add_def(a, long_opts[idx].name,
+					     strlen(long_opts[idx].name), optarg);
 			break;
 		case 'd':
 			a->foreground = 1;
@@ -670,6 +723,12 @@ void config_print(const struct config *c, FILE *out)
 	fprintf(out, "pidfile: %s\n", c->pidfile[0] ? c->pidfile : "(none)");
 	fprintf(out, "ack-timeout-publish-ms: %u\n", c->ack_publish_ms);
 	fprintf(out, "ack-timeout-ms: %u\n", c->ack_ms);
+	if (c->meta_size)
+		fprintf(out, "meta-size: %llu bytes\n", (unsigned long long)c->meta_size);
+	else
+		fprintf(out, "meta-size: as the pool records (new pool: 1/32 of it, at most 2 GiB)\n");
+	fprintf(out, "journal: %s%s\n", c->journal ? "yes" : "no",
+		c->fresh ? " (fresh: start empty)" : "");
 	fprintf(out, "verbose: %d\n", c->verbose);
 }
 
@@ -715,6 +774,8 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("max-pending", o->max_pending != n->max_pending);
 	restart += restart_needed("pool", strcmp(o->pool, n->pool) != 0);
 	restart += restart_needed("size", o->size != n->size);
+	restart += restart_needed("meta-size", o->meta_size != n->meta_size);
+	restart += restart_needed("journal", o->journal != n->journal);
 	restart += restart_needed("listen", listen_differs(o, n));
 	restart += restart_needed("key-file", strcmp(o->key_file, n->key_file) != 0);
 	restart += restart_needed("pidfile", strcmp(o->pidfile, n->pidfile) != 0);

@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "config.h"
 #include "log.h"
+#include "recover.h"
 #include "server.h"
 
 static uint64_t new_generation(void)
@@ -161,10 +162,13 @@ static void block_signals(sigset_t *set)
 
 static int check_only(const struct config *cfg, int have_key)
 {
+	struct meta_opts mo = { .journal = cfg->journal, .fresh = cfg->fresh };
+
 	config_print(cfg, stdout);
 	printf("configuration OK%s\n",
 	       have_key ? "" : " (no key configured: serving only loopback and unix sockets)");
-	return 0;
+	/* -n also reads the pool's metadata (never writing it): 1 if damaged. */
+	return meta_check(cfg->pool, &mo, stdout);
 }
 
 static int run(const struct config_args *a, struct config *cfg, const uint8_t *key)

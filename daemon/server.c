@@ -19,9 +19,11 @@
 
 #include "conn.h"
 #include "dir.h"
+#include "journal.h"
 #include "listen.h"
 #include "log.h"
 #include "pool.h"
+#include "recover.h"
 #include "server.h"
 #include "server_priv.h"
 #include "session.h"
@@ -102,7 +104,7 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 		rc = -errno;
 	if (rc)
 		goto out_destroy;
-	rc = pool_open(cfg->pool, cfg->size, generation, &srv->pool);
+	rc = pool_open_meta(cfg->pool, cfg->size, cfg->meta_size, generation, &srv->pool);
 	if (rc) {
 		log_warn(rc, "pool %s", cfg->pool);
 		goto out_destroy;
@@ -112,6 +114,12 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 		log_warn(rc, "directory over pool %s", cfg->pool);
 		goto out_destroy;
 	}
+	/* Warm restart: the directory the pool's journal holds, before serving. */
+	rc = meta_start(srv->pool, srv->dir,
+			&(struct meta_opts){ .journal = cfg->journal, .fresh = cfg->fresh },
+			&srv->journal);
+	if (rc)
+		goto out_destroy;
 	rc = sessions_new(srv->dir, cfg->grace_ms, &srv->sessions);
 	if (rc)
 		goto out_destroy;
@@ -163,6 +171,7 @@ void server_destroy(struct server *srv)
 	sessions_destroy(srv->sessions);
 	if (srv->dir)
 		dir_destroy(srv->dir);
+	journal_close(srv->journal);
 	if (srv->alloc)
 		alloc_destroy(srv->alloc);
 	if (srv->pool)

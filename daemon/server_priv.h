@@ -65,6 +65,7 @@ struct server {
 	struct pool *pool;
 	struct alloc *alloc;
 	struct dir *dir;
+	struct journal *journal;	/* warm restart (daemon/meta/), or NULL */
 	struct sessions *sessions;
 	uint64_t generation;
 	int have_key;

@@ -89,6 +89,7 @@ void dir_destroy(struct dir *d)
 			free_item(d, d->ids.slot[i]);
 	index_fini(d);
 	ev_fini(d);
+	persist_fini(d);
 	pthread_cond_destroy(&d->fill_cond);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->lock);

@@ -343,4 +343,33 @@ uint64_t dir_event_seq(struct dir *d);
 /* Wake every dir_events_wait() (shutdown). */
 void dir_events_kick(struct dir *d);
 
+/* ---- warm restart (dir/persist.c, over daemon/meta/journal.h) ----
+ *
+ * With a journal set, every namespace change is also recorded there, under
+ * the lock, in the order it happens; publish, mkdir and rename answer
+ * -ENOSPC when even a checkpoint leaves no room for their record.
+ */
+struct journal;
+struct journal_scan;
+
+struct dir_restore_stats {
+	uint64_t dirs, files, bytes;	/* recovered */
+	uint64_t skipped;		/* records that did not apply (logged) */
+	uint64_t bad_sum, bad_sum_bytes; /* versions dropped: checksum mismatch */
+	uint64_t next_id;
+};
+/*
+ * Rebuild an empty directory from journal j (journal_scan): directories,
+ * published versions with their ids, extents (claimed in the allocator),
+ * sizes, attributes and checksums; then read every version's bytes at
+ * pool_base and drop (and log) each whose XXH3 differs. Ids resume above
+ * every id the journal names. Does not write the journal or the pool.
+ */
+int dir_restore(struct dir *d, struct journal *j, const uint8_t *pool_base,
+		struct journal_scan *sc, struct dir_restore_stats *st);
+/* Start recording into j (NULL: stop). */
+void dir_set_journal(struct dir *d, struct journal *j);
+/* Write the live state as a checkpoint into j's other half. */
+int dir_checkpoint(struct dir *d);
+
 #endif

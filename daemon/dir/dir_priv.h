@@ -6,6 +6,7 @@
  * first. Calls run one way, down this list:
  *
  *   dir.c (new/destroy/sessions: owns the lock)
+ *   persist.c (warm restart: journal records, checkpoint, restore)
  *   fill.c (out-of-lock copy and zero-fill)
  *   ns.c, version.c (the public namespace and version calls)
  *   check.c (stats and the accounting recount)
@@ -155,6 +156,14 @@ struct dir {
 	uint64_t nnames, ndirs, nvers, nleases, nsessions;
 	struct dir_stats st;		/* only the event counters are kept here */
 	struct evring ev;
+	/* persist.c: the journal, when the directory is kept warm */
+	struct journal *j;
+	uint64_t id_mark;		/* ids below it are covered by a record */
+	uint64_t jremoved;		/* removals since the last checkpoint */
+	int jtight;			/* the last checkpoint left less than slack */
+	int jfull_logged;		/* "metadata area full" said once */
+	uint8_t *jb;			/* one record body */
+	uint32_t jbcap;
 };
 
 struct nkey {
@@ -262,6 +271,17 @@ void pend_detach(struct dir *d, struct pend *p);
 void pend_unlink_session(struct pend *p);
 void pend_abandon(struct dir *d, struct pend *p);
 void free_item(struct dir *d, uintptr_t it);
+
+/* ---- persist.c: the journal (a no-op without one) ---- */
+
+/* Record the change an event announces (called by ev_push). */
+void persist_event(struct dir *d, uint32_t type, uint64_t ino,
+		   const struct evname *a, const struct evname *b);
+/* Before a change that grows the live state: room for its record, or -ENOSPC. */
+int persist_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next);
+/* After handing out an id: keep the id mark above it. */
+void persist_ids(struct dir *d);
+void persist_fini(struct dir *d);
 
 /* ---- event.c: the event ring ---- */
 

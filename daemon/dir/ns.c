@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
+#include "journal.h"
 
 static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 			uint32_t mode, uint32_t uid, uint32_t gid, struct dir_attr *out)
@@ -27,6 +28,9 @@ static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 		return rc;
 	if (name_find(d, &k))
 		return -EEXIST;
+	rc = persist_room(d, JR_DIR, nlen, 0);
+	if (rc)
+		return rc;
 	if (index_reserve(d))
 		return -ENOMEM;
 	n = node_alloc(nlen);
@@ -401,6 +405,8 @@ static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparen
 		return 0;
 	op.dst = name_find(d, &op.to);
 	rc = rename_check(d, &op, flags);
+	if (!rc)
+		rc = persist_room(d, JR_RENAME, oldlen + newlen, 0);
 	if (!rc)
 		rc = rename_prealloc(&op);
 	if (rc)

@@ -3,7 +3,8 @@
  * daemon/pool/pool.c: the backend-neutral half of marud's pool memory. It parses
  * the pool URI and picks the backend ops by scheme, turns the URI into the
  * path the backend opens (and clients map), lays out the pool (data_off) and
- * owns the superblock at offset 0: a valid superblock of the same geometry
+ * owns the superblock at offset 0 and places the metadata area after it
+ * (daemon/meta/ writes it): a valid superblock of the same geometry
  * keeps its UUID across marud restarts, anything else (none, corrupt, other
  * size or alignment) gets a fresh one. Backends (pool/shm.c, pool/file.c,
  * pool/dax.c) only open, map, persist and close.
@@ -120,16 +121,45 @@ static uint64_t round_up(uint64_t v, uint64_t align)
 	return (v + align - 1) / align * align;
 }
 
-static int pool_layout(struct pool *p)
+/* Default metadata area: 1/32 of the pool, at most 2 GiB (~5M names). */
+#define POOL_META_SHARE		32
+#define POOL_META_MAX		(2ULL << 30)
+
+/*
+ * The metadata area a valid superblock of this size and alignment already
+ * records, so a restart without --meta-size keeps the pool's geometry.
+ */
+static uint64_t recorded_data_off(const struct pool *p)
 {
-	uint64_t off = POOL_SB_SIZE > POOL_DATA_OFF_MIN ? POOL_SB_SIZE : POOL_DATA_OFF_MIN;
+	const struct pool_superblock *sb = (const struct pool_superblock *)p->base;
+
+	if (pool_sb_check(sb) || sb->size != p->size || sb->align != p->align ||
+	    sb->meta_off != POOL_SB_SIZE || sb->data_off != sb->meta_off + sb->meta_len ||
+	    sb->data_off >= p->size)
+		return 0;
+	return sb->data_off;
+}
+
+/* meta_req: bytes of metadata area asked for (0: recorded, else default). */
+static int pool_layout(struct pool *p, uint64_t meta_req)
+{
+	uint64_t step = p->align > POOL_DATA_OFF_MIN ? p->align : POOL_DATA_OFF_MIN;
 
 	if (p->align == 0 || (p->align & (p->align - 1))) {
 		log_warnx("pool: %s: alignment %llu is not a power of two", p->uri,
 			  (unsigned long long)p->align);
 		return -EINVAL;
 	}
-	p->data_off = round_up(off, p->align);
+	p->data_off = meta_req ? 0 : recorded_data_off(p);
+	/* The default share includes the superblock, so pools up to 64 MiB
+	 * keep data at 2 MiB; an explicit size is metadata bytes at least. */
+	if (!p->data_off && meta_req)
+		p->data_off = round_up(POOL_SB_SIZE + meta_req, step);
+	else if (!p->data_off)
+		p->data_off = round_up(p->size / POOL_META_SHARE < POOL_META_MAX ?
+				       p->size / POOL_META_SHARE : POOL_META_MAX, step);
+	p->meta_off = POOL_SB_SIZE;
+	p->meta_len = p->data_off - POOL_SB_SIZE;
 	if (p->data_off >= p->size) {
 		log_warnx("pool: %s: %llu bytes leave no room for data after offset %llu",
 			  p->uri, (unsigned long long)p->size, (unsigned long long)p->data_off);
@@ -142,7 +172,8 @@ static int sb_reusable(const struct pool *p, const struct pool_superblock *sb)
 {
 	if (pool_sb_check(sb))
 		return 0;
-	return sb->size == p->size && sb->align == p->align && sb->data_off == p->data_off;
+	return sb->size == p->size && sb->align == p->align && sb->data_off == p->data_off &&
+	       sb->meta_off == p->meta_off && sb->meta_len == p->meta_len;
 }
 
 static int new_uuid(uint8_t uuid[16])
@@ -167,9 +198,11 @@ static int new_uuid(uint8_t uuid[16])
 
 /*
  * Write the superblock. A valid one of the same geometry keeps its UUID so a
- * restarted marud is recognisably the same pool; a corrupt one or none gets
- * a fresh UUID (and its old bytes are forgotten: content never survives a
- * restart anyway, and a client holding the old UUID must not trust them).
+ * restarted marud is recognisably the same pool (and daemon/meta/ may
+ * recover its directory); a corrupt one or none gets a fresh UUID and
+ * p->sb_fresh: its old bytes are forgotten (the journal names the UUID, so
+ * nothing of an older pool is recovered), and a client holding the old
+ * UUID must not trust them.
  */
 static int pool_write_sb(struct pool *p)
 {
@@ -189,12 +222,15 @@ static int pool_write_sb(struct pool *p)
 	sb.size = p->size;
 	sb.align = p->align;
 	sb.data_off = p->data_off;
+	sb.meta_off = p->meta_off;
+	sb.meta_len = p->meta_len;
 	sb.generation = p->generation;
 	pool_sb_seal(&sb);
 	if (fresh)
 		memset(p->base, 0, POOL_SB_SIZE);
 	memcpy(p->base, &sb, sizeof(sb));
 	memcpy(p->uuid, sb.uuid, sizeof(p->uuid));
+	p->sb_fresh = fresh;
 	if (fresh && !p->created)
 		log_warnx("pool: %s: no valid superblock of this geometry, wrote a new one",
 			  p->uri);
@@ -214,14 +250,20 @@ static void log_opened(const struct pool *p)
 		u[j++] = hex[p->uuid[i] & 15];
 	}
 	u[j] = '\0';
-	log_info("pool: %s %s at %s: %llu bytes (%llu MiB), align %llu, data at %llu, uuid %s, generation %llu",
+	log_info("pool: %s %s at %s: %llu bytes (%llu MiB), align %llu, metadata %llu KiB, data at %llu, uuid %s, generation %llu",
 		 p->created ? "created" : "opened", pool_kind_name(p->ops->kind), p->path,
 		 (unsigned long long)p->size, (unsigned long long)(p->size >> 20),
-		 (unsigned long long)p->align,
+		 (unsigned long long)p->align, (unsigned long long)(p->meta_len >> 10),
 		 (unsigned long long)p->data_off, u, (unsigned long long)p->generation);
 }
 
 int pool_open(const char *uri, uint64_t size, uint64_t generation, struct pool **out)
+{
+	return pool_open_meta(uri, size, 0, generation, out);
+}
+
+int pool_open_meta(const char *uri, uint64_t size, uint64_t meta_size, uint64_t generation,
+		   struct pool **out)
 {
 	struct pool *p;
 	int rc;
@@ -246,7 +288,7 @@ int pool_open(const char *uri, uint64_t size, uint64_t generation, struct pool *
 	rc = p->ops->open(p, size);
 	if (rc)
 		goto out_free;
-	rc = pool_layout(p);
+	rc = pool_layout(p, meta_size);
 	if (rc)
 		goto out_close;
 	rc = pool_write_sb(p);

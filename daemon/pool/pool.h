@@ -45,10 +45,13 @@ struct pool {
 	uint8_t *base;		/* the mapping */
 	uint64_t size;		/* mapped bytes, superblock included */
 	uint64_t align;		/* 4 KiB for shm/file, device alignment for dax */
+	uint64_t meta_off;	/* metadata area (daemon/meta/): after the superblock */
+	uint64_t meta_len;	/* up to data_off */
 	uint64_t data_off;	/* first data byte, multiple of align */
 	uint8_t uuid[16];
 	uint64_t generation;
 	int created;		/* 1: the backing object was created now */
+	int sb_fresh;		/* 1: a new superblock (new UUID) was written now */
 	void *priv;		/* backend state */
 };
 
@@ -56,10 +59,15 @@ struct pool {
  * Open the pool named by uri, size bytes (0: the backend default; shm's is
  * min(1/4 of RAM, free space of /dev/shm / 2) rounded to align). Writes a
  * fresh superblock with a new UUID unless a valid one is present (then the
- * UUID is kept); records `generation` in it. The directory starts empty
- * either way: content does not survive a marud restart.
+ * UUID is kept); records `generation` in it. The metadata area (where
+ * daemon/meta/ keeps the directory journal) is [meta_off, data_off):
+ * pool_open_meta() asks for meta_size bytes of it (0: the size a valid
+ * superblock records, else 1/32 of the pool up to 2 GiB; data_off is
+ * rounded up to max(align, 2 MiB)). pool_open() is meta_size 0.
  */
 int pool_open(const char *uri, uint64_t size, uint64_t generation, struct pool **out);
+int pool_open_meta(const char *uri, uint64_t size, uint64_t meta_size, uint64_t generation,
+		   struct pool **out);
 void pool_close(struct pool *p);
 int pool_persist(struct pool *p, uint64_t off, uint64_t len);
 const char *pool_kind_name(enum pool_kind k);

@@ -2,8 +2,11 @@
 /*
  * lib/common/superblock.h: the on-pool layout shared by marud (which writes it) and
  * libmaru (which maps the pool and checks it before touching any byte). The
- * superblock sits at offset 0; chunk data starts at data_off, a multiple of
- * the pool alignment.
+ * superblock sits at offset 0; marud's metadata area (the directory journal
+ * of daemon/meta/, what lets a restarted marud recover the directory) is
+ * [meta_off, meta_off + meta_len) and ends at or before data_off; chunk data
+ * starts at data_off, a multiple of the pool alignment. Layout 2 added the
+ * metadata area; a layout-1 pool is not reused (it gets a fresh superblock).
  */
 #ifndef MARU_POOL_FORMAT_H
 #define MARU_POOL_FORMAT_H
@@ -11,7 +14,7 @@
 #include <stdint.h>
 
 #define POOL_MAGIC		"MARUPOOL"
-#define POOL_LAYOUT_VERSION	1
+#define POOL_LAYOUT_VERSION	2
 #define POOL_SB_SIZE		4096
 
 struct pool_superblock {
@@ -22,10 +25,12 @@ struct pool_superblock {
 	uint64_t size;		/* whole mapping in bytes */
 	uint64_t align;
 	uint64_t data_off;
+	uint64_t meta_off;	/* metadata area (journal), after the superblock */
+	uint64_t meta_len;
 	uint64_t generation;	/* of the marud that last opened it */
 	uint64_t checksum;	/* xxh64 of the bytes above, seed 0 */
 };
-_Static_assert(sizeof(struct pool_superblock) == 72, "superblock size");
+_Static_assert(sizeof(struct pool_superblock) == 88, "superblock size");
 
 /* Write magic..generation and the checksum. */
 void pool_sb_seal(struct pool_superblock *sb);

@@ -5,7 +5,8 @@
 # chunk's life, then restarted on the same pool (DESIGN §7: clients see the
 # new generation and reconnect by themselves; what was in flight fails with
 # ESTALE through libmaru and EIO through marufs, never with stale or partial
-# bytes; new opens work; the pool's books balance).
+# bytes; new opens work; the pool's books balance; what was published
+# before the kill comes back, warm restart).
 #
 #   marud.create.after     the pending version exists, its reply is not sent
 #   marud.write.mid        half of a WRITE frame's payload is in pool memory
@@ -55,11 +56,15 @@ kill_phase()
 	*" error ESTALE") ;;
 	*) fail "$phase: the call in flight ended with '$out', expected ESTALE" ;;
 	esac
-	# the new marud starts empty: nothing half-made survives, under any name
-	expect_verdict "missing" "$phase: new.bin after restart" "$FT" verify "$MARU_URI" new.bin
-	expect_verdict "missing" "$phase: old.bin after restart" "$FT" verify "$MARU_URI" old.bin
-	[ "$(mstat marud_names)" = 0 ] || fail "$phase: names left after restart"
-	wait_settled 10 "$(mstat marud_pool_capacity_bytes)"
+	# warm restart: what was published before the kill comes back whole
+	# (publish.after: the name was rebound, only the reply was lost);
+	# nothing half-made survives, under any name
+	local want=missing names=1
+	[ "$phase" = publish.after ] && want="ok 2" names=2
+	expect_verdict "$want" "$phase: new.bin after restart" "$FT" verify "$MARU_URI" new.bin
+	expect_verdict "ok 1" "$phase: old.bin after restart" "$FT" verify "$MARU_URI" old.bin
+	[ "$(mstat marud_names)" = $names ] || fail "$phase: $(mstat marud_names) names after restart, want $names"
+	wait_settled 10 $(($(mstat marud_pool_capacity_bytes) - names * SIZE))
 	# and new chunks work on both data paths
 	for dp in tcp shm; do
 		MARU_DATA=$dp "$FT" put "$MARU_URI" "after-$dp.bin" $SIZE 3 >/dev/null ||
@@ -92,8 +97,11 @@ mount_phase()
 	*" error EIO") ;;
 	*) fail "$phase: the mount's writer ended with '$out' (exit $EXIT_RC), expected EIO" ;;
 	esac
+	# published before the kill (publish.after): back whole; else nothing
+	local want=missing
+	[ "$phase" = publish.after ] && want="ok 5"
 	for m in "$m1" "$m2"; do
-		wait_for 10 eval "[ \"\$(verdict \"$FT\" fverify \"$m/new.bin\")\" = missing ]" ||
+		wait_for 10 eval "[ \"\$(verdict \"$FT\" fverify \"$m/new.bin\")\" = '$want' ]" ||
 			fail "$phase: $m/new.bin: $(verdict "$FT" fverify "$m/new.bin")"
 	done
 	"$FT" fwrite "$m1/after.bin" $SIZE 6 >/dev/null || fail "$phase: write after restart"

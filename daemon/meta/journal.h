@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/meta/journal.h: the directory journal kept in the pool's metadata
+ * area (see journal.c for the design and why it is crash-safe): the record
+ * format shared by its writer (dir/persist.c) and its reader (recovery),
+ * appends, checkpoints into the other half, and the read-only scan that
+ * recovery and `marud -n` use. Not thread-safe: the directory lock
+ * serialises every call, so records are in the order the changes happened.
+ *
+ * Record bodies are the structs below (host byte order: the pool is memory
+ * of this host, or of CXL hosts of the same architecture), followed by
+ * their extents and names; a record is a struct jrec_hdr, the body, and
+ * zero padding to 8 bytes.
+ */
+#ifndef MARUD_JOURNAL_H
+#define MARUD_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "extent.h"
+
+#define JREC_MAGIC	0x4a4du		/* "MJ" */
+#define JHALF_HDR	4096u		/* each half starts with its header */
+/* Room for one more id batch: ids below the mark may have been handed out. */
+#define JOURNAL_ID_BATCH 65536u
+
+enum jrec_type {
+	JR_DIR = 1,	/* a directory: mkdir, or one line of a checkpoint */
+	JR_FILE = 2,	/* a published version bound to its name (replaces it) */
+	JR_REMOVE = 3,	/* unlink, evict, rmdir: by id */
+	JR_RENAME = 4,	/* whatever is at `to` goes; the item `id` at `from` moves */
+	JR_ATTR = 5,	/* setattr */
+	JR_IDS = 6,	/* ids below next_id may be in use */
+};
+
+struct jrec_hdr {
+	uint64_t sum;	/* XXH3(bytes [8, len), seed = the half's salt) */
+	uint16_t magic;
+	uint16_t type;
+	uint32_t len;	/* header + body + padding */
+	uint64_t seq;	/* 0, 1, 2... within one use of a half */
+};
+
+struct jb_dir {
+	uint64_t id, parent, atime, mtime, ctime;
+	uint32_t mode, uid, gid, nlen;
+	/* char name[nlen] */
+};
+
+struct jb_file {
+	uint64_t id, parent, size, xxh3, atime, mtime, ctime;
+	uint32_t mode, uid, gid, nlen, next, pad;
+	/* struct extent ext[next]; char name[nlen] */
+};
+
+struct jb_remove {
+	uint64_t id;
+	uint32_t why;	/* the event type (unlink, evict, rmdir) */
+	uint32_t pad;
+};
+
+struct jb_rename {
+	uint64_t id, from_parent, to_parent;
+	uint32_t from_len, to_len;
+	/* char from[from_len], to[to_len] */
+};
+
+struct jb_attr {
+	uint64_t id, atime, mtime, ctime;
+	uint32_t mode, uid, gid, pad;
+};
+
+struct jb_ids {
+	uint64_t next_id;
+};
+
+_Static_assert(sizeof(struct jrec_hdr) == 24, "record header");
+_Static_assert(sizeof(struct jb_dir) == 56 && sizeof(struct jb_file) == 80, "bodies");
+
+/* Bytes a record with a body of blen bytes takes. */
+static inline uint32_t jrec_size(uint32_t blen)
+{
+	return (uint32_t)((sizeof(struct jrec_hdr) + blen + 7) & ~7ull);
+}
+
+/* Encode into dst (jrec_size(blen) bytes). */
+void jrec_encode(void *dst, uint32_t type, uint64_t seq, uint64_t salt, const void *body,
+		 uint32_t blen);
+/*
+ * Check the record at src (avail bytes readable): magic, length, sequence
+ * (seq == UINT64_MAX: any) and checksum. 0 with *type, *body, *blen (the
+ * body length with padding), or -EBADMSG.
+ */
+int jrec_decode(const void *src, uint64_t avail, uint64_t salt, uint64_t seq,
+		uint32_t *type, const void **body, uint32_t *blen);
+
+/* Make pool bytes [off, off+len) durable; NULL: plain memory (shm, file). */
+typedef int (*journal_persist_fn)(void *arg, uint64_t off, uint64_t len);
+
+struct journal_opts {
+	uint8_t *pool_base;		/* the pool mapping */
+	uint64_t area_off, area_len;	/* the metadata area in it */
+	const uint8_t *uuid;		/* 16 bytes: the pool's */
+	journal_persist_fn persist;
+	void *persist_arg;
+};
+
+struct journal;
+
+/* What a scan found. */
+struct journal_scan {
+	int found;		/* 0: no valid half header (a new or wiped area) */
+	int half;
+	uint64_t epoch;
+	uint64_t records, bytes;	/* valid records replayed, their bytes */
+	uint64_t stop_off;		/* offset in the half where replay stopped */
+	int torn;			/* the bytes at stop_off are not a clean end */
+	uint64_t lost_records, lost_bytes;	/* valid records found past the stop */
+};
+
+/* 0, or non-zero to stop the scan (returned by journal_scan). */
+typedef int (*journal_rec_fn)(void *arg, uint32_t type, const void *body, uint32_t blen);
+
+int journal_open(const struct journal_opts *o, struct journal **out);
+void journal_close(struct journal *j);
+/* Replay the active half through cb. Reads only. */
+int journal_scan(struct journal *j, journal_rec_fn cb, void *arg, struct journal_scan *out);
+/*
+ * Append one record to the active half and make it durable. fp (may be
+ * NULL): fail point prefix; "<fp>.torn" fires with half the record
+ * written, "<fp>.after" once it is durable. -ENOSPC if it does not fit
+ * (checkpoint), -ENODEV before the first checkpoint.
+ */
+int journal_append(struct journal *j, uint32_t type, const void *body, uint32_t blen,
+		   const char *fp);
+/* 1 if a record of rlen bytes fits in the active half now. */
+int journal_fits(const struct journal *j, uint64_t rlen);
+uint64_t journal_half_len(const struct journal *j);
+/*
+ * Checkpoint: begin (the other half's header is wiped first), add every
+ * live item, commit (records durable, then the new header: from then on
+ * the new half is the journal). -ENOSPC from add if the state does not fit
+ * a half: abort, and the old half stays the journal.
+ */
+int journal_ckpt_begin(struct journal *j);
+int journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_t blen);
+int journal_ckpt_commit(struct journal *j);
+void journal_ckpt_abort(struct journal *j);
+/* Make data bytes durable before the record that publishes them. */
+int journal_flush(struct journal *j, uint64_t off, uint64_t len);
+
+struct journal_stats {
+	uint64_t epoch, half_len, used, appended, checkpoints, ckpt_bytes;
+};
+void journal_stats(const struct journal *j, struct journal_stats *out);
+
+#endif

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/meta/recover.c: what marud does with its metadata area at start
+ * (meta_start) and under `marud -n` (meta_check). At start it decides
+ * between recovering and starting empty (--fresh, a new pool, or a pool
+ * whose superblock was rewritten), runs dir_restore() over the journal,
+ * says in the log what came back, what was lost and how fast, then writes
+ * a checkpoint of the recovered state into the journal's other half (the
+ * half replayed, which may end in a torn record, is never appended to)
+ * and attaches the journal to the directory. meta_check maps the pool
+ * read-only and runs the same restore into a scratch directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "dir.h"
+#include "journal.h"
+#include "log.h"
+#include "pool.h"
+#include "recover.h"
+#include "superblock.h"
+
+static int dax_persist(void *arg, uint64_t off, uint64_t len)
+{
+	return pool_persist(arg, off, len);
+}
+
+static void log_scan(const struct journal_scan *sc)
+{
+	if (!sc->torn)
+		return;
+	if (sc->lost_records)
+		log_warnx("recovery: the journal is damaged at offset %" PRIu64
+			  ": recovered up to its last valid record; %" PRIu64
+			  " later records (%" PRIu64 " bytes) are lost",
+			  sc->stop_off, sc->lost_records, sc->lost_bytes);
+	else
+		log_warnx("recovery: the journal ends in a torn record at offset %" PRIu64
+			  " (a change in flight at the crash): recovered up to the record before it",
+			  sc->stop_off);
+}
+
+static int recover(struct pool *pl, struct dir *d, struct journal *j)
+{
+	struct dir_restore_stats st;
+	struct journal_scan sc;
+	uint64_t t0 = now_ns(), ns;
+	int rc;
+
+	rc = dir_restore(d, j, pl->base, &sc, &st);
+	if (rc)
+		return rc;
+	ns = now_ns() - t0;
+	if (!sc.found) {
+		log_info("recovery: no journal in the metadata area: starting empty");
+		return 0;
+	}
+	log_scan(&sc);
+	if (st.bad_sum)
+		log_warnx("recovery: %" PRIu64 " versions (%" PRIu64
+			  " bytes) dropped: their bytes no longer match their checksum",
+			  st.bad_sum, st.bad_sum_bytes);
+	if (st.skipped)
+		log_warnx("recovery: %" PRIu64 " journal records did not apply", st.skipped);
+	log_info("recovery: %" PRIu64 " names, %" PRIu64 " directories, %" PRIu64
+		 " bytes back from %" PRIu64 " records (journal epoch %" PRIu64 ") in %" PRIu64
+		 " ms (%.0f names/s); ids resume at %" PRIu64,
+		 st.files, st.dirs, st.bytes, sc.records, sc.epoch, ns / 1000000,
+		 ns ? (double)st.files * 1e9 / (double)ns : 0.0, st.next_id);
+	return 0;
+}
+
+int meta_start(struct pool *pl, struct dir *d, const struct meta_opts *o,
+	       struct journal **out)
+{
+	struct journal_opts jo = {
+		.pool_base = pl->base, .area_off = pl->meta_off, .area_len = pl->meta_len,
+		.uuid = pl->uuid,
+		.persist = pl->ops->kind == POOL_DAX ? dax_persist : NULL, .persist_arg = pl,
+	};
+	struct journal *j;
+	int rc;
+
+	*out = NULL;
+	if (!o->journal) {
+		log_warnx("journal off: the directory will not survive a restart");
+		return 0;
+	}
+	rc = journal_open(&jo, &j);
+	if (rc) {
+		log_warn(rc, "journal: metadata area of %" PRIu64 " bytes", pl->meta_len);
+		return rc;
+	}
+	if (o->fresh)
+		log_info("recovery: --fresh: starting empty, forgetting the pool's directory");
+	else if (pl->sb_fresh)
+		log_info("recovery: new superblock: starting empty");
+	else
+		rc = recover(pl, d, j);
+	dir_set_journal(d, j);
+	if (!rc)
+		rc = dir_checkpoint(d);
+	if (rc) {
+		log_warn(rc, "journal: recovered state cannot be checkpointed");
+		dir_set_journal(d, NULL);
+		journal_close(j);
+		return rc;
+	}
+	*out = j;
+	return 0;
+}
+
+/* ---- marud -n ---- */
+
+static int uri_path(const char *uri, char *buf, size_t cap)
+{
+	int n;
+
+	if (!strncmp(uri, "shm:", 4))
+		n = snprintf(buf, cap, "/dev/shm/%s", uri + 4);
+	else if (!strncmp(uri, "file:", 5) || !strncmp(uri, "dax:", 4))
+		n = snprintf(buf, cap, "%s", strchr(uri, ':') + 1);
+	else
+		return -EINVAL;
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+		    const struct extent_list *src, uint64_t src_off, uint64_t len)
+{
+}
+
+/* Restore into a scratch directory over the read-only mapping. */
+static int check_mapped(const uint8_t *base, const struct pool_superblock *sb, FILE *out)
+{
+	struct journal_opts jo = { (uint8_t *)base, sb->meta_off, sb->meta_len, sb->uuid };
+	struct dir_opts dopt = { .copy = no_copy };
+	struct dir_restore_stats st;
+	struct journal_scan sc;
+	struct journal *j = NULL;
+	struct alloc *a = NULL;
+	struct dir *d = NULL;
+	int rc;
+
+	rc = alloc_new(sb->data_off, (sb->size - sb->data_off) & ~4095ull, 4096,
+		       sb->align > 4096 ? sb->align : 4096, &a);
+	dopt.alloc = a;
+	if (!rc)
+		rc = dir_new(&dopt, &d);
+	if (!rc)
+		rc = journal_open(&jo, &j);
+	if (!rc)
+		rc = dir_restore(d, j, base, &sc, &st);
+	if (!rc && !sc.found)
+		fprintf(out, "pool metadata: no journal (a start begins empty)\n");
+	else if (!rc)
+		fprintf(out, "pool metadata: journal epoch %" PRIu64 ", %" PRIu64 " records, %"
+			PRIu64 " names, %" PRIu64 " directories, %" PRIu64 " bytes would be recovered\n"
+			"pool metadata: %s; %" PRIu64 " records lost, %" PRIu64
+			" versions failing their checksum, %" PRIu64 " records not applying\n",
+			sc.epoch, sc.records, st.files, st.dirs, st.bytes,
+			sc.torn ? "ends in a torn or damaged record" : "ends cleanly",
+			sc.lost_records, st.bad_sum, st.skipped);
+	if (!rc && dir_check(d))
+		rc = -EUCLEAN;
+	journal_close(j);
+	dir_destroy(d);
+	alloc_destroy(a);
+	if (rc < 0)
+		return rc;
+	return sc.lost_records || st.bad_sum || st.skipped;
+}
+
+static int check_fd(int fd, FILE *out)
+{
+	struct pool_superblock sb;
+	size_t len = POOL_SB_SIZE;
+	void *m;
+	int rc;
+
+	/* device-DAX maps only at its alignment: retry with 2 MiB */
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		len = 2u << 20;
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	}
+	if (m == MAP_FAILED)
+		return -errno;
+	memcpy(&sb, m, sizeof(sb));
+	munmap(m, len);
+	if (pool_sb_check(&sb) || sb.meta_off < POOL_SB_SIZE ||
+	    sb.meta_off + sb.meta_len > sb.data_off || sb.data_off >= sb.size) {
+		fprintf(out, "pool metadata: no valid superblock (a start writes a new pool)\n");
+		return 0;
+	}
+	m = mmap(NULL, sb.size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	rc = check_mapped(m, &sb, out);
+	munmap(m, sb.size);
+	return rc;
+}
+
+int meta_check(const char *uri, const struct meta_opts *o, FILE *out)
+{
+	char path[4096];
+	int fd, rc;
+
+	if (!o->journal || o->fresh) {
+		fprintf(out, "pool metadata: not read (%s)\n",
+			o->fresh ? "fresh: a start begins empty" : "journal off");
+		return 0;
+	}
+	rc = uri_path(uri, path, sizeof(path));
+	if (rc)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(out, "pool metadata: %s: %s (a start creates the pool)\n", path,
+			strerror(errno));
+		return 0;
+	}
+	rc = check_fd(fd, out);
+	close(fd);
+	if (rc < 0)
+		fprintf(out, "pool metadata: %s: cannot read: %s\n", path, strerror(-rc));
+	return rc < 0 ? 1 : rc;
+}

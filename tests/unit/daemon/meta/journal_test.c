@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tests/unit/daemon/meta/journal_test.c: warm restart below the server:
+ * journal records (daemon/meta/journal.c) and the directory written to and
+ * rebuilt from them (daemon/dir/persist.c, restore.c) over a fake pool (a
+ * malloc'd buffer: metadata area, then data). Each restore goes into a new
+ * allocator and directory over the same bytes, as a restarted marud would,
+ * and is compared with the directory it came from, name by name.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "alloc.h"
+#include "dir.h"
+#include "journal.h"
+
+#define BLK	4096ull
+#define ROOT	DIR_ROOT_ID
+
+static const uint8_t uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+struct wfx {
+	uint8_t *pool;
+	uint64_t meta_len, data_len;
+	struct alloc *a;
+	struct dir *d;
+	struct journal *j;
+	struct dir_session *s;
+};
+
+static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+		    const struct extent_list *src, uint64_t src_off, uint64_t len)
+{
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A directory (and journal, unless journal == 0) over f's pool bytes. */
+static void wopen(struct wfx *f, int journal)
+{
+	struct dir_opts o = { .copy = no_copy };
+	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL };
+
+	assert_int_equal(alloc_new(BLK + f->meta_len, f->data_len, BLK, 16 * BLK, &f->a), 0);
+	o.alloc = f->a;
+	assert_int_equal(dir_new(&o, &f->d), 0);
+	assert_int_equal(dir_session_new(f->d, &f->s), 0);
+	f->j = NULL;
+	if (journal)
+		assert_int_equal(journal_open(&jo, &f->j), 0);
+}
+
+static void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal)
+{
+	memset(f, 0, sizeof(*f));
+	f->meta_len = meta_len;
+	f->data_len = data_len;
+	f->pool = calloc(1, BLK + meta_len + data_len);
+	assert_non_null(f->pool);
+	wopen(f, journal);
+	if (journal) {
+		dir_set_journal(f->d, f->j);
+		assert_int_equal(dir_checkpoint(f->d), 0);
+	}
+}
+
+static void wclose(struct wfx *f)
+{
+	dir_session_end(f->d, f->s);
+	assert_int_equal(dir_check(f->d), 0);
+	dir_destroy(f->d);
+	alloc_destroy(f->a);
+	journal_close(f->j);
+	f->d = NULL;
+}
+
+/* Restart: a new directory over the same bytes, restored from the journal. */
+static void wrestart(struct wfx *f, struct journal_scan *sc, struct dir_restore_stats *st)
+{
+	struct journal_scan sc0;
+	struct dir_restore_stats st0;
+
+	wclose(f);
+	wopen(f, 1);
+	assert_int_equal(dir_restore(f->d, f->j, f->pool, sc ? sc : &sc0, st ? st : &st0), 0);
+	assert_int_equal(dir_check(f->d), 0);
+	dir_set_journal(f->d, f->j);
+	assert_int_equal(dir_checkpoint(f->d), 0);
+}
+
+static int wput(struct wfx *f, uint64_t parent, const char *name, const char *content)
+{
+	uint64_t len = strlen(content);
+	struct extent_list l = { 0 };
+	struct dir_attr at;
+	int rc;
+
+	rc = dir_create_ext(f->d, f->s, parent, name, strlen(name), 0, 0, 0644, 1, 2, len,
+			    &at, &l);
+	if (rc)
+		return rc;
+	if (len)
+		memcpy(f->pool + l.v[0].off, content, len);	/* one extent: small */
+	extent_list_free(&l);
+	rc = dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(content, len), &at);
+	if (rc) {
+		dir_abandon(f->d, f->s, at.ino);
+		return rc;
+	}
+	assert_int_equal(dir_release(f->d, f->s, at.ino), 0);
+	return 0;
+}
+
+static uint64_t wmkdir(struct wfx *f, uint64_t parent, const char *name)
+{
+	struct dir_attr at;
+
+	assert_int_equal(dir_mkdir(f->d, parent, name, strlen(name), 0755, 0, 0, &at), 0);
+	return at.ino;
+}
+
+/* ---- a listing of the whole namespace, to compare directories ---- */
+
+struct lst {
+	char *buf;
+	size_t len, cap;
+	uint64_t dirs[4096];
+	unsigned int ndirs;
+};
+
+static int lst_cb(void *arg, const struct dir_dirent *de)
+{
+	struct lst *l = arg;
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%llu %.*s %u\n", (unsigned long long)de->ino,
+			 (int)de->nlen, de->name, de->mode);
+
+	if (l->len + (size_t)n + 1 > l->cap) {
+		l->cap = (l->cap + (size_t)n + 1) * 2;
+		l->buf = realloc(l->buf, l->cap);
+		assert_non_null(l->buf);
+	}
+	memcpy(l->buf + l->len, line, (size_t)n + 1);
+	l->len += (size_t)n;
+	if (de->state == DIR_ST_DIR && l->ndirs < 4096)
+		l->dirs[l->ndirs++] = de->ino;
+	return 0;
+}
+
+/* "ino name mode" per entry, plus size and hash of each file, dir by dir. */
+static char *listing(struct dir *d)
+{
+	struct lst *l = calloc(1, sizeof(*l));
+	struct dir_attr at;
+	unsigned int i;
+	char *out;
+	int eof;
+
+	assert_non_null(l);
+	l->dirs[l->ndirs++] = ROOT;
+	for (i = 0; i < l->ndirs; i++) {
+		char head[64];
+		int n = snprintf(head, sizeof(head), "[%llu]\n", (unsigned long long)l->dirs[i]);
+		struct dir_dirent de = { .name = head, .nlen = (size_t)n - 1, .state = 0 };
+
+		lst_cb(l, &de);
+		assert_true(dir_readdir(d, NULL, l->dirs[i], 0, UINT32_MAX, lst_cb, l, &eof) >= 0);
+		assert_true(eof);
+	}
+	for (i = 0; i < l->ndirs; i++)
+		assert_int_equal(dir_getattr(d, NULL, l->dirs[i], &at), 0);
+	out = l->buf ? l->buf : strdup("");
+	free(l);
+	return out;
+}
+
+/* ---- records ---- */
+
+static void test_record_roundtrip(void **state)
+{
+	uint8_t buf[256], body[40];
+	const void *b;
+	uint32_t type, blen;
+	size_t i;
+
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7);
+	jrec_encode(buf, JR_RENAME, 5, 99, body, 37);
+	assert_int_equal(jrec_size(37), 64);
+	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), 0);
+	assert_int_equal(type, JR_RENAME);
+	assert_int_equal(blen, 40);	/* padded */
+	assert_memory_equal(b, body, 37);
+	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, UINT64_MAX, &type, &b, &blen), 0);
+	assert_int_equal(jrec_decode(buf, sizeof(buf), 98, 5, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 6, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(jrec_decode(buf, 63, 99, 5, &type, &b, &blen), -EBADMSG);
+	/* every single-bit flip anywhere in the record is caught */
+	for (i = 0; i < 64 * 8; i++) {
+		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+		assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), -EBADMSG);
+		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+	}
+}
+
+/* A namespace with a bit of everything, recovered exactly, ids above all. */
+static void test_restore_equivalence(void **state)
+{
+	struct dir_restore_stats st;
+	struct journal_scan sc;
+	struct dir_setattr sa = { .mask = 1u, .mode = 0600 };
+	struct dir_attr at;
+	struct wfx f;
+	char *before, *after, name[32];
+	uint64_t a, b;
+	int i;
+
+	(void)sa;
+	/* a small area, so appends fill halves and checkpoint many times */
+	wnew(&f, 128 * 1024, 4096 * BLK, 1);
+	a = wmkdir(&f, ROOT, "model");
+	b = wmkdir(&f, a, "layer0");
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "chunk-%d.bin", i);
+		assert_int_equal(wput(&f, i % 2 ? a : b, name, name), 0);
+		if (i % 7 == 0)
+			assert_int_equal(dir_unlink(f.d, f.s, i % 2 ? a : b, name, strlen(name)), 0);
+		if (i % 11 == 0)
+			assert_int_equal(wput(&f, i % 2 ? a : b, name, "replaced"), 0);
+	}
+	assert_int_equal(dir_rename(f.d, f.s, a, "chunk-1.bin", 11, b, "moved-a-long-name.bin",
+				    21, 0), 0);
+	assert_int_equal(dir_rename(f.d, f.s, ROOT, "model", 5, ROOT, "model2", 6, 0), 0);
+	assert_int_equal(dir_lookup(f.d, NULL, b, "chunk-2.bin", 11, &at), 0);
+	sa.mask = 1u;	/* SETATTR_MODE */
+	assert_int_equal(dir_setattr(f.d, NULL, at.ino, &sa, &at), 0);
+	wmkdir(&f, ROOT, "empty");
+	assert_int_equal(dir_rmdir(f.d, ROOT, "empty", 5), 0);
+	before = listing(f.d);
+	wrestart(&f, &sc, &st);
+	assert_true(sc.found);
+	assert_int_equal(st.bad_sum, 0);
+	assert_int_equal(st.skipped, 0);
+	after = listing(f.d);
+	assert_string_equal(before, after);
+	assert_int_equal(dir_lookup(f.d, NULL, b, "chunk-2.bin", 11, &at), 0);
+	assert_int_equal(at.mode & 07777, 0600);
+	/* a second restart from the checkpoint the first one wrote: the same */
+	wrestart(&f, &sc, &st);
+	free(after);
+	after = listing(f.d);
+	assert_string_equal(before, after);
+	/* ids resume above everything handed out */
+	assert_int_equal(wput(&f, ROOT, "new", "x"), 0);
+	assert_int_equal(dir_lookup(f.d, NULL, ROOT, "new", 3, &at), 0);
+	assert_true(at.ino > st.next_id - 1);
+	free(before);
+	free(after);
+	wclose(&f);
+	free(f.pool);
+}
+
+static int all_zero(const uint8_t *p, uint64_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+/* The last record torn at every byte: recovery is the state before it. */
+static void test_torn_every_offset(void **state)
+{
+	struct journal_stats js0, js1;
+	struct journal_scan sc;
+	struct dir_restore_stats st;
+	struct wfx f;
+	uint8_t *keep;
+	uint64_t total = BLK + 256 * 1024 + 256 * BLK, off, len, k;
+	char *before, *after, *got;
+	int fill, whole;
+
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
+	assert_int_equal(wput(&f, ROOT, "a", "alpha"), 0);
+	wmkdir(&f, ROOT, "d");
+	before = listing(f.d);
+	journal_stats(f.j, &js0);
+	assert_int_equal(wput(&f, ROOT, "last-one-with-a-name", "omega"), 0);
+	journal_stats(f.j, &js1);
+	after = listing(f.d);
+	keep = malloc(total);
+	assert_non_null(keep);
+	memcpy(keep, f.pool, total);
+	/* After the checkpoint wnew wrote (epoch 1: half 0), appends go there. */
+	assert_int_equal(js0.epoch, 1);
+	len = js1.used - js0.used;
+	off = BLK + 4096 + js0.used;
+	assert_true(len > 0);
+	for (fill = 0; fill < 2; fill++) {
+		for (k = 0; k <= len; k++) {
+			memcpy(f.pool, keep, total);
+			wclose(&f);
+			wopen(&f, 1);
+			/* torn: bytes [k, len) of the last record never made it */
+			memset(f.pool + off + k, fill ? 0xa5 : 0, len - k);
+			assert_int_equal(dir_restore(f.d, f.j, f.pool, &sc, &st), 0);
+			assert_int_equal(dir_check(f.d), 0);
+			got = listing(f.d);
+			/* tearing off only the zero padding leaves the record whole */
+			whole = k == len || (!fill && all_zero(keep + off + k, len - k));
+			assert_string_equal(got, whole ? after : before);
+			assert_int_equal(sc.torn, !whole && (fill || k > 0));
+			free(got);
+		}
+	}
+	free(before);
+	free(after);
+	free(keep);
+	wclose(&f);
+	free(f.pool);
+}
+
+/* Bytes that changed after publish: the version is dropped, never served. */
+static void test_checksum_mismatch(void **state)
+{
+	struct dir_restore_stats st;
+	struct dir_attr at;
+	struct extent_list l = { 0 };
+	struct wfx f;
+
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
+	assert_int_equal(wput(&f, ROOT, "good", "good bytes"), 0);
+	assert_int_equal(wput(&f, ROOT, "bad", "bad bytes"), 0);
+	assert_int_equal(dir_open_ext(f.d, f.s, ROOT, "bad", 3, 0, &at, &l), 0);
+	f.pool[l.v[0].off + 2] ^= 0x40;
+	extent_list_free(&l);
+	assert_int_equal(dir_release(f.d, f.s, at.ino), 0);
+	wrestart(&f, NULL, &st);
+	assert_int_equal(st.bad_sum, 1);
+	assert_int_equal(st.files, 1);
+	assert_int_equal(dir_lookup(f.d, NULL, ROOT, "bad", 3, &at), -ENOENT);
+	assert_int_equal(dir_lookup(f.d, NULL, ROOT, "good", 4, &at), 0);
+	wclose(&f);
+	free(f.pool);
+}
+
+/* A record damaged in the middle: recovery stops there and says what is lost. */
+static void test_damaged_middle(void **state)
+{
+	struct journal_stats js;
+	struct journal_scan sc;
+	struct dir_restore_stats st;
+	struct dir_attr at;
+	struct wfx f;
+	uint64_t base;
+	char name[16];
+	int i;
+
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
+	journal_stats(f.j, &js);
+	base = BLK + 4096 + js.used + (js.epoch % 2 == 0 ? journal_half_len(f.j) : 0);
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(wput(&f, ROOT, name, name), 0);
+	}
+	/* the first publish after the checkpoint: an ids mark, then its record */
+	journal_stats(f.j, &js);
+	f.pool[base + 200] ^= 1;
+	wrestart(&f, &sc, &st);
+	assert_true(sc.torn);
+	assert_true(sc.lost_records >= 8);
+	assert_true(st.files < 10);
+	assert_int_equal(dir_lookup(f.d, NULL, ROOT, "n9", 2, &at), -ENOENT);
+	wclose(&f);
+	free(f.pool);
+}
+
+/* A full metadata area: checkpoints, then ENOSPC at publish; nothing lost. */
+static void test_full_enospc(void **state)
+{
+	struct dir_restore_stats st;
+	struct wfx f;
+	char name[64], *before, *after;
+	int i, rc = 0, n = 0;
+
+	wnew(&f, 32 * 1024, 4096 * BLK, 1);
+	for (i = 0; i < 4000 && !rc; i++) {
+		snprintf(name, sizeof(name), "name-%06d-padding-padding", i);
+		rc = wput(&f, ROOT, name, "");
+		n += !rc;
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_true(n > 50);
+	/* removals make room again */
+	for (i = 0; i < n; i += 2) {
+		snprintf(name, sizeof(name), "name-%06d-padding-padding", i);
+		assert_int_equal(dir_unlink(f.d, f.s, ROOT, name, strlen(name)), 0);
+	}
+	assert_int_equal(wput(&f, ROOT, "after-room", "x"), 0);
+	before = listing(f.d);
+	wrestart(&f, NULL, &st);
+	after = listing(f.d);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	wclose(&f);
+	free(f.pool);
+}
+
+/* ---- scale and cost ---- */
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 10) : def;
+}
+
+static double publish_rate(int journal, uint64_t n)
+{
+	struct wfx f;
+	uint64_t i, d = ROOT;
+	char name[32];
+	double t0, t;
+
+	wnew(&f, 64ull << 20, 64 * BLK, journal);
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		if (i % 1000 == 0) {
+			snprintf(name, sizeof(name), "d%llu", (unsigned long long)i / 1000);
+			d = wmkdir(&f, ROOT, name);
+		}
+		snprintf(name, sizeof(name), "%016llx.bin", (unsigned long long)i);
+		assert_int_equal(wput(&f, d, name, ""), 0);
+	}
+	t = now_s() - t0;
+	wclose(&f);
+	free(f.pool);
+	return (double)n / t;
+}
+
+/* Create + publish with the journal and without, side by side. */
+static void test_publish_cost(void **state)
+{
+	uint64_t n = env_u64("WARM_BENCH_PUBLISHES", 100000);
+	double off1 = publish_rate(0, n), on1 = publish_rate(1, n);
+	double off2 = publish_rate(0, n), on2 = publish_rate(1, n);
+	double off = off1 > off2 ? off1 : off2, on = on1 > on2 ? on1 : on2;
+
+	printf("warm: publish (create+publish+release, %llu names): %.0f/s without journal, %.0f/s with: ratio %.2f\n",
+	       (unsigned long long)n, off, on, on / off);
+	assert_true(on > 0 && off > 0);
+}
+
+static void test_million_names(void **state)
+{
+	uint64_t n = env_u64("WARM_NAMES", 1000000), i, d = ROOT;
+	struct dir_restore_stats st;
+	struct journal_scan sc;
+	struct wfx f;
+	char name[32];
+	double t0, tr, tc;
+
+	wnew(&f, 512ull << 20, 64 * BLK, 1);
+	for (i = 0; i < n; i++) {
+		if (i % 1000 == 0) {
+			snprintf(name, sizeof(name), "d%llu", (unsigned long long)i / 1000);
+			d = wmkdir(&f, ROOT, name);
+		}
+		snprintf(name, sizeof(name), "%016llx.bin", (unsigned long long)i);
+		assert_int_equal(wput(&f, d, name, ""), 0);
+	}
+	wclose(&f);
+	wopen(&f, 1);
+	t0 = now_s();
+	assert_int_equal(dir_restore(f.d, f.j, f.pool, &sc, &st), 0);
+	tr = now_s() - t0;
+	dir_set_journal(f.d, f.j);
+	assert_int_equal(dir_checkpoint(f.d), 0);
+	tc = now_s() - t0;
+	assert_int_equal(st.files, n);
+	assert_int_equal(st.skipped, 0);
+	assert_int_equal(dir_check(f.d), 0);
+	printf("warm: %llu names recovered in %.3f s (%.0f names/s); ready to serve (restore + checkpoint) after %.3f s\n",
+	       (unsigned long long)n, tr, (double)n / tr, tc);
+	wclose(&f);
+	free(f.pool);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_record_roundtrip),
+		cmocka_unit_test(test_restore_equivalence),
+		cmocka_unit_test(test_torn_every_offset),
+		cmocka_unit_test(test_checksum_mismatch),
+		cmocka_unit_test(test_damaged_middle),
+		cmocka_unit_test(test_full_enospc),
+		cmocka_unit_test(test_publish_cost),
+		cmocka_unit_test(test_million_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
