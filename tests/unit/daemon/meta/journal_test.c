@@ -325,7 +325,16 @@ static void test_torn_every_offset(void **state)
 			/* tearing off only the zero padding leaves the record whole */
 			whole = k == len || (!fill && all_zero(keep + off + k, len - k));
 			assert_string_equal(got, whole ? after : before);
-			assert_int_equal(sc.torn, !whole && (fill || k > 0));
+			/*
+			 * A scan calls it torn when the header slot where the
+			 * log stops is not all zero. The header opens with a
+			 * checksum seeded by the half's random salt, so when
+			 * only its first bytes survive and they happen to be
+			 * zero, the tear looks like a clean end: same listing,
+			 * nothing reported. Judge by the torn image itself.
+			 */
+			assert_int_equal(sc.torn, !whole &&
+					 !all_zero(f.pool + off, sizeof(struct jrec_hdr)));
 			free(got);
 		}
 	}
