@@ -59,6 +59,7 @@ struct conn {
 
 struct sub;
 struct ack_wait;
+struct rdma_srv;
 
 struct server {
 	struct config cfg;
@@ -66,6 +67,7 @@ struct server {
 	struct alloc *alloc;
 	struct dir *dir;
 	struct sessions *sessions;
+	struct rdma_srv *rdma;		/* rdma/: NULL without an rdma:// listener */
 	uint64_t generation;
 	int have_key;
 	uint8_t key[CONFIG_KEY_BYTES];

@@ -36,8 +36,18 @@ struct dp_ops {
 
 extern const struct dp_ops dp_shm_ops;
 extern const struct dp_ops dp_tcp_ops;
+extern const struct dp_ops dp_rdma_ops;
 
 /* 0 if an RDMA device exists here, else -ENODEV (reason in *why). */
 int rdma_probe(const char **why);
+/*
+ * Make the client's rdma QP for the session s (marud's rdma listener from
+ * HELLO): 0, or -errno with the reason in *why. dp_rdma_ops connects again
+ * by itself after an error or a new session.
+ */
+int rdma_dp_open(struct maru_client *c, const char **why);
+void rdma_dp_close(struct maru_client *c);
+/* The handle is going away: drop its cached rkeys. */
+void rdma_file_forget(struct maru_file *f);
 
 #endif
