@@ -194,8 +194,11 @@ HANDLER(h_release)
 	struct dir_session *ds = session_dir(c->sess);
 	int rc;
 
-	rdma_end_begin(c->srv->rdma, c->sess,
-		       dir_lease_count(c->srv->dir, ds, r->ino) > 1 ? 0 : r->ino, 0);
+	/* the last lease of the session on ino ends its read-only windows;
+	 * counted under the lock RKEY binds with */
+	rdma_end_lock(c->srv->rdma);
+	if (c->srv->rdma && dir_lease_count(c->srv->dir, ds, r->ino) <= 1)
+		rdma_end_revoke(c->srv->rdma, c->sess, r->ino, 0);
 	rc = dir_release(c->srv->dir, ds, r->ino);
 	rdma_end_done(c->srv->rdma);
 	return rc;

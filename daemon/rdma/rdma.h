@@ -44,6 +44,9 @@ int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
 /* Around a directory call that ends the right of s on ino (0: none). */
 void rdma_end_begin(struct rdma_srv *r, struct session *s, uint64_t ino, int rw);
 void rdma_end_done(struct rdma_srv *r);
+/* rdma_end_begin in two steps, for a caller that decides in between. */
+void rdma_end_lock(struct rdma_srv *r);
+void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw);
 /* Before dir_session_end(s): fence its QP, revoke everything (arg: rdma_srv). */
 void rdma_session_end(void *arg, struct session *s);
 /* The rdma lines of STATS (Prometheus text). */

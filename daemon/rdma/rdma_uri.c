@@ -70,6 +70,14 @@ void rdma_end_done(struct rdma_srv *r)
 {
 }
 
+void rdma_end_lock(struct rdma_srv *r)
+{
+}
+
+void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw)
+{
+}
+
 void rdma_session_end(void *r, struct session *s)
 {
 }

@@ -223,13 +223,24 @@ int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
 	return rc;
 }
 
+void rdma_end_lock(struct rdma_srv *r)
+{
+	if (r)
+		pthread_mutex_lock(&r->lock);
+}
+
 void rdma_end_begin(struct rdma_srv *r, struct session *s, uint64_t ino, int rw)
+{
+	rdma_end_lock(r);
+	rdma_end_revoke(r, s, ino, rw);
+}
+
+void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw)
 {
 	struct rsess *rs;
 
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->lock);
 	rs = rsess_of(r, s);
 	if (!rs)
 		return;

@@ -568,6 +568,45 @@ static int rdma_truncate(struct maru_file *f, uint64_t size)
 	return rc;
 }
 
+/* ---- test hooks (tests/integration/tools/rdma_rights.c) ---- */
+
+int rdma_test_key(struct maru_file *f, uint32_t i, uint64_t *addr, uint32_t *rkey,
+		  uint64_t *len)
+{
+	if (!f->rk || i >= f->rk->n)
+		return -ENOENT;
+	*addr = f->rk->k[i].addr;
+	*rkey = f->rk->k[i].rkey;
+	*len = f->rk->k[i].len;
+	return 0;
+}
+
+int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
+		   uint32_t len, void *buf)
+{
+	struct rdma_dp *d = c->rdma;
+	struct piece p = { .addr = addr, .rkey = rkey, .n = len, .u = buf };
+	struct ibv_wc wc;
+	int rc;
+
+	if (!d || len > STAGE_BUF)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	rc = d->id ? post_piece(d, &p, 0, write) : -ENOTCONN;
+	if (!rc)
+		rc = cq_wait(c, d, &wc, mono_ms() + c->opts.timeout_ms);
+	if (!rc && wc.status == IBV_WC_SUCCESS && !write)
+		memcpy(buf, d->stage, len);
+	if (!rc && wc.status != IBV_WC_SUCCESS) {
+		clog_warnx(c, "%s: test %s failed: %s", c->uri, op_name(write),
+			   ibv_wc_status_str(wc.status));
+		rc = (int)wc.status;	/* > 0: the completion status */
+		qp_fail(c, d);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
 /* Every WRITE of the handle completed (each call waits); a failed one poisons it. */
 static int rdma_sync(struct maru_file *f)
 {
@@ -592,6 +631,18 @@ void rdma_dp_close(struct maru_client *c)
 
 void rdma_file_forget(struct maru_file *f)
 {
+}
+
+int rdma_test_key(struct maru_file *f, uint32_t i, uint64_t *addr, uint32_t *rkey,
+		  uint64_t *len)
+{
+	return -ENODEV;
+}
+
+int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
+		   uint32_t len, void *buf)
+{
+	return -ENODEV;
 }
 
 static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t off)

@@ -129,7 +129,7 @@ struct proto_hello_rep {
 _Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72, "hello_rep size");
 
 /*
- * The rdma data path (DESIGN §6). Control stays on the authenticated stream
+ * The rdma data path (marufs-design(7) §6). Control stays on the authenticated stream
  * above; the rdma listener (marud --listen rdma://ADDR:PORT) carries only
  * one-sided transfers. After a HELLO_F_RDMA HELLO that answered rdma_port,
  * the client connects an RC QP there (rdma_cm) with proto_rdma_cm as the
@@ -142,7 +142,8 @@ _Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72, "hell
  * (a lease) read-only. marud binds one type 2 memory window per extent on
  * the session's QP, covering exactly that extent, and answers them in
  * extent order (addr is the remote address to use; pool offsets are the
- * MR's iova). A later RKEY of the same version answers the same windows (plus new ones for extents added since).
+ * MR's iova). A later RKEY of the same version answers the same
+ * windows, plus new ones for extents added since.
  * The windows are invalidated before RELEASE, PUBLISH, ABANDON or TRUNCATE
  * of that version returns and before the session ends, so no access
  * reaches memory after the right to it ended: it fails with a remote access

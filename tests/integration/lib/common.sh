@@ -62,6 +62,8 @@ PRELOAD=()		# MARU_RDMA_PRELOAD as an env(1) prefix
 if [ -n "${MARU_RDMA_PRELOAD:-}" ]; then
 	export SOFTVERBS_NS="maru-it-$$"
 	PRELOAD=(env "$MARU_RDMA_PRELOAD")
+	# the cases' own libmaru tools need the device too
+	export "${MARU_RDMA_PRELOAD?}"
 fi
 : "${MARU_RDMA_PORT:=18515}"
 declare -A MARUFS_PID_OF=()	# mountpoint -> marufs pid
