@@ -23,6 +23,8 @@
 #include <sodium.h>
 
 #include "conf.h"
+#include "config.h"
+#include "rdma.h"
 #include "log.h"
 #include "proto.h"
 #include "addr.h"
@@ -84,7 +86,7 @@ static int set_size(struct config *c, const char *v, int layer)
 
 static int set_listen(struct config *c, const char *v, int layer)
 {
-	if (strncmp(v, "unix:", 5) && strncmp(v, "tcp://", 6))
+	if (strncmp(v, "unix:", 5) && strncmp(v, "tcp://", 6) && strncmp(v, "rdma://", 7))
 		return -EINVAL;
 	/* A layer that names listen addresses replaces the lower layer's list. */
 	if (c->listen_layer != layer) {
@@ -651,10 +653,16 @@ out_close:
 static int validate_listen(const char *uri, int have_key, FILE *err)
 {
 	struct maru_addr a;
-	int rc = addr_parse(uri, &a);
+	int rc = rdma_uri(uri, a.host, sizeof(a.host), &a.port);
 
+	a.unix = 0;
+	if (rc == 0)
+		rc = addr_parse(uri, &a);
+	else
+		rc = rc < 0 ? rc : (HAVE_RDMA ? 0 : -EOPNOTSUPP);
 	if (rc) {
-		errf(err, "listen %s: not unix:PATH or tcp://ADDR:PORT", uri);
+		errf(err, "listen %s: not unix:PATH, tcp://ADDR:PORT or rdma://ADDR:PORT%s",
+		     uri, rc == -EOPNOTSUPP ? " (marud built without RDMA)" : "");
 		return rc;
 	}
 	if (a.unix || have_key)

@@ -71,6 +71,7 @@ static const struct handler handlers[OP_MAX] = {
 	[OP_READ] = { h_read, H_SESSION },
 	[OP_WRITE] = { h_write, H_SESSION | H_CACHED },
 	[OP_HINT] = { h_hint, H_SESSION },
+	[OP_RKEY] = { h_rkey, H_SESSION },
 	[OP_SUBSCRIBE] = { h_subscribe, H_SESSION },
 };
 

@@ -27,6 +27,7 @@
 #include "conn.h"
 #include "listen.h"
 #include "log.h"
+#include "rdma.h"
 #include "server_priv.h"
 
 #define LISTEN_BACKLOG		512
@@ -142,6 +143,9 @@ static int listener_open(struct listener *l, const char *uri)
 
 	l->fd = -1;
 	snprintf(l->uri, sizeof(l->uri), "%s", uri);
+	/* rdma:// is daemon/rdma's (no socket here: poll skips fd -1) */
+	if (rdma_uri(uri, a.host, sizeof(a.host), &a.port))
+		return 0;
 	rc = addr_parse(uri, &a);
 	if (rc)
 		return rc;

@@ -23,6 +23,7 @@
 #include "listen.h"
 #include "log.h"
 #include "pool.h"
+#include "rdma.h"
 #include "recover.h"
 #include "server.h"
 #include "server_priv.h"
@@ -126,6 +127,10 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	rc = listeners_open(srv);
 	if (rc)
 		goto out_destroy;
+	rc = rdma_srv_open(srv, &srv->rdma);
+	if (rc)
+		goto out_destroy;
+	sessions_set_end_hook(srv->sessions, rdma_session_end, srv->rdma);
 	*out = srv;
 	return 0;
 out_destroy:
@@ -138,9 +143,9 @@ int server_start(struct server *srv)
 	int rc;
 
 	rc = sessions_start_reaper(srv->sessions);
-	if (rc)
-		return rc;
-	return accept_start(srv);
+	if (!rc)
+		rc = rdma_srv_start(srv->rdma);
+	return rc ? rc : accept_start(srv);
 }
 
 int server_stop(struct server *srv)
@@ -153,6 +158,8 @@ int server_stop(struct server *srv)
 	conns_close_all(srv);
 	sessions_destroy(srv->sessions);
 	srv->sessions = NULL;
+	rdma_srv_close(srv->rdma);
+	srv->rdma = NULL;
 	rc = dir_check(srv->dir);
 	if (rc)
 		log_warnx("shutdown: directory check failed: %s", strerror(-rc));
@@ -169,6 +176,7 @@ void server_destroy(struct server *srv)
 		server_stop(srv);
 	listeners_close(srv);
 	sessions_destroy(srv->sessions);
+	rdma_srv_close(srv->rdma);
 	if (srv->dir)
 		dir_destroy(srv->dir);
 	journal_close(srv->journal);

@@ -59,6 +59,7 @@ struct conn {
 
 struct sub;
 struct ack_wait;
+struct rdma_srv;
 
 struct server {
 	struct config cfg;
@@ -67,6 +68,7 @@ struct server {
 	struct dir *dir;
 	struct journal *journal;	/* warm restart (daemon/meta/), or NULL */
 	struct sessions *sessions;
+	struct rdma_srv *rdma;		/* rdma/: NULL without an rdma:// listener */
 	uint64_t generation;
 	int have_key;
 	uint8_t key[CONFIG_KEY_BYTES];

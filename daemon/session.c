@@ -69,6 +69,8 @@ struct sessions {
 	uint64_t grace_ms;
 	int reaper_running, reaper_stop;
 	pthread_t reaper;
+	session_end_hook end_hook;	/* set before the reaper starts */
+	void *end_arg;
 };
 
 uint64_t sessions_now_ms(void)
@@ -149,8 +151,17 @@ static void detached_remove(struct sessions *t, struct session *s)
 	s->dprev = s->dnext = NULL;
 }
 
+void sessions_set_end_hook(struct sessions *t, session_end_hook fn, void *arg)
+{
+	t->end_hook = fn;
+	t->end_arg = arg;
+}
+
 static void session_end(struct sessions *t, struct session *s)
 {
+	/* rights handed out beside the directory (rdma) end first */
+	if (t->end_hook)
+		t->end_hook(t->end_arg, s);
 	dir_session_end(t->dir, s->ds);
 	session_free(s);
 }

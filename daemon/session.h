@@ -43,6 +43,12 @@ enum cache_result {
 int sessions_new(struct dir *d, uint64_t grace_ms, struct sessions **out);
 /* Stops the reaper, ends every session (attached or not), frees the table. */
 void sessions_destroy(struct sessions *t);
+/*
+ * Called with no lock held just before a session's leases and pending
+ * versions end (dir_session_end): the rdma data path revokes its windows.
+ */
+typedef void (*session_end_hook)(void *arg, struct session *s);
+void sessions_set_end_hook(struct sessions *t, session_end_hook fn, void *arg);
 /* Background reaper: wakes at least every 100 ms and on detach. */
 int sessions_start_reaper(struct sessions *t);
 void sessions_stop_reaper(struct sessions *t);

@@ -29,6 +29,8 @@
 
 struct dp_ops;
 struct pool_map;
+struct rdma_dp;
+struct rdma_keys;
 
 /* One socket of the pool; fd < 0 when closed. */
 struct conn {
@@ -48,6 +50,8 @@ struct session {
 	uint32_t send_max;	/* marud's max-frame: what our frames may carry */
 	uint32_t backend;
 	int established;
+	uint32_t rdma_port, rdma_flags;	/* 0: marud offered no rdma path */
+	char rdma_host[64];
 	char pool_path[PROTO_PATH_MAX];
 };
 
@@ -90,6 +94,7 @@ struct maru_client {
 	const struct dp_ops *dp;
 	struct pool_map *map;
 	atomic_int remap;		/* the pool moved: choose the data path again */
+	struct rdma_dp *rdma;		/* dp/rdma.c: its QP and staging, or NULL */
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
@@ -108,6 +113,7 @@ struct maru_file {
 	struct proto_extent *ext;
 	uint32_t next;
 	uint64_t dirty_lo, dirty_hi;	/* written range since the last sync */
+	struct rdma_keys *rk;		/* dp/rdma.c: rkeys of this version */
 	struct maru_file *prev, *next_file;
 };
 

@@ -142,6 +142,7 @@ static void file_unlink(struct maru_client *c, struct maru_file *f)
 
 static void file_free(struct maru_file *f)
 {
+	rdma_file_forget(f);
 	pthread_rwlock_destroy(&f->lock);
 	free(f->ext);
 	free(f);

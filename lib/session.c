@@ -91,15 +91,27 @@ const char *session_dp_name(enum maru_data_path p)
 	}
 }
 
-static int select_rdma(struct maru_client *c)
+/* The rdma path for session s: a device here and marud's rdma listener. */
+static int select_rdma(struct maru_client *c, const struct session *s, int forced)
 {
-	const char *why = "RDMA transfers are not implemented in this libmaru";
-	int rc = rdma_probe(&why);
+	const char *why = "marud offers no rdma listener to this connection "
+			  "(no --listen rdma://, or not authenticated)";
+	int rc = s->rdma_port ? rdma_probe(&why) : -ENODEV;
 
 	if (rc == 0)
-		why = "RDMA transfers are not implemented in this libmaru";
-	clog_warnx(c, "%s: data=rdma unavailable: %s", c->uri, why);
-	return -ENODEV;
+		rc = rdma_dp_open(c, &why);
+	if (rc == 0) {
+		c->dp = &dp_rdma_ops;
+		if (s->rdma_flags & RDMA_F_WHOLE_POOL)
+			clog_warnx(c, "%s: data=rdma: marud's device has no memory windows: "
+				   "the whole pool is exposed to rdma clients", c->uri);
+		return 0;
+	}
+	if (forced)
+		clog_warnx(c, "%s: data=rdma unavailable: %s", c->uri, why);
+	else
+		clog_debug(c, "%s: rdma not usable (%s): using tcp", c->uri, why);
+	return forced ? -ENODEV : rc;
 }
 
 /* Choose the data path for session s. Caller holds dp_lock (write). */
@@ -112,7 +124,7 @@ static int dp_select_locked(struct maru_client *c, const struct session *s)
 	c->map = NULL;
 	c->dp = NULL;
 	if (c->opts.data_path == MARU_DATA_RDMA)
-		return select_rdma(c);
+		return select_rdma(c, s, 1);
 	if (c->opts.data_path == MARU_DATA_TCP) {
 		c->dp = &dp_tcp_ops;
 		return 0;
@@ -127,8 +139,9 @@ static int dp_select_locked(struct maru_client *c, const struct session *s)
 			   s->pool_path, why);
 		return -ENODEV;
 	}
-	clog_debug(c, "%s: pool %s not mappable here (%s): using tcp", c->uri,
-		   s->pool_path, why);
+	clog_debug(c, "%s: pool %s not mappable here (%s)", c->uri, s->pool_path, why);
+	if (s->rdma_port && select_rdma(c, s, 0) == 0)
+		return 0;
 	c->dp = &dp_tcp_ops;
 	return 0;
 }
@@ -170,6 +183,7 @@ void session_dp_close(struct maru_client *c)
 	pool_map_close(c->map);
 	c->map = NULL;
 	c->dp = NULL;
+	rdma_dp_close(c);
 	pthread_rwlock_unlock(&c->dp_lock);
 }
 
@@ -192,6 +206,10 @@ static void session_fill(struct session *s, const struct proto_hello_rep *rep)
 	s->backend = rep->backend;
 	memcpy(s->pool_path, rep->pool_path, sizeof(s->pool_path));
 	s->pool_path[sizeof(s->pool_path) - 1] = '\0';
+	s->rdma_port = rep->rdma_port;
+	s->rdma_flags = rep->rdma_flags;
+	memcpy(s->rdma_host, rep->rdma_host, sizeof(s->rdma_host));
+	s->rdma_host[sizeof(s->rdma_host) - 1] = '\0';
 	s->established = 1;
 }
 

@@ -41,6 +41,9 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 
 	memset(&hq, 0, sizeof(hq));
 	hq.flags = flags;
+	/* marud answers the rdma fields only if it has an rdma listener */
+	if (c->opts.data_path == MARU_DATA_AUTO || c->opts.data_path == MARU_DATA_RDMA)
+		hq.flags |= HELLO_F_RDMA;
 	hq.proto_version = PROTO_VERSION;
 	if (token)
 		memcpy(hq.token, token, sizeof(hq.token));

@@ -231,6 +231,8 @@ int dir_open(struct dir *d, struct dir_session *s, uint64_t parent, const char *
 	     size_t nlen, uint64_t ino, struct dir_attr *out);
 /* Drop one lease of s on ino (-EINVAL if s holds none). */
 int dir_release(struct dir *d, struct dir_session *s, uint64_t ino);
+/* Leases s holds on ino (the rdma rights end with the last one). */
+uint32_t dir_lease_count(struct dir *d, struct dir_session *s, uint64_t ino);
 /*
  * Copy the extents of a version s holds (lease or own pending) into *out
  * (caller frees with extent_list_free). -EPERM if s holds no such version.

@@ -206,3 +206,15 @@ int dir_release(struct dir *d, struct dir_session *s, uint64_t ino)
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
+
+uint32_t dir_lease_count(struct dir *d, struct dir_session *s, uint64_t ino)
+{
+	struct lease *l;
+	uint32_t n;
+
+	pthread_mutex_lock(&d->lock);
+	l = lease_find(s, ino);
+	n = l ? l->count : 0;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}

@@ -60,6 +60,8 @@ HANDLER(h_write);
 HANDLER(h_hint);
 /* stats.c */
 HANDLER(h_statfs);
+/* rdma.c */
+HANDLER(h_rkey);
 
 /*
  * stats.c: the Prometheus text of STATS. served[op] != 0 for every op that

@@ -12,6 +12,7 @@
 #include <sodium.h>
 
 #include "handlers.h"
+#include "rdma.h"
 #include "log.h"
 #include "pool.h"
 #include "server_priv.h"
@@ -115,6 +116,10 @@ HANDLER(h_hello)
 		return rc;
 	rep = (struct proto_hello_rep *)(out->data + out->len);
 	hello_fill(c->srv, c->sess, reclaimed, rep);
+	/* the rdma path only for a connection that proved the key (or, with
+	 * none configured, one that can only be local: config.c) */
+	if ((req->flags & HELLO_F_RDMA) && (c->authed || !c->srv->have_key))
+		rdma_hello(c->srv->rdma, c->sess, NULL, rep);
 	out->len += sizeof(*rep);
 	memcpy(name, req->client_name, sizeof(req->client_name));
 	name[sizeof(req->client_name)] = '\0';

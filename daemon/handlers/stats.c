@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "handlers.h"
+#include "rdma.h"
 #include "server_priv.h"
 
 HANDLER(h_statfs)
@@ -131,5 +132,7 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 
 	for (i = 0; i < sizeof(m) / sizeof(m[0]) && !rc; i++)
 		rc = put_metric(out, &m[i]);
+	if (!rc)
+		rc = rdma_stats(srv->rdma, out);
 	return rc ? rc : put_ops(srv, served, out);
 }

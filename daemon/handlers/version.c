@@ -17,6 +17,7 @@
 
 #include "failpoint.h"
 #include "handlers.h"
+#include "rdma.h"
 #include "server_priv.h"
 #include "session.h"
 
@@ -73,7 +74,10 @@ HANDLER(h_truncate)
 	struct dir_attr a;
 	int rc;
 
+	/* rdma rights on the version end first (a shrink frees its tail) */
+	rdma_end_begin(c->srv->rdma, c->sess, r->ino, 1);
 	rc = dir_truncate_begin(c->srv->dir, ds, r->ino, r->size, &a, &f);
+	rdma_end_done(c->srv->rdma);
 	if (rc)
 		return rc;
 	dir_fill_run(c->srv->dir, &f);
@@ -136,16 +140,15 @@ HANDLER(h_publish)
 	struct dir_attr a;
 	int rc;
 
-	if (!hash) {
-		rc = publish_hash(c, r->ino, r->size, &hash);
-		if (rc)
-			return rc;
-	}
+	/* the writer's rdma rights end before its bytes are hashed */
+	rdma_end_begin(c->srv->rdma, c->sess, r->ino, 1);
+	rc = hash ? 0 : publish_hash(c, r->ino, r->size, &hash);
 	/* tests: stop or fail with the bytes hashed, the name not yet rebound */
-	rc = FAILPOINT("marud.publish.before");
-	if (rc)
-		return rc;
-	rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a);
+	if (!rc)
+		rc = FAILPOINT("marud.publish.before");
+	if (!rc)
+		rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a);
+	rdma_end_done(c->srv->rdma);
 	if (rc)
 		return rc;
 	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */
@@ -157,7 +160,12 @@ HANDLER(h_abandon)
 {
 	const struct proto_ino_req *r = (const void *)p;
 
-	return dir_abandon(c->srv->dir, session_dir(c->sess), r->ino);
+	int rc;
+
+	rdma_end_begin(c->srv->rdma, c->sess, r->ino, 1);
+	rc = dir_abandon(c->srv->dir, session_dir(c->sess), r->ino);
+	rdma_end_done(c->srv->rdma);
+	return rc;
 }
 
 HANDLER(h_open)
@@ -183,7 +191,17 @@ HANDLER(h_release)
 {
 	const struct proto_ino_req *r = (const void *)p;
 
-	return dir_release(c->srv->dir, session_dir(c->sess), r->ino);
+	struct dir_session *ds = session_dir(c->sess);
+	int rc;
+
+	/* the last lease of the session on ino ends its read-only windows;
+	 * counted under the lock RKEY binds with */
+	rdma_end_lock(c->srv->rdma);
+	if (c->srv->rdma && dir_lease_count(c->srv->dir, ds, r->ino) <= 1)
+		rdma_end_revoke(c->srv->rdma, c->sess, r->ino, 0);
+	rc = dir_release(c->srv->dir, ds, r->ino);
+	rdma_end_done(c->srv->rdma);
+	return rc;
 }
 
 HANDLER(h_extents)

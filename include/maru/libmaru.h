@@ -81,6 +81,11 @@ struct maru_client_opts {
 	void (*log_fn)(void *arg, int priority, const char *msg);
 	void *log_arg;
 	int log_priority;		/* default LOG_INFO; LOG_DEBUG for debug lines */
+	/*
+	 * data=rdma: bytes of registered staging buffers (default 8 MiB, in
+	 * 1 MiB buffers, one work request each in flight); rounded to buffers.
+	 */
+	size_t rdma_staging_bytes;
 };
 
 /* Fill opts with defaults. size is sizeof(*opts) as the caller knows it. */

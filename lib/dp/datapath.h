@@ -36,8 +36,28 @@ struct dp_ops {
 
 extern const struct dp_ops dp_shm_ops;
 extern const struct dp_ops dp_tcp_ops;
+extern const struct dp_ops dp_rdma_ops;
 
 /* 0 if an RDMA device exists here, else -ENODEV (reason in *why). */
 int rdma_probe(const char **why);
+/*
+ * Make the client's rdma QP for the session s (marud's rdma listener from
+ * HELLO): 0, or -errno with the reason in *why. dp_rdma_ops connects again
+ * by itself after an error or a new session.
+ */
+int rdma_dp_open(struct maru_client *c, const char **why);
+void rdma_dp_close(struct maru_client *c);
+/* The handle is going away: drop its cached rkeys. */
+void rdma_file_forget(struct maru_file *f);
+/*
+ * Tests only (not exported by libmaru.so): key i cached for f, and one raw
+ * READ/WRITE of len bytes at (addr, rkey) on the client's current QP, with
+ * no reconnect: 0, -errno, or > 0 the failed completion's ibv_wc_status
+ * (the QP is dropped then, as after any error).
+ */
+int rdma_test_key(struct maru_file *f, uint32_t i, uint64_t *addr, uint32_t *rkey,
+		  uint64_t *len);
+int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
+		   uint32_t len, void *buf);
 
 #endif

@@ -31,7 +31,7 @@ static const char *const op_names[OP_MAX] = {
 	[OP_PUBLISH] = "PUBLISH", [OP_ABANDON] = "ABANDON", [OP_OPEN] = "OPEN",
 	[OP_RELEASE] = "RELEASE", [OP_EXTENTS] = "EXTENTS", [OP_READ] = "READ",
 	[OP_WRITE] = "WRITE", [OP_HINT] = "HINT", [OP_SUBSCRIBE] = "SUBSCRIBE",
-	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK",
+	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK", [OP_RKEY] = "RKEY",
 };
 
 const char *proto_op_name(uint16_t op)
@@ -256,6 +256,8 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 		return check_fixed(len, sizeof(struct proto_subscribe_req));
 	case OP_EVENT_ACK:
 		return check_fixed(len, sizeof(struct proto_ack_req));
+	case OP_RKEY:
+		return check_fixed(len, sizeof(struct proto_rkey_req));
 	default:
 		/* EVENT is pushed by marud, never sent to it */
 		return -EPROTO;
@@ -360,6 +362,18 @@ static int check_event(const uint8_t *p, uint32_t len)
 	return 0;
 }
 
+static int check_rkey_rep(const uint8_t *p, uint32_t len)
+{
+	struct proto_rkey_rep r;
+
+	if (len < sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (r.count > PROTO_MAX_EXTENTS)
+		return -EPROTO;
+	return len == sizeof(r) + (size_t)r.count * sizeof(struct proto_rkey) ? 0 : -EPROTO;
+}
+
 int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 {
 	const uint8_t *p = payload;
@@ -407,6 +421,8 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 		return check_fixed(len, sizeof(struct proto_io_rep));
 	case OP_EVENT:
 		return check_event(p, len);
+	case OP_RKEY:
+		return check_rkey_rep(p, len);
 	default:
 		return -EPROTO;
 	}

@@ -80,6 +80,7 @@ enum proto_op {
 	OP_SUBSCRIBE = 40,	/* proto_subscribe_req     -> - then EVENTs     */
 	OP_EVENT = 41,		/* pushed: proto_event+names+paths              */
 	OP_EVENT_ACK = 42,	/* subscriber: proto_ack_req -> no reply         */
+	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
 	OP_MAX
 };
 
@@ -96,6 +97,8 @@ _Static_assert(sizeof(struct proto_hdr) == PROTO_HDR_SIZE, "header size");
 
 #define HELLO_F_RECLAIM	1u	/* token is set: attach to that session */
 #define HELLO_F_EVENTS	2u	/* this socket will subscribe; token: its owner */
+/* New flag bits are taken from the top down. */
+#define HELLO_F_RDMA	(1u << 31)	/* tell me about the rdma listener */
 
 struct proto_hello_req {
 	uint32_t flags;
@@ -117,8 +120,72 @@ struct proto_hello_rep {
 	uint32_t reclaimed;	/* 1: the session named by token was found */
 	uint32_t backend;	/* 1 shm, 2 file, 3 dax */
 	char pool_path[PROTO_PATH_MAX];	/* NUL-terminated */
+	/* Answered only to HELLO_F_RDMA from an authenticated connection (or,
+	 * with no key configured, a loopback/unix one); else all zero. */
+	uint32_t rdma_port;	/* 0: no rdma data path offered */
+	uint32_t rdma_flags;	/* RDMA_F_* */
+	char rdma_host[64];	/* listener address; "" or 0.0.0.0: the control host */
 };
-_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX, "hello_rep size");
+_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72, "hello_rep size");
+
+/*
+ * The rdma data path (marufs-design(7) §6). Control stays on the authenticated stream
+ * above; the rdma listener (marud --listen rdma://ADDR:PORT) carries only
+ * one-sided transfers. After a HELLO_F_RDMA HELLO that answered rdma_port,
+ * the client connects an RC QP there (rdma_cm) with proto_rdma_cm as the
+ * private data: the session token names (and proves) the session, whose
+ * connection it then is; marud rejects an unknown token, another
+ * generation, and (no key configured) a non-loopback peer. marud posts no
+ * work requests of its own on that QP except binding and invalidating
+ * memory windows. RKEY {ino, flags} asks for the rights on a version the
+ * session holds: RKEY_F_WRITE (its own pending version) read-write, else
+ * (a lease) read-only. marud binds one type 2 memory window per extent on
+ * the session's QP, covering exactly that extent, and answers them in
+ * extent order (addr is the remote address to use; pool offsets are the
+ * MR's iova). A later RKEY of the same version answers the same
+ * windows, plus new ones for extents added since.
+ * The windows are invalidated before RELEASE, PUBLISH, ABANDON or TRUNCATE
+ * of that version returns and before the session ends, so no access
+ * reaches memory after the right to it ended: it fails with a remote access
+ * error, and the QP goes to the error state (the client reconnects it).
+ * A device without type 2 windows: marud registers the pool as one MR with
+ * remote read/write, answers RDMA_F_WHOLE_POOL and the same rkey for every
+ * extent, says so loudly in its log and stats (rdma_pool_exposed 1).
+ * Quarantine: pages a WRITE may still reach (the session's RW windows of a
+ * QP whose completions are not drained, or any RW right in whole-pool
+ * mode) are neither freed nor reused until marud has moved that QP to the
+ * error state and drained it; a new generation knows no earlier rkey.
+ */
+#define RDMA_F_WINDOWS		1u	/* rights enforced by type 2 memory windows */
+#define RDMA_F_WHOLE_POOL	2u	/* one MR over the pool: rkeys reach all of it */
+#define RDMA_CM_MAGIC		0x4d44524dU	/* "MRDM" */
+
+/* rdma_cm private data of the client's connect (56 bytes max on IB). */
+struct proto_rdma_cm {
+	uint32_t magic;
+	uint32_t pad;
+	uint64_t generation;
+	uint8_t token[16];
+};
+_Static_assert(sizeof(struct proto_rdma_cm) == 32, "rdma_cm size");
+
+#define RKEY_F_WRITE	1u
+struct proto_rkey_req {
+	uint64_t ino;
+	uint32_t flags;
+	uint32_t pad;
+};
+struct proto_rkey_rep {
+	uint32_t count;		/* proto_rkey entries following, one per extent */
+	uint32_t flags;		/* RDMA_F_* */
+};
+struct proto_rkey {
+	uint64_t off, len;	/* the extent */
+	uint64_t addr;		/* remote address of off */
+	uint32_t rkey;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct proto_rkey) == 32, "rkey size");
 
 /*
  * Mutual HMAC challenge-response (libsodium crypto_auth_hmacsha256, key =

@@ -25,6 +25,11 @@
 # runs every marud and marufs under that command (words split on blanks); a
 # daemon the wrapper finds errors in then fails marud_stop / marufs_umount by
 # its exit status.
+# MARU_DATA=rdma|tcp|shm mounts every marufs with -o data=$MARU_DATA (unless
+# the case names data= itself); with rdma, marud_start adds an rdma listener
+# (rdma://127.0.0.1:$MARU_RDMA_PORT). MARU_RDMA_PRELOAD="LD_PRELOAD=.../
+# libsoftverbs.so" runs marud, marufs and run_rdma with the software verbs
+# device (tests/softverbs), in a namespace of this case (SOFTVERBS_NS).
 
 set -euo pipefail
 
@@ -54,6 +59,14 @@ WRAP=()			# MARU_WRAP_DAEMONS, split into words
 if [ -n "${MARU_WRAP_DAEMONS:-}" ]; then
 	read -r -a WRAP <<<"$MARU_WRAP_DAEMONS"
 fi
+PRELOAD=()		# MARU_RDMA_PRELOAD as an env(1) prefix
+if [ -n "${MARU_RDMA_PRELOAD:-}" ]; then
+	export SOFTVERBS_NS="maru-it-$$"
+	PRELOAD=(env "$MARU_RDMA_PRELOAD")
+	# the cases' own libmaru tools need the device too
+	export "${MARU_RDMA_PRELOAD?}"
+fi
+: "${MARU_RDMA_PORT:=18515}"
 declare -A MARUFS_PID_OF=()	# mountpoint -> marufs pid
 declare -A MARUFS_LOG_OF=()	# mountpoint -> marufs log
 CLEANUP_CMDS=()		# extra commands for the EXIT trap (on_exit)
@@ -231,6 +244,9 @@ marud_start()
 	fi
 	args_have size "${args[@]}" || args+=(--size 256M)
 	args_have listen "${args[@]}" || args+=(--listen "unix:$MARUD_SOCK")
+	if [ "${MARU_DATA:-}" = rdma ]; then
+		args+=(--listen "rdma://127.0.0.1:$MARU_RDMA_PORT")
+	fi
 	MARUD_ARGS=("${args[@]}")
 	marud_launch
 }
@@ -240,7 +256,7 @@ marud_launch()
 {
 	rm -f "$MARUD_SOCK"
 	echo "=== $(date +%T) marud -d ${MARUD_ARGS[*]}" >>"$T/marud.log"
-	"${WRAP[@]}" "$MARUD" -d "${MARUD_ARGS[@]}" >>"$T/marud.log" 2>&1 &
+	"${WRAP[@]}" "${PRELOAD[@]}" "$MARUD" -d "${MARUD_ARGS[@]}" >>"$T/marud.log" 2>&1 &
 	MARUD_PID=$!
 	if ! wait_up "$MARUD_PID" "$MARU_IT_TIMEOUT" test -S "$MARUD_SOCK"; then
 		proc_alive "$MARUD_PID" || fail "marud exited at start"
@@ -323,6 +339,9 @@ marufs_mount()
 	shift $((OPTIND - 1))
 	[ $# -eq 0 ] || fail "marufs_mount: unexpected argument '$1'"
 	skip_unless_fuse
+	if [ -n "${MARU_DATA:-}" ] && [[ " ${opts[*]} " != *data=* ]]; then
+		opts+=(-o "data=$MARU_DATA")
+	fi
 
 	MARUFS_SEQ=$((MARUFS_SEQ + 1))
 	n=$MARUFS_SEQ
@@ -334,7 +353,7 @@ marufs_mount()
 	logf=$T/marufs-$n.log
 	mkdir -p "$mnt"
 	echo "=== $(date +%T) marufs -f ${opts[*]} $uri $mnt" >>"$logf"
-	"${WRAP[@]}" "$MARUFS" -f "${opts[@]}" "$uri" "$mnt" >>"$logf" 2>&1 &
+	"${WRAP[@]}" "${PRELOAD[@]}" "$MARUFS" -f "${opts[@]}" "$uri" "$mnt" >>"$logf" 2>&1 &
 	pid=$!
 	MARUFS_PID_OF[$mnt]=$pid
 	MARUFS_LOG_OF[$mnt]=$logf

@@ -67,7 +67,9 @@ static inline enum maru_data_path tool_data_path(void)
 		return MARU_DATA_SHM;
 	if (!strcmp(s, "tcp"))
 		return MARU_DATA_TCP;
-	fprintf(stderr, "MARU_DATA must be auto, shm or tcp\n");
+	if (!strcmp(s, "rdma"))
+		return MARU_DATA_RDMA;
+	fprintf(stderr, "MARU_DATA must be auto, shm, tcp or rdma\n");
 	exit(2);
 }
 

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/rdma/quarantine.c: fencing a client's QP so that no WRITE can land
+ * any more. A WRITE the client gave up on (its call timed out) may still be
+ * on the wire; the pages it may reach are the session's read-write windows
+ * (in whole-pool mode: anything). They stay held, counted in the
+ * quarantined-bytes gauge, while the QP is moved to the error state and its
+ * completions drained, and the QP destroyed; only then are the windows
+ * dropped and may the caller let the directory free the memory. Fencing is
+ * synchronous and bounded: callers hold rdma_srv.lock throughout, so no
+ * right is handed out for the memory meanwhile. Also the bounded wait for
+ * marud's own work requests (window binds).
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+#include "rdma_priv.h"
+
+int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
+{
+	uint64_t end = mono_ms() + RDMA_BIND_MS;
+	struct timespec nap = { 0, 20000 };
+	struct ibv_wc wc;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(rc->cq, 1, &wc);
+		if (n < 0)
+			return -EIO;
+		if (n == 1 && wc.wr_id == wr_id) {
+			if (wc.status == IBV_WC_SUCCESS)
+				return 0;
+			log_warnx("rdma: %s: window bind failed: %s", rc->peer,
+				  ibv_wc_status_str(wc.status));
+			return -EIO;
+		}
+		if (n == 0 && mono_ms() > end) {
+			log_warnx("rdma: %s: window bind timed out", rc->peer);
+			return -ETIMEDOUT;
+		}
+		if (n == 0)
+			nanosleep(&nap, NULL);
+	}
+}
+
+static uint64_t rw_bytes(const struct rsess *rs)
+{
+	const struct rwin *w;
+	uint64_t n = 0;
+
+	for (w = rs ? rs->wins : NULL; w; w = w->next)
+		if (w->rw)
+			n += w->len;
+	return n;
+}
+
+/* QP to ERR, then every outstanding WR flushed out of the CQ. */
+static void qp_drain(struct rconn *rc)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc[16];
+
+	if (ibv_modify_qp(rc->id->qp, &attr, IBV_QP_STATE))
+		log_warnx("rdma: %s: cannot move the QP to the error state", rc->peer);
+	/* marud's only WRs are binds, each waited for: what is left is flushed */
+	while (ibv_poll_cq(rc->cq, 16, wc) > 0)
+		;
+}
+
+void rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
+{
+	struct rsess *rs = rc->rs;
+	uint64_t q = rw_bytes(rs);
+
+	if (rc->fenced)
+		return;
+	atomic_fetch_add(&r->st.quarantined, (int_fast64_t)q);
+	atomic_fetch_add(&r->st.quarantined_total, q);
+	qp_drain(rc);
+	rdma_destroy_qp(rc->id);
+	ibv_destroy_cq(rc->cq);
+	rc->cq = NULL;
+	rc->fenced = 1;
+	if (rs) {
+		rwin_revoke(r, rs, 0, 1);
+		rs->rc = NULL;
+	}
+	rc->rs = NULL;
+	atomic_fetch_sub(&r->st.quarantined, (int_fast64_t)q);
+	atomic_fetch_add(&r->st.fences, 1);
+	atomic_fetch_sub(&r->st.conns, 1);
+	log_info("rdma: %s: QP fenced (%s): %llu bytes were quarantined until its "
+		 "completions drained", rc->peer, why, (unsigned long long)q);
+	rdma_disconnect(rc->id);
+}

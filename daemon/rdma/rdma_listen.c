@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/rdma/rdma_listen.c: the rdma:// listeners (librdmacm, RC QPs) and
+ * their event thread. A client connects after an authenticated HELLO with
+ * the session token and generation as private data (proto.h); the token
+ * must name a session that asked for rdma in HELLO, the generation must be
+ * ours, and with no key configured the peer must be loopback. The accepted
+ * QP becomes the session's (an earlier one is fenced first). A disconnect
+ * fences the QP (quarantine.c) and destroys the id after its events are
+ * acknowledged. Also the rdma lines of STATS.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "log.h"
+#include "pool.h"
+#include "rdma_priv.h"
+#include "server_priv.h"
+
+static int listen_one(struct rdma_srv *r, const char *host, uint16_t port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	struct rdma_cm_id *id;
+	char ps[8];
+	int rc;
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	rc = getaddrinfo(host, ps, &hints, &ai);
+	if (rc)
+		return -EINVAL;
+	rc = rdma_create_id(r->ch, &id, NULL, RDMA_PS_TCP);
+	if (rc) {
+		freeaddrinfo(ai);
+		return -errno;
+	}
+	rc = rdma_bind_addr(id, ai->ai_addr);
+	freeaddrinfo(ai);
+	if (!rc)
+		rc = rdma_listen(id, 64);
+	if (rc) {
+		rc = -errno;
+		rdma_destroy_id(id);
+		return rc;
+	}
+	r->lid[r->nlid++] = id;
+	if (!r->port) {
+		snprintf(r->host, sizeof(r->host), "%s", host);
+		r->port = port;
+	}
+	log_info("listening on rdma://%s:%u", host, port);
+	return 0;
+}
+
+static int srv_listen_all(struct rdma_srv *r, const struct config *cfg)
+{
+	char host[64];
+	uint16_t port;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < cfg->nlisten; i++) {
+		if (rdma_uri(cfg->listen[i], host, sizeof(host), &port) != 1)
+			continue;
+		if (r->nlid == RDMA_MAX_LISTEN)
+			return -E2BIG;
+		rc = listen_one(r, host, port);
+		if (rc) {
+			log_warn(-rc, "listen %s", cfg->listen[i]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int has_rdma_listen(const struct config *cfg)
+{
+	char host[64];
+	uint16_t port;
+	unsigned int i;
+
+	for (i = 0; i < cfg->nlisten; i++)
+		if (rdma_uri(cfg->listen[i], host, sizeof(host), &port) == 1)
+			return 1;
+	return 0;
+}
+
+int rdma_srv_open(struct server *srv, struct rdma_srv **out)
+{
+	struct rdma_srv *r;
+	int rc;
+
+	*out = NULL;
+	if (!has_rdma_listen(&srv->cfg))
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	r->srv = srv;
+	r->base = srv->pool->base;
+	r->size = srv->pool->size;
+	r->generation = srv->generation;
+	r->have_key = srv->have_key;
+	r->wake[0] = r->wake[1] = -1;
+	r->ch = rdma_create_event_channel();
+	rc = r->ch ? pipe2(r->wake, O_CLOEXEC) : -1;
+	if (rc) {
+		rc = errno ? -errno : -ENODEV;
+		log_warn(-rc, "rdma: no event channel (is there an RDMA device?)");
+		goto fail;
+	}
+	rc = srv_listen_all(r, &srv->cfg);
+	if (rc)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	rdma_srv_close(r);
+	return rc;
+}
+
+/* ---- connection requests ---- */
+
+static int peer_loopback(struct rdma_cm_id *id, char *name, size_t n)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	const struct sockaddr_in *in = (const void *)sa;
+
+	snprintf(name, n, "rdma peer");
+	if (!sa || sa->sa_family != AF_INET)
+		return 0;
+	snprintf(name, n, "rdma %u.%u.%u.%u:%u", ((uint8_t *)&in->sin_addr)[0],
+		 ((uint8_t *)&in->sin_addr)[1], ((uint8_t *)&in->sin_addr)[2],
+		 ((uint8_t *)&in->sin_addr)[3], ntohs(in->sin_port));
+	return ((uint8_t *)&in->sin_addr)[0] == 127;
+}
+
+/* Why the request must be refused, or NULL; lock held. */
+static const char *req_check(struct rdma_srv *r, const struct rdma_cm_event *ev,
+			     struct rsess **rs, char *peer, size_t n)
+{
+	const struct proto_rdma_cm *pd = ev->param.conn.private_data;
+
+	if (!peer_loopback(ev->id, peer, n) && !r->have_key)
+		return "not loopback and no key configured";
+	if (!pd || ev->param.conn.private_data_len < sizeof(*pd) ||
+	    pd->magic != RDMA_CM_MAGIC)
+		return "no session in the request";
+	if (pd->generation != r->generation)
+		return "another generation";
+	*rs = rsess_by_token(r, pd->token);
+	return *rs ? NULL : "unknown session (no authenticated HELLO asked for rdma)";
+}
+
+static int conn_qp(struct rdma_srv *r, struct rconn *rc)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .sq_sig_all = 0 };
+
+	rc->dev = rdma_dev_get(r, rc->id->verbs);
+	if (!rc->dev)
+		return -ENODEV;
+	rc->cq = ibv_create_cq(rc->id->verbs, RDMA_SQ_DEPTH * 2, NULL, NULL, 0);
+	if (!rc->cq)
+		return -ENOMEM;
+	qa.send_cq = qa.recv_cq = rc->cq;
+	qa.cap.max_send_wr = RDMA_SQ_DEPTH;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(rc->id, rc->dev->pd, &qa)) {
+		ibv_destroy_cq(rc->cq);
+		rc->cq = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static int accept_qp(struct rdma_srv *r, struct rconn *rc)
+{
+	struct rdma_conn_param p = { .responder_resources = 16, .initiator_depth = 0,
+				     .rnr_retry_count = 7 };
+	int err = conn_qp(r, rc);
+
+	if (!err && rdma_accept(rc->id, &p))
+		err = -errno;
+	if (err && rc->cq) {
+		rdma_destroy_qp(rc->id);
+		ibv_destroy_cq(rc->cq);
+		rc->cq = NULL;
+	}
+	return err;
+}
+
+/* 0: accepted; -1: refused (the caller destroys the id after the ack). */
+static int on_request(struct rdma_srv *r, struct rdma_cm_event *ev)
+{
+	struct rsess *rs = NULL;
+	struct rconn *rc;
+	const char *why;
+	char peer[64];
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	why = req_check(r, ev, &rs, peer, sizeof(peer));
+	rc = why ? NULL : calloc(1, sizeof(*rc));
+	if (!why && !rc)
+		why = "out of memory";
+	if (!why) {
+		rc->id = ev->id;
+		snprintf(rc->peer, sizeof(rc->peer), "%s", peer);
+		err = accept_qp(r, rc);
+		if (err) {
+			why = strerror(-err);
+			free(rc);
+		}
+	}
+	if (why) {
+		atomic_fetch_add(&r->st.rejected, 1);
+		pthread_mutex_unlock(&r->lock);
+		log_warnx("rdma: %s: connection refused: %s", peer, why);
+		rdma_reject(ev->id, NULL, 0);
+		return -1;
+	}
+	if (rs->rc)
+		rconn_fence(r, rs->rc, "the session connected a new QP");
+	rs->rc = rc;
+	rc->rs = rs;
+	ev->id->context = rc;
+	rc->next = r->conns;
+	r->conns = rc;
+	atomic_fetch_add(&r->st.accepted, 1);
+	atomic_fetch_add(&r->st.conns, 1);
+	pthread_mutex_unlock(&r->lock);
+	log_debug("rdma: %s: QP accepted for a session", peer);
+	return 0;
+}
+
+/* The id is gone for good: fence (if not yet) and unlist; lock held. */
+static void conn_gone(struct rdma_srv *r, struct rconn *rc)
+{
+	struct rconn **pp;
+
+	if (!rc->fenced)
+		rconn_fence(r, rc, "disconnected");
+	for (pp = &r->conns; *pp && *pp != rc; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = rc->next;
+}
+
+/* One CM event; returns the id to destroy once the event is acked, or NULL. */
+static struct rdma_cm_id *on_event(struct rdma_srv *r, struct rdma_cm_event *ev)
+{
+	struct rconn *rc = ev->id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return on_request(r, ev) ? ev->id : NULL;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		return NULL;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (!rc)
+			return NULL;
+		pthread_mutex_lock(&r->lock);
+		conn_gone(r, rc);
+		pthread_mutex_unlock(&r->lock);
+		ev->id->context = NULL;
+		free(rc);
+		return ev->id;
+	default:
+		return NULL;
+	}
+}
+
+static void *event_main(void *arg)
+{
+	struct rdma_srv *r = arg;
+	struct pollfd pf[2] = { { .fd = r->ch->fd, .events = POLLIN },
+				{ .fd = r->wake[0], .events = POLLIN } };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *gone;
+
+	for (;;) {
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pf[1].revents)
+			break;
+		if (!(pf[0].revents & POLLIN) || rdma_get_cm_event(r->ch, &ev))
+			continue;
+		gone = on_event(r, ev);
+		rdma_ack_cm_event(ev);
+		if (gone)
+			rdma_destroy_id(gone);
+	}
+	return NULL;
+}
+
+int rdma_srv_start(struct rdma_srv *r)
+{
+	int rc;
+
+	if (!r)
+		return 0;
+	rc = -pthread_create(&r->thr, NULL, event_main, r);
+	if (!rc)
+		r->running = 1;
+	return rc;
+}
+
+/* Every connection left (marud stops): fence and destroy; no event thread. */
+static void conns_drop(struct rdma_srv *r)
+{
+	struct rconn *rc;
+
+	while ((rc = r->conns)) {
+		pthread_mutex_lock(&r->lock);
+		conn_gone(r, rc);
+		pthread_mutex_unlock(&r->lock);
+		rdma_destroy_id(rc->id);
+		free(rc);
+	}
+}
+
+void rdma_srv_close(struct rdma_srv *r)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	if (r->running) {
+		if (write(r->wake[1], "x", 1) < 0)
+			log_warn(errno, "rdma: waking the event thread");
+		pthread_join(r->thr, NULL);
+		r->running = 0;
+	}
+	conns_drop(r);
+	for (i = 0; i < r->nlid; i++)
+		rdma_destroy_id(r->lid[i]);
+	while (r->sess) {
+		struct rsess *rs = r->sess;
+
+		r->sess = rs->next;
+		rwin_revoke(r, rs, 0, 1);
+		free(rs);
+	}
+	rdma_devs_close(r);
+	if (r->ch)
+		rdma_destroy_event_channel(r->ch);
+	if (r->wake[0] >= 0)
+		close(r->wake[0]);
+	if (r->wake[1] >= 0)
+		close(r->wake[1]);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/* ---- stats ---- */
+
+static int stat_line(struct pbuf *out, const char *name, const char *help,
+		     const char *type, long long v)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "# HELP marud_%s %s\n# TYPE marud_%s %s\n"
+			 "marud_%s %lld\n", name, help, name, type, name, v);
+
+	return pbuf_put(out, line, (size_t)n);
+}
+
+int rdma_stats(struct rdma_srv *r, struct pbuf *out)
+{
+	const struct rdma_stat *s;
+	int rc;
+
+	if (!r)
+		return 0;
+	s = &r->st;
+	rc = stat_line(out, "rdma_pool_exposed", "1: no memory windows, one MR exposes "
+		       "the whole pool to every rdma client", "gauge", r->whole_pool);
+	rc = rc ?: stat_line(out, "rdma_qps", "client QPs attached", "gauge",
+			     (long long)atomic_load(&s->conns));
+	rc = rc ?: stat_line(out, "rdma_windows", "live rkeys (memory windows bound)",
+			     "gauge", (long long)atomic_load(&s->windows));
+	rc = rc ?: stat_line(out, "rdma_quarantined_bytes", "bytes held until a QP "
+			     "is fenced", "gauge", (long long)atomic_load(&s->quarantined));
+	rc = rc ?: stat_line(out, "rdma_quarantined_bytes_total", "bytes ever held "
+			     "for a fence", "counter", (long long)atomic_load(&s->quarantined_total));
+	rc = rc ?: stat_line(out, "rdma_fences_total", "QPs moved to error, drained "
+			     "and destroyed", "counter", (long long)atomic_load(&s->fences));
+	rc = rc ?: stat_line(out, "rdma_binds_total", "windows bound", "counter",
+			     (long long)atomic_load(&s->binds));
+	rc = rc ?: stat_line(out, "rdma_revokes_total", "windows invalidated", "counter",
+			     (long long)atomic_load(&s->revokes));
+	rc = rc ?: stat_line(out, "rdma_accepted_total", "QPs accepted", "counter",
+			     (long long)atomic_load(&s->accepted));
+	rc = rc ?: stat_line(out, "rdma_rejected_total", "connection requests refused",
+			     "counter", (long long)atomic_load(&s->rejected));
+	rc = rc ?: stat_line(out, "rdma_rkey_refused_total", "RKEY asked for a version "
+			     "not held so", "counter", (long long)atomic_load(&s->refused_rkey));
+	rc = rc ?: stat_line(out, "rdma_bind_errors_total", "window binds that failed",
+			     "counter", (long long)atomic_load(&s->bind_errors));
+	return rc;
+}

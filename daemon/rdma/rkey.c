@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/rdma/rkey.c: rights per lease. A session that asked for the rdma
+ * path in HELLO gets a struct rsess; RKEY binds, on that session's QP, one
+ * type 2 memory window per extent of a version the session holds: remote
+ * read for a lease, remote read/write for its own pending version, exactly
+ * the extent's bytes. The windows of a version are invalidated (the window
+ * deallocated: the NIC refuses its rkey from then on) before the handler
+ * that ends the right calls the directory, under the lock RKEY binds with,
+ * and every window of a session goes before dir_session_end(). In
+ * whole-pool mode (no windows) the same bookkeeping runs, but the rkey is
+ * the pool MR's and reaches everything.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dir.h"
+#include "log.h"
+#include "rdma_priv.h"
+#include "server_priv.h"
+#include "session.h"
+
+static struct rsess *rsess_of(struct rdma_srv *r, struct session *s)
+{
+	struct rsess *rs;
+
+	for (rs = r->sess; rs; rs = rs->next)
+		if (rs->sess == s)
+			return rs;
+	return NULL;
+}
+
+struct rsess *rsess_by_token(struct rdma_srv *r, const uint8_t *token)
+{
+	struct rsess *rs;
+
+	for (rs = r->sess; rs; rs = rs->next)
+		if (!memcmp(rs->token, token, sizeof(rs->token)))
+			return rs;
+	return NULL;
+}
+
+void rdma_hello(struct rdma_srv *r, struct session *s, const char *ctl_host,
+		struct proto_hello_rep *rep)
+{
+	struct rsess *rs;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	rs = rsess_of(r, s);
+	if (!rs) {
+		rs = calloc(1, sizeof(*rs));
+		if (rs) {
+			rs->sess = s;
+			memcpy(rs->token, session_token(s), sizeof(rs->token));
+			rs->next = r->sess;
+			r->sess = rs;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!rs)
+		return;
+	rep->rdma_port = r->port;
+	rep->rdma_flags = r->whole_pool ? RDMA_F_WHOLE_POOL : RDMA_F_WINDOWS;
+	snprintf(rep->rdma_host, sizeof(rep->rdma_host), "%s", r->host);
+}
+
+/* Unlink and free the windows of ino (all: every window) of rs. */
+void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
+{
+	struct rwin **pp = &rs->wins, *w;
+	int rc;
+
+	while ((w = *pp)) {
+		if (!all && w->ino != ino) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		if (w->mw) {
+			/* a bound type 2 window dies with its deallocation */
+			rc = ibv_dealloc_mw(w->mw);
+			if (rc)
+				log_warn(rc, "rdma: invalidating window of version %llu",
+					 (unsigned long long)w->ino);
+		}
+		atomic_fetch_sub(&r->st.windows, 1);
+		atomic_fetch_add(&r->st.revokes, 1);
+		free(w);
+	}
+}
+
+/* Bind one window over [e->off, +len) on rc's QP; whole-pool: the MR's rkey. */
+static int rwin_bind(struct rdma_srv *r, struct rconn *rc, struct rwin *w)
+{
+	struct ibv_send_wr wr = { 0 }, *bad;
+	int rcode;
+
+	if (!rc->dev->windows) {
+		w->rkey = rc->dev->mr->rkey;
+		return 0;
+	}
+	w->mw = ibv_alloc_mw(rc->dev->pd, IBV_MW_TYPE_2);
+	if (!w->mw)
+		return errno ? -errno : -ENOMEM;
+	wr.wr_id = (uintptr_t)w;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = w->mw;
+	/* type 2: the new rkey is the one posted, mw->rkey is not updated */
+	wr.bind_mw.rkey = ibv_inc_rkey(w->mw->rkey);
+	wr.bind_mw.bind_info.mr = rc->dev->mr;
+	wr.bind_mw.bind_info.addr = w->off;
+	wr.bind_mw.bind_info.length = w->len;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ |
+		(w->rw ? IBV_ACCESS_REMOTE_WRITE : 0);
+	rcode = ibv_post_send(rc->id->qp, &wr, &bad);
+	if (!rcode)
+		rcode = -rconn_wait(r, rc, wr.wr_id);
+	if (rcode) {
+		ibv_dealloc_mw(w->mw);
+		w->mw = NULL;
+		atomic_fetch_add(&r->st.bind_errors, 1);
+		return -abs(rcode);
+	}
+	w->rkey = wr.bind_mw.rkey;
+	return 0;
+}
+
+static int rkey_put(struct pbuf *out, const struct rwin *w)
+{
+	struct proto_rkey k = { .off = w->off, .len = w->len, .addr = w->off,
+				.rkey = w->rkey };
+
+	return pbuf_put(out, &k, sizeof(k));
+}
+
+static struct rwin *rwin_find(struct rsess *rs, uint64_t ino, int rw, const struct extent *e)
+{
+	struct rwin *w;
+
+	for (w = rs->wins; w; w = w->next)
+		if (w->ino == ino && w->rw == rw && w->off == e->off && w->len == e->len)
+			return w;
+	return NULL;
+}
+
+/* A window over e, bound now or already (another handle of the session). */
+static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
+		    const struct extent *e, struct rwin **out)
+{
+	struct rwin *w = rwin_find(rs, ino, rw, e);
+	int rc;
+
+	if (w) {
+		*out = w;
+		return 0;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->ino = ino;
+	w->rw = rw;
+	w->off = e->off;
+	w->len = e->len;
+	rc = rwin_bind(r, rs->rc, w);
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	w->next = rs->wins;
+	rs->wins = w;
+	atomic_fetch_add(&r->st.windows, 1);
+	atomic_fetch_add(&r->st.binds, 1);
+	*out = w;
+	return 0;
+}
+
+/* A window per extent of l, answered in extent order; lock held. */
+static int rkey_bind_all(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
+			 const struct extent_list *l, struct pbuf *out)
+{
+	struct proto_rkey_rep h = { .count = l->n,
+		.flags = rs->rc->dev->windows ? RDMA_F_WINDOWS : RDMA_F_WHOLE_POOL };
+	struct rwin *w;
+	uint32_t i;
+	int rc;
+
+	rc = pbuf_put(out, &h, sizeof(h));
+	for (i = 0; !rc && i < l->n; i++) {
+		rc = rwin_get(r, rs, ino, rw, &l->v[i], &w);
+		if (!rc)
+			rc = rkey_put(out, w);
+	}
+	return rc;
+}
+
+int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
+	      const struct proto_rkey_req *q, struct pbuf *out)
+{
+	int rw = !!(q->flags & RKEY_F_WRITE);
+	struct extent_list l = { 0 };
+	struct dir_attr a;
+	struct rsess *rs;
+	int rc;
+
+	if (!r)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&r->lock);
+	rs = rsess_of(r, s);
+	rc = rs && rs->rc ? 0 : -ENOTCONN;
+	if (!rc)
+		rc = dir_extents(srv->dir, session_dir(s), q->ino, rw, &l, &a);
+	if (!rc) {
+		rc = rkey_bind_all(r, rs, q->ino, rw, &l, out);
+		extent_list_free(&l);
+	}
+	if (rc == -EPERM)
+		atomic_fetch_add(&r->st.refused_rkey, 1);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+void rdma_end_lock(struct rdma_srv *r)
+{
+	if (r)
+		pthread_mutex_lock(&r->lock);
+}
+
+void rdma_end_begin(struct rdma_srv *r, struct session *s, uint64_t ino, int rw)
+{
+	rdma_end_lock(r);
+	rdma_end_revoke(r, s, ino, rw);
+}
+
+void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw)
+{
+	struct rsess *rs;
+
+	if (!r)
+		return;
+	rs = rsess_of(r, s);
+	if (!rs)
+		return;
+	/*
+	 * Whole-pool mode cannot revoke an rkey: the memory an abandoned
+	 * version frees is safe from a late WRITE only once the QP is fenced.
+	 */
+	if (rw && rs->rc && !rs->rc->dev->windows)
+		rconn_fence(r, rs->rc, "pending version ended in whole-pool mode");
+	rwin_revoke(r, rs, ino, 0);
+}
+
+void rdma_end_done(struct rdma_srv *r)
+{
+	if (r)
+		pthread_mutex_unlock(&r->lock);
+}
+
+void rdma_session_end(void *arg, struct session *s)
+{
+	struct rdma_srv *r = arg;
+	struct rsess **pp, *rs;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	for (pp = &r->sess; *pp && (*pp)->sess != s; pp = &(*pp)->next)
+		;
+	rs = *pp;
+	if (rs) {
+		*pp = rs->next;
+		if (rs->rc)
+			rconn_fence(r, rs->rc, "session ended");
+		rwin_revoke(r, rs, 0, 1);
+		free(rs);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
