@@ -129,7 +129,7 @@ static int open_target(struct dir *d, uint64_t parent, const char *name, size_t 
 			return -ENOENT;
 		if (n->kind == NODE_DIR)
 			return -EISDIR;
-		*out = &n->u.v;
+		*out = node_ver(d, n);
 		return 0;
 	}
 	/*
