@@ -306,6 +306,11 @@ void link_drop_all(struct dir *d, struct ver *v, uint32_t type);
 /* Take link node n out of d->links / put it back (rename re-keys it). */
 void link_unhook(struct dir *d, struct node *n);
 void link_hook(struct dir *d, struct node *n);
+/*
+ * POSIX set-group-ID directories: a new entry in directory pd takes pd's
+ * group; a new directory (mode != NULL) also keeps S_ISGID.
+ */
+void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
 /* dir_destroy: free every link node (they are in no ids slot). */
 void link_fini(struct dir *d);
 

@@ -12,6 +12,9 @@
  * memory, never on the LRU; a symlink keeps its target on the heap.
  * Called with d->lock held, except the dir_* calls which take it.
  *
+ * It also owns the set-group-ID rule every new entry follows
+ * (inherit_group: mkdir, create, symlink, mknod).
+ *
  * Mutation points (for the journal): dir_link (name bound to a version),
  * dir_symlink and dir_mknod (new entry), link_drop_name (one name of a
  * shared version removed: unlink, replace or rename over it),
@@ -158,6 +161,15 @@ void link_fini(struct dir *d)
 	}
 }
 
+void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode)
+{
+	if (!pd || pd->kind != NODE_DIR || !(pd->u.d.mode & S_ISGID))
+		return;
+	*gid = pd->u.d.gid;
+	if (mode)
+		*mode |= S_ISGID;
+}
+
 /* ---- hard links ---- */
 
 static int link_locked(struct dir *d, struct dir_session *s, uint64_t ino,
@@ -239,6 +251,7 @@ static int special_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	n = node_alloc(nlen);
 	if (!n)
 		return -ENOMEM;
+	inherit_group(pd, &sp->gid, NULL);
 	node_set_name(n, &k);
 	n->kind = NODE_FILE;
 	n->cookie = d->next_cookie++;

@@ -32,6 +32,7 @@ static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 	n = node_alloc(nlen);
 	if (!n)
 		return -ENOMEM;
+	inherit_group(pd, &gid, &mode);
 	node_set_name(n, &k);
 	n->kind = NODE_DIR;
 	n->cookie = d->next_cookie++;

@@ -114,6 +114,7 @@ static void pend_init(struct dir *d, struct dir_session *s, struct pend *p,
 		p->v.mode = S_IFREG | (a->mode & 07777);
 		p->v.uid = a->uid;
 		p->v.gid = a->gid;
+		inherit_group(id_dir(d, p->parent), &p->v.gid, NULL);
 	}
 	p->owner = s;
 	p->snext = s->pends;

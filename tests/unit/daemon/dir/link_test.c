@@ -8,7 +8,8 @@
  * at once, a publish under one name rebinds only it; symlinks and special
  * files take no pool bytes, are never evicted, keep their target / rdev,
  * take chmod/chown/times; names over 255 bytes give -ENAMETOOLONG; rename
- * reports the seq of the event it pushed, 0 when none. dir_check() runs
+ * reports the seq of the event it pushed, 0 when none; set-group-ID
+ * directories hand their group to new entries. dir_check() runs
  * after every step that changes accounting.
  */
 #include <stdarg.h>
@@ -258,6 +259,34 @@ static void test_name_too_long_and_rename_seq(void **state)
 	fx_close(&f);
 }
 
+static void test_setgid_dir(void **state)
+{
+	struct fx f;
+	struct dir_attr at;
+	uint64_t g, ino;
+
+	(void)state;
+	fx_open(&f, 16, DIR_EVICT_LRU, 0);
+	assert_int_equal(dir_mkdir(f.d, ROOT, "g", 1, S_ISGID | 0775, 1, 50, &at), 0);
+	g = at.ino;
+	assert_int_equal(dir_mkdir(f.d, g, "sub", 3, 0755, 2, 7, &at), 0);
+	assert_int_equal(at.gid, 50);
+	assert_true(at.mode & S_ISGID);
+	assert_int_equal(dir_create(f.d, f.s1, g, "file", 4, 0, 0, 0644, 2, 7, 0, &at), 0);
+	ino = at.ino;
+	assert_int_equal(at.gid, 50);
+	assert_false(at.mode & S_ISGID);
+	assert_int_equal(dir_abandon(f.d, f.s1, ino), 0);
+	assert_int_equal(dir_symlink(f.d, f.s1, g, "l", 1, "t", 1, 2, 7, &at), 0);
+	assert_int_equal(at.gid, 50);
+	assert_int_equal(dir_mknod(f.d, f.s1, g, "p", 1, S_IFIFO | 0600, 0, 2, 7, &at), 0);
+	assert_int_equal(at.gid, 50);
+	/* Outside it the caller's group stands. */
+	assert_int_equal(dir_mkdir(f.d, ROOT, "h", 1, 0755, 2, 7, &at), 0);
+	assert_int_equal(at.gid, 7);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_link_eviction_removes_all),
 		cmocka_unit_test(test_symlink_and_special),
 		cmocka_unit_test(test_name_too_long_and_rename_seq),
+		cmocka_unit_test(test_setgid_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
