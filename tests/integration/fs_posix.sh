@@ -61,6 +61,13 @@ rm "$A/h2" "$A/hd/h3"
 assert_eq "$(cat <&4)" linked "an open file keeps its bytes when every name goes"
 exec 4<&-
 assert_fails "link of a directory" ln "$A/hd" "$A/hd2"
+# write-once: writing one name of a hard-linked file rebinds that name only
+echo before >"$A/w1"
+ln "$A/w1" "$A/w2"
+echo after >"$A/w1"
+assert_eq "$(cat "$B/w1")" after "the written name has the new version"
+assert_eq "$(cat "$B/w2")" before "the other name keeps the old version"
+assert_eq "$(stat -c %h "$B/w2")" 1 "and is no longer linked"
 
 # ---- FIFOs, sockets, devices: metadata only ----
 free0=$(stat_value marud_pool_free_bytes)
