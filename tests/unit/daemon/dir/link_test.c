@@ -196,6 +196,9 @@ static void test_symlink_and_special(void **state)
 	assert_int_equal(dir_mknod(f.d, f.s1, ROOT, "fifo", 4, S_IFIFO | 0644, 0, 3, 4, &at), 0);
 	assert_true(S_ISFIFO(at.mode));
 	assert_int_equal(dir_readlink(f.d, at.ino, buf, sizeof(buf)), -EINVAL);
+	/* Nothing to lease: no bytes in the pool. */
+	assert_int_equal(dir_open(f.d, f.s1, ROOT, "fifo", 4, 0, &at), -ENXIO);
+	assert_int_equal(dir_open(f.d, f.s1, ROOT, "l", 1, 0, &at), -ELOOP);
 	assert_int_equal(dir_mknod(f.d, f.s1, ROOT, "sock", 4, S_IFSOCK | 0644, 0, 3, 4, &at), 0);
 	assert_int_equal(dir_mknod(f.d, f.s1, ROOT, "chr", 3, S_IFCHR | 0600, makedev(1, 3),
 				   0, 0, &at), 0);
