@@ -73,6 +73,10 @@ static const struct handler handlers[OP_MAX] = {
 	[OP_HINT] = { h_hint, H_SESSION },
 	[OP_RKEY] = { h_rkey, H_SESSION },
 	[OP_SUBSCRIBE] = { h_subscribe, H_SESSION },
+	[OP_SYMLINK] = { h_symlink, H_SESSION | H_CACHED },
+	[OP_READLINK] = { h_readlink, H_SESSION },
+	[OP_LINK] = { h_link, H_SESSION | H_CACHED },
+	[OP_MKNOD] = { h_mknod, H_SESSION | H_CACHED },
 };
 
 static const struct handler *handler_of(uint16_t op)

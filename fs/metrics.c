@@ -23,7 +23,7 @@ static const char *const op_names[OP_COUNT] = {
 	"rmdir", "rename", "open", "create", "read", "write", "flush", "release",
 	"fsync", "opendir", "readdir", "releasedir", "statfs", "setxattr",
 	"getxattr", "listxattr", "removexattr", "access", "fallocate", "poll",
-	"ioctl",
+	"ioctl", "symlink", "readlink", "link",
 };
 
 static const char *const hint_labels[HINT_COUNT] = {
@@ -122,6 +122,12 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	    "Opens of a version gone since the kernel looked its name up (ESTALE, the VFS looks again).",
 	    cnt(&c->stale_opens));
 	one(&o, "counter", "marufs_events_total", "Pool events received.", cnt(&c->events));
+	one(&o, "counter", "marufs_event_waits_total",
+	    "Changes of this mount whose pool event it waited for before replying.",
+	    cnt(&c->event_waits));
+	one(&o, "counter", "marufs_event_wait_timeouts_total",
+	    "Waits for the pool event of this mount's own change that timed out.",
+	    cnt(&c->event_wait_timeouts));
 	one(&o, "counter", "marufs_generation_changes_total", "marud restarts seen.",
 	    cnt(&c->generations));
 	one(&o, "gauge", "marufs_inodes", "Inodes the kernel holds.", g->inodes);

@@ -26,7 +26,8 @@ enum op_type {
 	OP_UNLINK, OP_RMDIR, OP_RENAME, OP_OPEN, OP_CREATE, OP_READ, OP_WRITE,
 	OP_FLUSH, OP_RELEASE, OP_FSYNC, OP_OPENDIR, OP_READDIR, OP_RELEASEDIR,
 	OP_STATFS, OP_SETXATTR, OP_GETXATTR, OP_LISTXATTR, OP_REMOVEXATTR,
-	OP_ACCESS, OP_FALLOCATE, OP_POLL, OP_IOCTL,
+	OP_ACCESS, OP_FALLOCATE, OP_POLL, OP_IOCTL, OP_SYMLINK, OP_READLINK,
+	OP_LINK,
 	OP_COUNT
 };
 
@@ -44,6 +45,8 @@ struct counters {
 	uint64_t lookup_pos;
 	uint64_t lookup_neg;
 	uint64_t events;
+	uint64_t event_waits;		/* own changes waited for on the stream */
+	uint64_t event_wait_timeouts;	/* ... whose event did not come in time */
 	uint64_t generations;
 	uint64_t hints[HINT_COUNT];
 };

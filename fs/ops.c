@@ -81,6 +81,35 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		ns_mknod(req, parent, name, mode, rdev);
 }
 
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	OP(req, SYMLINK);
+	if (vdir_claims(parent, name) || ino_is_virt(parent))
+		fuse_reply_err(req, EPERM);	/* .maru/ holds only its own files */
+	else
+		ns_symlink(req, link, parent, name);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	OP(req, READLINK);
+	if (ino_is_virt(ino))
+		fuse_reply_err(req, EINVAL);
+	else
+		ns_readlink(req, ino);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	OP(req, LINK);
+	if (ino_is_virt(ino) || ino_is_virt(newparent) || vdir_claims(newparent, newname))
+		fuse_reply_err(req, EPERM);
+	else
+		ns_link(req, ino, newparent, newname);
+}
+
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	OP(req, MKDIR);
@@ -361,6 +390,9 @@ void ops_init(struct fuse_lowlevel_ops *ops)
 	ops->getattr = op_getattr;
 	ops->setattr = op_setattr;
 	ops->mknod = op_mknod;
+	ops->symlink = op_symlink;
+	ops->readlink = op_readlink;
+	ops->link = op_link;
 	ops->mkdir = op_mkdir;
 	ops->unlink = op_unlink;
 	ops->rmdir = op_rmdir;

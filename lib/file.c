@@ -201,10 +201,13 @@ int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
 	struct proto_create_req q = { .parent = parent, .size_hint = size_hint };
 	struct req r = { .op = OP_CREATE, .p1 = buf };
 	size_t n;
+	int rc;
 
-	if (!c || !out || name_check(name, &n) ||
-	    (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
+	if (!c || !out || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
 		return -EINVAL;
+	rc = name_check(name, &n);
+	if (rc)
+		return rc;
 	q.flags = create_flags(flags);
 	q.mode = S_IFREG | (mode & 07777);
 	q.uid = uid;
@@ -236,9 +239,13 @@ int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
 	struct proto_open_req q = { .parent = parent };
 	struct req r = { .op = OP_OPEN, .p1 = buf };
 	size_t n;
+	int rc;
 
-	if (!c || !out || name_check(name, &n))
+	if (!c || !out)
 		return -EINVAL;
+	rc = name_check(name, &n);
+	if (rc)
+		return rc;
 	q.namelen = (uint16_t)n;
 	memcpy(buf, &q, sizeof(q));
 	memcpy(buf + sizeof(q), name, n);

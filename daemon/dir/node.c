@@ -59,6 +59,11 @@ void ver_free_bytes(struct dir *d, struct ver *v)
 {
 	struct extent_list tmp;
 
+	if (S_ISLNK(v->mode) && v->next == 0) {
+		free(v->ext.target);
+		v->ext.target = NULL;
+		return;
+	}
 	alloc_put_list(d->o.alloc, ver_view(v, &tmp));
 	if (v->next >= 2)
 		free(v->ext.xl.v);
@@ -142,9 +147,11 @@ void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o)
 	o->mode = v->mode;
 	o->uid = v->uid;
 	o->gid = v->gid;
-	o->nlink = v->state == DIR_ST_ORPHANED ? 0 : 1;
+	o->nlink = v->state == DIR_ST_ORPHANED ? 0 : 1u + v->links;
 	o->state = v->state;
 	o->leases = v->leases;
+	if (S_ISCHR(v->mode) || S_ISBLK(v->mode))
+		o->rdev = (uint32_t)v->ext.rdev;
 }
 
 void dir_attr_of(const struct node *n, struct dir_attr *o)
@@ -176,12 +183,12 @@ uint64_t ver_parent(struct ver *v)
 	return 0;
 }
 
-void node_attr(struct node *n, struct dir_attr *o)
+void node_attr(const struct dir *d, struct node *n, struct dir_attr *o)
 {
 	if (n->kind == NODE_DIR)
 		dir_attr_of(n, o);
 	else
-		ver_attr(&n->u.v, n->parent, o);
+		ver_attr(node_ver(d, n), n->parent, o);
 }
 
 void item_attr(uintptr_t it, struct dir_attr *out)

@@ -58,6 +58,11 @@ HANDLER(h_extents);
 HANDLER(h_read);
 HANDLER(h_write);
 HANDLER(h_hint);
+/* link.c */
+HANDLER(h_symlink);
+HANDLER(h_readlink);
+HANDLER(h_link);
+HANDLER(h_mknod);
 /* stats.c */
 HANDLER(h_statfs);
 /* rdma.c */

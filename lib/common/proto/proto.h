@@ -20,8 +20,8 @@
  * frames (reqid 0) from then on and reads nothing more from it but PING and
  * EVENT_ACK. A subscriber that sends EVENT_ACK {seq} says every event up to
  * seq has been applied to its caches; marud answers nothing, and from the
- * first ACK on, a PUBLISH, RENAME, UNLINK, MKDIR, RMDIR or SETATTR by any
- * other session waits (bounded) for it to acknowledge that change before it
+ * first ACK on, a PUBLISH, RENAME, UNLINK, MKDIR, RMDIR, SETATTR, SYMLINK,
+ * LINK or MKNOD by any other session waits (bounded) for it to acknowledge that change before it
  * replies. The HELLO of an event socket (HELLO_F_EVENTS) may carry the token
  * of the session it serves, without HELLO_F_RECLAIM: that session's own
  * changes do not wait for it (its caches are kept by the requests).
@@ -62,10 +62,11 @@ enum proto_op {
 	OP_LOOKUP = 12,		/* proto_name_req+name     -> proto_attr        */
 	OP_GETATTR = 13,	/* proto_ino_req           -> proto_attr        */
 	OP_SETATTR = 14,	/* proto_setattr_req       -> proto_attr        */
-	OP_RENAME = 15,		/* proto_rename_req+old+new -> -                */
+	OP_RENAME = 15,		/* proto_rename_req+old+new -> proto_rename_rep */
 	OP_UNLINK = 16,		/* proto_name_req+name     -> -                 */
 	OP_READDIR = 17,	/* proto_readdir_req       -> proto_readdir_rep+entries */
 	OP_EXISTS = 18,		/* proto_exists_req+names  -> count bytes, 0/1  */
+	OP_SYMLINK = 19,	/* proto_symlink_req+name+target -> proto_attr  */
 	OP_CREATE = 20,		/* proto_create_req+name   -> proto_attr+extents */
 	OP_RESERVE = 21,	/* proto_size_req          -> proto_attr+extents */
 	OP_TRUNCATE = 22,	/* proto_size_req          -> proto_attr+extents */
@@ -77,6 +78,9 @@ enum proto_op {
 	OP_READ = 28,		/* proto_io_req            -> data              */
 	OP_WRITE = 29,		/* proto_io_req+data       -> proto_io_rep      */
 	OP_HINT = 30,		/* proto_hint_req          -> -                 */
+	OP_READLINK = 31,	/* proto_ino_req           -> target bytes      */
+	OP_LINK = 32,		/* proto_link_req+name     -> proto_attr        */
+	OP_MKNOD = 33,		/* proto_mknod_req+name    -> proto_attr        */
 	OP_SUBSCRIBE = 40,	/* proto_subscribe_req     -> - then EVENTs     */
 	OP_EVENT = 41,		/* pushed: proto_event+names+paths              */
 	OP_EVENT_ACK = 42,	/* subscriber: proto_ack_req -> no reply         */
@@ -242,6 +246,51 @@ struct proto_rename_req {
 	uint16_t oldlen, newlen;	/* oldname then newname follow */
 };
 _Static_assert(sizeof(struct proto_rename_req) == 24, "rename size");
+/*
+ * seq: the event this rename pushed (DEV_RENAME), 0 when it pushed none
+ * (the name was only this session's pending version, or old == new, or
+ * both names bind one version): a client waiting for its own change to
+ * come back on the event stream waits only when seq != 0.
+ */
+struct proto_rename_rep {
+	uint64_t seq;
+};
+_Static_assert(sizeof(struct proto_rename_rep) == 8, "rename_rep size");
+
+/*
+ * Symbolic link: name (namelen) then the target (targetlen bytes,
+ * 1..PROTO_PATH_MAX-1, no NUL) follow. The entry holds no pool memory;
+ * its size is targetlen. READLINK of its ino returns the target bytes.
+ */
+struct proto_symlink_req {
+	uint64_t parent;
+	uint32_t uid, gid;
+	uint16_t namelen, targetlen;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct proto_symlink_req) == 24, "symlink size");
+
+/* Hard link: bind one more name (newparent, name) to published version ino. */
+struct proto_link_req {
+	uint64_t ino;
+	uint64_t newparent;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_link_req) == 24, "link size");
+
+/*
+ * Special file: mode is S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK plus
+ * permission bits; rdev (devices) as the kernel's 32-bit encoding. A
+ * metadata-only entry: no pool memory, size 0.
+ */
+struct proto_mknod_req {
+	uint64_t parent;
+	uint32_t mode, uid, gid, rdev;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_mknod_req) == 32, "mknod size");
 
 struct proto_readdir_req {
 	uint64_t dir;
@@ -311,7 +360,7 @@ struct proto_attr {
 	uint32_t mode, uid, gid, nlink;
 	uint32_t state, leases;
 	uint32_t nextents;	/* proto_extent entries following (held versions) */
-	uint32_t pad;
+	uint32_t rdev;		/* device nodes: the kernel's 32-bit dev_t; else 0 */
 };
 _Static_assert(sizeof(struct proto_attr) == 96, "attr size");
 
@@ -375,7 +424,10 @@ int proto_hdr_check(const struct proto_hdr *h, uint32_t max_frame);
 int proto_req_check(uint16_t op, const void *payload, uint32_t len);
 /* Same for replies as a client receives them (status 0). */
 int proto_rep_check(uint16_t op, const void *payload, uint32_t len);
-/* 0 if a name is valid: 1..255 bytes, no '/' or NUL, not "." or "..". */
+/*
+ * 0 if a name is valid: 1..255 bytes, no '/' or NUL, not "." or "..";
+ * -ENAMETOOLONG over 255 bytes, else -EINVAL.
+ */
 int proto_name_valid(const char *name, size_t len);
 const char *proto_op_name(uint16_t op);
 

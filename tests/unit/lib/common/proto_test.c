@@ -248,7 +248,7 @@ static void test_truncated_and_extended(void **state)
 
 static void test_bad_headers(void **state)
 {
-	static const uint16_t bad_ops[] = { 0, 6, 9, 19, 31, 39, 43, OP_MAX, 0x7fff, 0xffff };
+	static const uint16_t bad_ops[] = { 0, 6, 9, 34, 39, 43, OP_MAX, 0x7fff, 0xffff };
 	struct proto_hdr h;
 	size_t i;
 
@@ -367,7 +367,7 @@ static void test_names(void **state)
 	check_name_on_ops("a/b", 3, -EINVAL);
 	check_name_on_ops("/", 1, -EINVAL);
 	check_name_on_ops("a\0b", 3, -EINVAL);
-	check_name_on_ops(big, PROTO_NAME_MAX + 1, -EINVAL);
+	check_name_on_ops(big, PROTO_NAME_MAX + 1, -ENAMETOOLONG);
 	check_name_on_ops(big, PROTO_NAME_MAX, 0);
 	check_name_on_ops("...", 3, 0);
 	check_name_on_ops(".hidden", 7, 0);
@@ -666,6 +666,52 @@ static void test_pipe_io(void **state)
 	close(p[1]);
 }
 
+/* SYMLINK, LINK, MKNOD, READLINK and the RENAME reply (issue 13 ops). */
+static void test_link_ops(void **state)
+{
+	struct proto_symlink_req sl = { .parent = 1, .namelen = 1, .targetlen = 3 };
+	struct proto_link_req lk = { .ino = 9, .newparent = 1, .namelen = 2 };
+	struct proto_mknod_req mk = { .parent = 1, .mode = 0010644, .namelen = 1 };
+	struct proto_rename_rep rr = { .seq = 5 };
+	static char target[PROTO_PATH_MAX + 1];
+	struct pbuf b = { 0 };
+
+	(void)state;
+	put(&b, &sl, sizeof(sl));
+	put(&b, "ltgt", 4);
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len), 0);
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len - 1), -EPROTO);
+	b.data[sizeof(sl) + 2] = '\0';
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len), -EINVAL);
+	b.len = 0;
+	memset(target, 't', sizeof(target));
+	sl.targetlen = PROTO_PATH_MAX;
+	put(&b, &sl, sizeof(sl));
+	put(&b, "l", 1);
+	put(&b, target, PROTO_PATH_MAX);
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len), -ENAMETOOLONG);
+	b.len = 0;
+	put(&b, &lk, sizeof(lk));
+	put(&b, "ab", 2);
+	assert_int_equal(req_check_exact(OP_LINK, b.data, (uint32_t)b.len), 0);
+	b.data[sizeof(lk)] = '/';
+	assert_int_equal(req_check_exact(OP_LINK, b.data, (uint32_t)b.len), -EINVAL);
+	b.len = 0;
+	put(&b, &mk, sizeof(mk));
+	put(&b, "f", 1);
+	assert_int_equal(req_check_exact(OP_MKNOD, b.data, (uint32_t)b.len), 0);
+	mk.mode = 0100644;	/* a regular file is no mknod */
+	memcpy(b.data, &mk, sizeof(mk));
+	assert_int_equal(req_check_exact(OP_MKNOD, b.data, (uint32_t)b.len), -EINVAL);
+	pbuf_free(&b);
+	assert_int_equal(rep_check_exact(OP_RENAME, &rr, sizeof(rr)), 0);
+	assert_int_equal(rep_check_exact(OP_RENAME, &rr, 0), -EPROTO);
+	assert_int_equal(rep_check_exact(OP_READLINK, target, 4), 0);
+	assert_int_equal(rep_check_exact(OP_READLINK, target, PROTO_PATH_MAX), -EPROTO);
+	assert_string_equal(proto_op_name(OP_SYMLINK), "SYMLINK");
+	assert_string_equal(proto_op_name(OP_MKNOD), "MKNOD");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -682,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_pbuf),
 		cmocka_unit_test(test_socket_io),
 		cmocka_unit_test(test_pipe_io),
+		cmocka_unit_test(test_link_ops),
 	};
 
 	/* SIGPIPE stays at its default: proto_*() must not raise it */
