@@ -398,8 +398,8 @@ void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	struct maru_attr a;
 	int rc;
 
-	if (!S_ISREG(mode)) {
-		ns_mknod_special(req, parent, name, mode, rdev);
+	if (!S_ISREG(mode)) {	/* ops.c routes the others to link.c */
+		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	rc = maru_file_create(m->c, parent, name, S_IFREG | (mode & 07777), ctx->uid,

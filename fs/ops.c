@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "handle.h"
 #include "ioctl.h"
@@ -77,8 +78,10 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	OP(req, MKNOD);
 	if (vdir_claims(parent, name))
 		vdir_ops.mknod(req, parent, name, mode, rdev);
-	else
+	else if (S_ISREG(mode))
 		ns_mknod(req, parent, name, mode, rdev);
+	else	/* FIFOs, sockets, devices: metadata only (link.c) */
+		ns_mknod_special(req, parent, name, mode, rdev);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,

@@ -307,7 +307,7 @@ static inline int ver_regular(const struct ver *v)
 	return (v->mode & 0170000) == 0100000;
 }
 
-/* ---- link.c: hard links, symlinks, special files ---- */
+/* ---- node.c: what a name binds ---- */
 
 /* The version a file or link node binds. */
 struct ver *node_ver(const struct dir *d, struct node *n);
@@ -315,24 +315,32 @@ struct ver *node_ver(const struct dir *d, struct node *n);
 struct node *node_primary(const struct dir *d, struct node *n);
 /* 1 if n's version has more than one name. */
 int node_shared(const struct dir *d, struct node *n);
+
+/* ---- links.c: the index of hard-link nodes ---- */
+
+/* Some link node of version id, or NULL. */
+struct node *link_first(const struct dir *d, uint64_t id);
+/* Take link node n out of d->links / put it back (rename re-keys it). */
+void link_unhook(struct dir *d, struct node *n);
+void link_hook(struct dir *d, struct node *n);
+/* Remove every other name of v (eviction): DEV_EVICT for each. */
+void link_drop_all(struct dir *d, struct ver *v, uint32_t type);
+/* dir_destroy: free every link node (they are in no ids slot). */
+void link_fini(struct dir *d);
+
+/* ---- link.c: hard links, symlinks, special files ---- */
+
 /*
  * Remove the name n of a version that keeps other names (node_shared):
  * the version stays bound to them (one is promoted to hold it when n did).
  * Frees n; sends DEV_SETATTR for the version (its nlink changed).
  */
 void link_drop_name(struct dir *d, struct node *n);
-/* Remove every other name of v (eviction): DEV_EVICT for each. */
-void link_drop_all(struct dir *d, struct ver *v, uint32_t type);
-/* Take link node n out of d->links / put it back (rename re-keys it). */
-void link_unhook(struct dir *d, struct node *n);
-void link_hook(struct dir *d, struct node *n);
 /*
  * POSIX set-group-ID directories: a new entry in directory pd takes pd's
  * group; a new directory (mode != NULL) also keeps S_ISGID.
  */
 void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
-/* dir_destroy: free every link node (they are in no ids slot). */
-void link_fini(struct dir *d);
 
 /* ---- event.c: the event ring ---- */
 

@@ -12,6 +12,9 @@
  * memory, never on the LRU; a symlink keeps its target on the heap.
  * Called with d->lock held, except the dir_* calls which take it.
  *
+ * The index of link nodes (d->links) and dropping every extra name at an
+ * eviction are links.c's; which version a name binds is node.c's.
+ *
  * It also owns the set-group-ID rule every new entry follows
  * (inherit_group: mkdir, create, symlink, mknod).
  *
@@ -29,76 +32,6 @@
 #include "clock.h"
 #include "dir_priv.h"
 #include "log.h"
-
-struct lkey {
-	uint64_t target, cookie;
-};
-
-static int link_cmp(const struct rb_node *a, const struct rb_node *b)
-{
-	const struct node *x = container_of(a, struct node, u.l.rb);
-	const struct node *y = container_of(b, struct node, u.l.rb);
-
-	if (x->u.l.target != y->u.l.target)
-		return x->u.l.target < y->u.l.target ? -1 : 1;
-	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
-}
-
-static int link_keycmp(const void *key, const struct rb_node *r)
-{
-	const struct lkey *k = key;
-	const struct node *n = container_of(r, struct node, u.l.rb);
-
-	if (k->target != n->u.l.target)
-		return k->target < n->u.l.target ? -1 : 1;
-	return k->cookie < n->cookie ? -1 : k->cookie > n->cookie;
-}
-
-/* Some link node of version id, or NULL. */
-static struct node *link_first(const struct dir *d, uint64_t id)
-{
-	struct lkey k = { id, 0 };
-	struct rb_node *r = rb_lower_bound(&d->links, &k, link_keycmp);
-	struct node *n = r ? container_of(r, struct node, u.l.rb) : NULL;
-
-	return n && n->u.l.target == id ? n : NULL;
-}
-
-void link_unhook(struct dir *d, struct node *n)
-{
-	rb_erase(&d->links, &n->u.l.rb);
-}
-
-void link_hook(struct dir *d, struct node *n)
-{
-	rb_insert(&d->links, &n->u.l.rb, link_cmp);
-}
-
-struct ver *node_ver(const struct dir *d, struct node *n)
-{
-	if (n->kind == NODE_LINK)
-		return id_ver(d, n->u.l.target);
-	return n->kind == NODE_FILE ? &n->u.v : NULL;
-}
-
-struct node *node_primary(const struct dir *d, struct node *n)
-{
-	struct ver *v;
-
-	if (n->kind != NODE_LINK)
-		return n;
-	v = id_ver(d, n->u.l.target);
-	if (!v || v->state != DIR_ST_PUBLISHED)
-		fatalx("dir: link to a version that is not bound");
-	return ver_node(v);
-}
-
-int node_shared(const struct dir *d, struct node *n)
-{
-	struct ver *v = node_ver(d, n);
-
-	return v && (n->kind == NODE_LINK || v->links > 0);
-}
 
 /* The version lost a name: subscribers re-read its nlink and ctime. */
 static void ver_lost_name(struct dir *d, struct node *primary)
@@ -135,30 +68,6 @@ void link_drop_name(struct dir *d, struct node *n)
 	}
 	d->nnames--;
 	free(n);
-}
-
-void link_drop_all(struct dir *d, struct ver *v, uint32_t type)
-{
-	struct node *l;
-
-	while ((l = link_first(d, v->id)) != NULL) {
-		ev_node(d, type, v->id, l);
-		link_unhook(d, l);
-		node_detach(d, l);
-		v->links--;
-		d->nnames--;
-		free(l);
-	}
-}
-
-void link_fini(struct dir *d)
-{
-	struct rb_node *r;
-
-	while ((r = rb_first(&d->links)) != NULL) {
-		rb_erase(&d->links, r);
-		free(container_of(r, struct node, u.l.rb));
-	}
 }
 
 void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode)

@@ -391,3 +391,29 @@ void free_item(struct dir *d, uintptr_t it)
 	else
 		free(v);
 }
+
+struct ver *node_ver(const struct dir *d, struct node *n)
+{
+	if (n->kind == NODE_LINK)
+		return id_ver(d, n->u.l.target);
+	return n->kind == NODE_FILE ? &n->u.v : NULL;
+}
+
+struct node *node_primary(const struct dir *d, struct node *n)
+{
+	struct ver *v;
+
+	if (n->kind != NODE_LINK)
+		return n;
+	v = id_ver(d, n->u.l.target);
+	if (!v || v->state != DIR_ST_PUBLISHED)
+		fatalx("dir: link to a version that is not bound");
+	return ver_node(v);
+}
+
+int node_shared(const struct dir *d, struct node *n)
+{
+	struct ver *v = node_ver(d, n);
+
+	return v && (n->kind == NODE_LINK || v->links > 0);
+}

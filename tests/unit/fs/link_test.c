@@ -118,7 +118,7 @@ static void test_new_names(void **state)
 	ns_mknod_special(fake_req(&m), 1, "p", S_IFIFO | 0600, 0);
 	assert_int_equal(fk.last_err, 0);
 	assert_true(S_ISFIFO(last_attr.mode));
-	ns_mknod(fake_req(&m), 1, "dev", S_IFCHR | 0600, 0x103);
+	ns_mknod_special(fake_req(&m), 1, "dev", S_IFCHR | 0600, 0x103);
 	assert_int_equal(fk.last_err, 0);
 	assert_int_equal(last_attr.rdev, 0x103);
 	ns_link(fake_req(&m), 7, 1, "h");
