@@ -227,6 +227,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct handle_src src;
 	ssize_t n;
 	char *buf;
 
@@ -235,7 +236,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		vdir_ops.read(req, ino, size, off, fi);
 		return;
 	}
-	n = handle_read(fh_handle(fi), size, off, &buf);
+	/* the pool file as the reply's source: the kernel splices its pages */
+	n = handle_read_src(fh_handle(fi), size, off, &src);
+	if (n == 0) {
+		/* never SPLICE_MOVE: a moved page would leave the pool file */
+		fuse_reply_data(req, &src.bv, 0);
+		return;
+	}
+	if (n == -EAGAIN)
+		n = handle_read(fh_handle(fi), size, off, &buf);
 	if (n < 0)
 		fuse_reply_err(req, io_errno((int)n));
 	else
@@ -379,8 +388,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	/* publish semantics need every write to arrive before flush */
 	conn->want &= ~(unsigned int)FUSE_CAP_WRITEBACK_CACHE;
-	conn->want &= ~(unsigned int)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
-				      FUSE_CAP_SPLICE_MOVE);
+	/* replies may splice from the pool file (handle_read_src), never
+	 * moving its pages; requests are read into buffers (marufs copies) */
+	conn->want &= ~(unsigned int)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
 }
 
 void ops_init(struct fuse_lowlevel_ops *ops)
