@@ -111,7 +111,7 @@ static void acks_after(struct conn *c, uint16_t op, uint64_t before, unsigned in
 /*
  * A request on a version this session may not touch that way (another
  * session's pending version, a write through a lease: -EPERM) or outside
- * it (-EINVAL) is refused, and logged: DESIGN §8. A few per connection, so
+ * it (-EINVAL) is refused, and logged: marufs-design(7) §8. A few per connection, so
  * a hostile client cannot flood the log.
  */
 #define REFUSALS_LOGGED	8

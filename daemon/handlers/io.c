@@ -225,7 +225,7 @@ static void hint_madvise(struct server *srv, const struct extent_list *l, int ad
 	}
 }
 
-/* Hint values follow DESIGN §4.3: read, read_end, promote, write. */
+/* Hint values follow marufs-design(7) §4.3: read, read_end, promote, write. */
 enum { HINT_READ = 1, HINT_READ_END = 2, HINT_PROMOTE = 3, HINT_WRITE = 4 };
 
 HANDLER(h_hint)

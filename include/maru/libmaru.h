@@ -53,7 +53,7 @@ enum maru_data_path {
 	MARU_DATA_TCP = 3,
 };
 
-/* Coherence of the shared mapping (DESIGN §5). */
+/* Coherence of the shared mapping (marufs-design(7) §5). */
 enum maru_coherence {
 	MARU_COHERENCE_HW = 0,		/* cache-coherent memory or same host */
 	MARU_COHERENCE_FLUSH = 1,	/* flush before publish, invalidate before read */
@@ -390,7 +390,7 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 int maru_events_ack(struct maru_events *ev, uint64_t seq);
 void maru_events_close(struct maru_events *ev);
 
-/* ---- zero-copy mappings of marufs files (DESIGN §5) ----
+/* ---- zero-copy mappings of marufs files (marufs-design(7) §5) ----
  *
  * On a host that can map the pool memory (the memory node, or a CXL host
  * sharing the device), a file of a marufs mount can be mapped straight from

@@ -9,7 +9,7 @@
  * any unaligned field read). Beyond "no crash", it asserts what lib/common/proto/proto.h
  * promises: only the documented error codes, the same verdict at any
  * alignment, and for the fixed-size and entry-naming requests the exact
- * verdict the layout in proto.h and DESIGN §2's name rule give. It also
+ * verdict the layout in proto.h and marufs-design(7) §2's name rule give. It also
  * round-trips the frame through the pbuf frame builder.
  */
 #include <errno.h>
@@ -30,7 +30,7 @@
 		}                                                               \
 	} while (0)
 
-/* DESIGN §2, stated independently of proto.c: 1..255 bytes, no '/' or NUL, not . or .. */
+/* marufs-design(7) §2, stated independently of proto.c: 1..255 bytes, no '/' or NUL, not . or .. */
 static bool name_ok(const uint8_t *s, size_t n)
 {
 	size_t i;

@@ -418,7 +418,7 @@ void proto_hdr_init(struct proto_hdr *h, uint16_t op, uint32_t len,
 int proto_hdr_check(const struct proto_hdr *h, uint32_t max_frame);
 /*
  * Check a request payload of op for the body size and every length field
- * against len (names 1..255 bytes and valid per DESIGN §2 where the op
+ * against len (names 1..255 bytes and valid per marufs-design(7) §2 where the op
  * names an entry). Returns 0 or -EPROTO / -EINVAL (bad name).
  */
 int proto_req_check(uint16_t op, const void *payload, uint32_t len);

@@ -3,7 +3,7 @@
  * tests/unit/lib/common/proto_test.c: the wire codec. Every request op is built with
  * pbuf, framed, and must pass proto_hdr_check and proto_req_check; every
  * shorter (and one longer) length of it must fail. Headers with bad magic,
- * version, op or length, names that DESIGN §2 forbids, replies as libmaru
+ * version, op or length, names that marufs-design(7) §2 forbids, replies as libmaru
  * checks them, random garbage and randomly mutated frames are all fed in;
  * payloads live in exactly-sized heap buffers so valgrind catches any read
  * past the length. Finally a 4 MiB frame crosses a socketpair.
