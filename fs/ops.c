@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "handle.h"
+#include "hints.h"
 #include "ioctl.h"
 #include "ns.h"
 #include "ops.h"
@@ -188,6 +189,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = keep && !direct;
 	fi->direct_io = direct;
+	lookup_hints_opened(req_mfs(req), ino);	/* a hinted load starts: promote */
 	if (fuse_reply_open(req, fi) != 0)
 		handle_close(h);
 }
@@ -246,6 +248,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	if (fi->fh)
 		handle_close(fh_handle(fi));
+	lookup_hints_released(req_mfs(req), ino);
 	fuse_reply_err(req, 0);
 }
 
