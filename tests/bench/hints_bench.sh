@@ -24,7 +24,7 @@ export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 . "$SRC/tests/integration/lib/common.sh"
 HL=$B/tests/bench/hint_load
 PR=$B/tests/integration/tools/page_resident
-AHEAD_MS=${AHEAD_MS:-400}
+AHEAD_MS=${AHEAD_MS:-800}
 REQS=7
 SIZES=(2 4 8 16)
 POOL=$T/pool
@@ -75,6 +75,7 @@ for r in $(seq 0 $((REQS - 1))); do
 	cold "$r"
 	hint "read d$r $(paths "$r")"
 	sleep_ms "$AHEAD_MS"
+	[ -z "${HB_DEBUG:-}" ] || log "d$r resident before load: $("$PR" "$POOL" "$(extents "$r")")"
 	add d "$("$HL" load $(files "$M1" "$r"))"
 	hint "read_end d$r"
 	# (d') lookup hints: the scheduler's exists() check, then the load
