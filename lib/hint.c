@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * lib/hint.c: maru_hint(), hints for marud's region extension
- * (marufs-design(7) §4.3): one HINTV message per MARU_HINT_MAX_RANGES ranges, sent only when
- * the session's HELLO said the extension takes that action. Hints are
- * advice: nothing here changes a lease or a handle.
+ * (marufs-design(7) §4.3): one HINTV message per MARU_HINT_MAX_RANGES
+ * ranges, sent only when the session's HELLO said the extension takes
+ * that action. Hints are advice: nothing here changes a lease or a handle.
  */
 #include <errno.h>
 #include <string.h>
