@@ -15,6 +15,7 @@
 
 #include "dir.h"
 #include "dispatch.h"
+#include "ext.h"
 #include "handlers/handlers.h"
 #include "log.h"
 #include "server_priv.h"
@@ -72,6 +73,8 @@ static const struct handler handlers[OP_MAX] = {
 	[OP_WRITE] = { h_write, H_SESSION | H_CACHED },
 	[OP_HINT] = { h_hint, H_SESSION },
 	[OP_RKEY] = { h_rkey, H_SESSION },
+	[OP_HINTV] = { h_hintv, H_SESSION },
+	[OP_HINT_WAIT] = { h_hint_wait, H_SESSION },
 	[OP_SUBSCRIBE] = { h_subscribe, H_SESSION },
 	[OP_SYMLINK] = { h_symlink, H_SESSION | H_CACHED },
 	[OP_READLINK] = { h_readlink, H_SESSION },
@@ -172,6 +175,17 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 	return wire_reply(c, h, status, out->data, out->len);
 }
 
+/*
+ * Ops that hand out or touch pool bytes; refused while the region
+ * extension keeps the pool out of use (mapped() failed, or the memory
+ * generation is unknown).
+ */
+static int pool_op(uint16_t op)
+{
+	return op == OP_CREATE || op == OP_OPEN || op == OP_RESERVE || op == OP_TRUNCATE ||
+	       op == OP_EXTENTS || op == OP_READ || op == OP_WRITE;
+}
+
 /* Gates before a handler runs; > 0: answered (or closing) already. */
 static int gate(struct conn *c, const struct handler *hd, const struct proto_hdr *h)
 {
@@ -190,6 +204,12 @@ static int gate(struct conn *c, const struct handler *hd, const struct proto_hdr
 		if (wire_skip_unread(c))
 			return -ECONNRESET;
 		wire_reply(c, h, -ESTALE, NULL, 0);
+		return 1;
+	}
+	if (pool_op(h->op) && !ext_region_ok(c->srv->ext)) {
+		if (wire_skip_unread(c))
+			return -ECONNRESET;
+		wire_reply(c, h, -EIO, NULL, 0);
 		return 1;
 	}
 	return 0;

@@ -65,6 +65,7 @@ struct mfs_opts {
 	double entry_timeout;
 	double attr_timeout;
 	double negative_timeout;
+	char *lookup_hints;	/* on|off */
 	int show_help;
 	int show_version;
 };
@@ -77,6 +78,8 @@ struct evring;
 struct dcache;
 struct pins;
 struct hreg;
+struct hintq;
+struct lookup_hints;
 
 struct mfs {
 	struct mfs_opts o;
@@ -92,6 +95,8 @@ struct mfs {
 	struct dcache *dc;		/* dcache.c */
 	struct pins *pins;		/* pin.c */
 	struct hreg *hr;		/* handle.c */
+	struct hintq *hq;		/* hints.c */
+	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */
 	/* Bumped on every pool generation change; handles of older epochs fail. */
 	uint64_t epoch;
 	uint64_t generation;

@@ -17,6 +17,7 @@
 
 #include "dcache.h"
 #include "handle.h"
+#include "hints.h"
 #include "notify.h"
 #include "ns.h"
 #include "pending.h"
@@ -198,6 +199,8 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.attr_timeout = 0;
 	}
 	CNT_INC(m, lookup_pos);
+	if (a.state == MARU_STATE_PUBLISHED)
+		lookup_hints_seen(m, parent, name, a.ino);	/* lookup_hints.c */
 	reply_entry_known(req, parent, name, &e, p);
 	if (p)
 		pend_put(p);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "handle.h"
+#include "hints.h"
 #include "ioctl.h"
 #include "ns.h"
 #include "ops.h"
@@ -220,6 +221,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = keep && !direct;
 	fi->direct_io = direct;
+	lookup_hints_opened(req_mfs(req), ino);	/* a hinted load starts: promote */
 	if (fuse_reply_open(req, fi) != 0)
 		handle_close(h);
 }
@@ -287,6 +289,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	if (fi->fh)
 		handle_close(fh_handle(fi));
+	lookup_hints_released(req_mfs(req), ino);
 	fuse_reply_err(req, 0);
 }
 

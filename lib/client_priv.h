@@ -49,6 +49,7 @@ struct session {
 	uint32_t max_frame;
 	uint32_t send_max;	/* marud's max-frame: what our frames may carry */
 	uint32_t backend;
+	uint32_t hint_actions;	/* HELLO: what marud's region extension takes */
 	int established;
 	uint32_t rdma_port, rdma_flags;	/* 0: marud offered no rdma path */
 	char rdma_host[64];

@@ -87,6 +87,9 @@ struct dir_opts {
 	/* Limits per session (0 = unlimited). */
 	uint32_t max_leases;
 	uint64_t max_pending_bytes;
+	/* Optional: told of freed bytes before they can be reused (retire.c). */
+	void (*retire)(void *arg, uint64_t off, uint64_t len);
+	void *retire_arg;
 };
 
 struct dir_attr {
@@ -307,6 +310,13 @@ int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t
 /* dir_truncate (the zero-fill runs outside the lock) + the extents. */
 int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
 		     struct dir_attr *out, struct extent_list *ext);
+/*
+ * hint.c, for hints: the extents of a version s may read (a lease it
+ * holds, its own pending version, or a published one), or with want_write
+ * only of s's own pending version. -ENOENT unknown, -EPERM not readable.
+ */
+int dir_hint_extents(struct dir *d, struct dir_session *s, uint64_t ino, int want_write,
+		     struct extent_list *out, struct dir_attr *attr);
 /* dir_extents(want_write = 0) + dir_touch, in one lock hold. */
 int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
 		     struct extent_list *out, struct dir_attr *attr);

@@ -266,6 +266,10 @@ int index_reserve(struct dir *d);
 int ver_take_list(struct ver *v, struct extent_list *l);
 void ver_put_list(struct ver *v, struct extent_list *l);
 void ver_free_bytes(struct dir *d, struct ver *v);
+/* retire.c: dir_opts.retire for bytes about to go back to the allocator. */
+void dir_retire(struct dir *d, uint64_t off, uint64_t len);
+void dir_retire_list(struct dir *d, const struct extent_list *l);
+void dir_retire_tail(struct dir *d, const struct extent_list *l, uint64_t keep);
 uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep);
 int ver_extents_copy(const struct ver *v, struct extent_list *out);
 void ver_move(struct dir *d, struct ver *from, struct ver *to);

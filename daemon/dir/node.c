@@ -64,6 +64,7 @@ void ver_free_bytes(struct dir *d, struct ver *v)
 		v->ext.target = NULL;
 		return;
 	}
+	dir_retire_list(d, ver_view(v, &tmp));
 	alloc_put_list(d->o.alloc, ver_view(v, &tmp));
 	if (v->next >= 2)
 		free(v->ext.xl.v);
@@ -81,6 +82,7 @@ uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 		if (keep >= v->ext.one.len)
 			return 0;
 		freed = v->ext.one.len - keep;
+		dir_retire(d, v->ext.one.off + keep, freed);
 		alloc_put(d->o.alloc, v->ext.one.off + keep, freed);
 		v->ext.one.len = keep;
 		v->next = keep ? 1 : 0;
@@ -88,6 +90,7 @@ uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 	}
 	if (v->next < 2)
 		return 0;
+	dir_retire_tail(d, &v->ext.xl, keep);
 	freed = alloc_trim(d->o.alloc, &v->ext.xl, keep);
 	if (v->ext.xl.n < 2) {
 		l = v->ext.xl;

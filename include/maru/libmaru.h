@@ -347,6 +347,40 @@ struct maru_extent {
  */
 ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max);
 
+/* ---- hints (marufs-design(7) §4.3; advice, never needed for correctness) ---- */
+
+enum maru_hint_action {
+	MARU_HINT_READ = 1,	/* request will read these ranges: bring them in */
+	MARU_HINT_READ_END = 2,	/* request is done reading (no ranges) */
+	MARU_HINT_PROMOTE = 3,	/* request's load starts now: serve it first */
+	MARU_HINT_WRITE = 4,	/* a store will write these (own pending) ranges */
+};
+#define MARU_HINT_MAX_RANGES	4096	/* per message; maru_hint() splits */
+#define MARU_HINT_REQUEST_MAX	63	/* request id bytes */
+
+struct maru_hint_range {
+	uint64_t ino;		/* a version: published, leased, or own pending */
+	uint64_t off;		/* byte offset in it */
+	uint64_t len;		/* 0: to its end */
+};
+/*
+ * Which hint actions marud's region extension takes: bit (1 << action);
+ * 0 when it has none. maru_hint() sends only those.
+ */
+uint32_t maru_hint_actions(struct maru_client *c);
+/*
+ * Send one hint. request names the request (1..63 bytes, no NUL; may be
+ * NULL or "" for MARU_HINT_WRITE); read_end and promote take no ranges.
+ * Returns 0 when marud took it, -EOPNOTSUPP when its extension does not
+ * take that action (nothing is sent), -EPERM when a range is not one this
+ * client may read (for write: not its own pending version), -ENOENT /
+ * -ERANGE for an unknown version or a range past its end, -EMFILE when the
+ * connection already has the most open read requests marud allows (4096).
+ * A hint never grants access and may do nothing.
+ */
+int maru_hint(struct maru_client *c, int action, const char *request,
+	      const struct maru_hint_range *r, size_t n);
+
 /* ---- events ---- */
 
 enum maru_event_type {

@@ -578,6 +578,7 @@ static void server_seeds(void)
 
 /* ---- proto seeds: one request and one reply frame per op ---- */
 
+static void hintv_seeds(void);
 static void proto_save(const char *kind, uint16_t op, const void *p1, size_t n1,
 		       const void *p2, size_t n2)
 {
@@ -641,6 +642,22 @@ static void proto_req_seeds(void)
 	proto_save("req", OP_READLINK, &ino, sizeof(ino), NULL, 0);
 	proto_save("req", OP_LINK, buf, link_req(buf, 2, 1, "g"), NULL, 0);
 	proto_save("req", OP_MKNOD, buf, mknod_req(buf, 1, "p", 0010644, 0), NULL, 0);
+	hintv_seeds();
+}
+
+/* HINTV / HINT_WAIT: body, request id padded to 8, ranges. */
+static void hintv_seeds(void)
+{
+	struct {
+		struct proto_hintv_req r;
+		char id[8];
+		struct proto_hint_range g[2];
+	} m = { { HINT_A_READ, 2, 3, 0, 0 }, "r17", { { 2, 0, 0 }, { 2, 4096, 4096 } } };
+
+	proto_save("req", OP_HINTV, &m, sizeof(m), NULL, 0);
+	m.r.action = HINT_A_READ_WAIT;
+	m.r.timeout_ms = 20;
+	proto_save("req", OP_HINT_WAIT, &m, sizeof(m), NULL, 0);
 }
 
 static void proto_rep_seeds(void)

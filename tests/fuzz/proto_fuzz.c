@@ -178,10 +178,13 @@ static long fixed_rep_size(uint16_t op)
 	case OP_ABANDON:
 	case OP_RELEASE:
 	case OP_HINT:
+	case OP_HINTV:
 	case OP_SUBSCRIBE:
 		return 0;
 	case OP_RENAME:
 		return sizeof(struct proto_rename_rep);
+	case OP_HINT_WAIT:
+		return sizeof(struct proto_hint_wait_rep);
 	case OP_HELLO:
 		return sizeof(struct proto_hello_rep);
 	case OP_STATFS:

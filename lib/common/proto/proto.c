@@ -34,6 +34,7 @@ static const char *const op_names[OP_MAX] = {
 	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK", [OP_RKEY] = "RKEY",
 	[OP_SYMLINK] = "SYMLINK", [OP_READLINK] = "READLINK", [OP_LINK] = "LINK",
 	[OP_MKNOD] = "MKNOD",
+	[OP_HINTV] = "HINTV", [OP_HINT_WAIT] = "HINT_WAIT",
 };
 
 const char *proto_op_name(uint16_t op)
@@ -241,6 +242,32 @@ static int check_open_req(const uint8_t *p, uint32_t len)
 	return proto_name_valid((const char *)p + sizeof(r), r.namelen);
 }
 
+/* Body, request id (padded to 8) and exactly count ranges. */
+static int check_hintv_req(uint16_t op, const uint8_t *p, uint32_t len)
+{
+	struct proto_hintv_req r;
+	size_t want;
+
+	if (len < sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (r.count > PROTO_MAX_HINT_RANGES || r.reqlen > PROTO_HINT_REQ_MAX)
+		return -EPROTO;
+	want = sizeof(r) + ALIGN8(r.reqlen) + (size_t)r.count * sizeof(struct proto_hint_range);
+	if (len != want)
+		return -EPROTO;
+	if (r.reqlen && memchr(p + sizeof(r), '\0', r.reqlen))
+		return -EINVAL;
+	if (op == OP_HINT_WAIT) {
+		if (r.action != HINT_A_READ_WAIT && r.action != HINT_A_WRITE_WAIT)
+			return -EINVAL;
+		return r.timeout_ms >= 1 && r.timeout_ms <= 10000 ? 0 : -EINVAL;
+	}
+	if (r.action < HINT_A_READ || r.action > HINT_A_WRITE || r.timeout_ms)
+		return -EINVAL;
+	return 0;
+}
+
 static int check_io_req(uint16_t op, const uint8_t *p, uint32_t len)
 {
 	struct proto_io_req r;
@@ -309,6 +336,9 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 		return check_io_req(op, p, len);
 	case OP_HINT:
 		return check_fixed(len, sizeof(struct proto_hint_req));
+	case OP_HINTV:
+	case OP_HINT_WAIT:
+		return check_hintv_req(op, p, len);
 	case OP_SUBSCRIBE:
 		return check_fixed(len, sizeof(struct proto_subscribe_req));
 	case OP_EVENT_ACK:
@@ -448,8 +478,11 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 	case OP_ABANDON:
 	case OP_RELEASE:
 	case OP_HINT:
+	case OP_HINTV:
 	case OP_SUBSCRIBE:
 		return check_fixed(len, 0);
+	case OP_HINT_WAIT:
+		return check_fixed(len, sizeof(struct proto_hint_wait_rep));
 	case OP_HELLO:
 		return check_hello_rep(p, len);
 	case OP_AUTH:

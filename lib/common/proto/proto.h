@@ -84,6 +84,8 @@ enum proto_op {
 	OP_SUBSCRIBE = 40,	/* proto_subscribe_req     -> - then EVENTs     */
 	OP_EVENT = 41,		/* pushed: proto_event+names+paths              */
 	OP_EVENT_ACK = 42,	/* subscriber: proto_ack_req -> no reply         */
+	OP_HINTV = 43,		/* proto_hintv_req+request+ranges -> -          */
+	OP_HINT_WAIT = 44,	/* proto_hintv_req+request+ranges -> proto_hint_wait_rep */
 	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
 	OP_MAX
 };
@@ -129,8 +131,12 @@ struct proto_hello_rep {
 	uint32_t rdma_port;	/* 0: no rdma data path offered */
 	uint32_t rdma_flags;	/* RDMA_F_* */
 	char rdma_host[64];	/* listener address; "" or 0.0.0.0: the control host */
+	/* The region extension, if marud loaded one. */
+	uint32_t hint_actions;	/* 1 << action the region extension takes; 0 none */
+	uint32_t ext_abi;	/* its marud_extension ABI version; 0 none */
+	/* New fields go here, at the end. */
 };
-_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72, "hello_rep size");
+_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72 + 8, "hello_rep size");
 
 /*
  * The rdma data path (marufs-design(7) §6). Control stays on the authenticated stream
@@ -380,9 +386,54 @@ struct proto_io_rep {
 	uint64_t size;	/* version size after the write */
 };
 
+/*
+ * Hints are advice (marufs-design(7) §4.3): marud checks them and hands them to its
+ * region extension, never grants access because of one. HINT names one
+ * whole version; HINTV carries a request id and up to PROTO_MAX_HINT_RANGES
+ * ranges. Actions: 1 read, 2 read_end, 3 promote, 4 write (for HINT_WAIT:
+ * 5 read_wait, 6 write_wait). Every range must lie in a version the
+ * connection may read (a lease it holds, or published); write and
+ * write_wait only in its own pending version; else the whole message fails
+ * with -EPERM (an unknown version: -ENOENT, past its end: -ERANGE). An
+ * action the extension does not take (HELLO hint_actions): -EOPNOTSUPP.
+ * read opens a hint request per (connection, request id), read_end closes
+ * it; beyond PROTO_MAX_HINT_OPEN open ones marud answers -EMFILE.
+ */
 struct proto_hint_req {
 	uint64_t ino;
 	uint32_t hint;
+	uint32_t pad;
+};
+
+#define PROTO_MAX_HINT_RANGES	4096
+#define PROTO_MAX_HINT_OPEN	4096
+#define PROTO_HINT_REQ_MAX	63	/* request id bytes */
+#define HINT_A_READ		1
+#define HINT_A_READ_END		2
+#define HINT_A_PROMOTE		3
+#define HINT_A_WRITE		4
+#define HINT_A_READ_WAIT	5
+#define HINT_A_WRITE_WAIT	6
+
+/* Then reqlen request id bytes, zero-padded to 8, then count ranges. */
+struct proto_hintv_req {
+	uint32_t action;
+	uint32_t count;
+	uint16_t reqlen;
+	uint16_t pad;
+	uint32_t timeout_ms;	/* HINT_WAIT: 1..10000; else 0 */
+};
+_Static_assert(sizeof(struct proto_hintv_req) == 16, "hintv_req size");
+
+struct proto_hint_range {
+	uint64_t ino;		/* a version */
+	uint64_t off;		/* within it */
+	uint64_t len;		/* 0: to its end */
+};
+_Static_assert(sizeof(struct proto_hint_range) == 24, "hint_range size");
+
+struct proto_hint_wait_rep {
+	uint32_t ready;		/* leading ranges ready */
 	uint32_t pad;
 };
 

@@ -28,7 +28,7 @@ static const uint16_t req_ops[] = {
 	OP_LOOKUP, OP_GETATTR, OP_SETATTR, OP_RENAME, OP_UNLINK, OP_READDIR,
 	OP_EXISTS, OP_CREATE, OP_RESERVE, OP_TRUNCATE, OP_PUBLISH, OP_ABANDON,
 	OP_OPEN, OP_RELEASE, OP_EXTENTS, OP_READ, OP_WRITE, OP_HINT, OP_SUBSCRIBE,
-	OP_EVENT_ACK,
+	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT,
 };
 #define NREQ (sizeof(req_ops) / sizeof(req_ops[0]))
 
@@ -159,6 +159,17 @@ static void build_req(uint16_t op, struct pbuf *b)
 		put(b, &r, sizeof(r));
 		break;
 	}
+	case OP_HINTV: case OP_HINT_WAIT: {
+		struct proto_hintv_req r = { .action = op == OP_HINTV ? 1 : 5, .count = 2,
+					     .reqlen = 3, .timeout_ms = op == OP_HINTV ? 0 : 50 };
+		struct proto_hint_range g[2] = { { 5, 0, 0 }, { 6, 4096, 8192 } };
+		uint8_t id[8] = "r17";
+
+		put(b, &r, sizeof(r));
+		put(b, id, sizeof(id));
+		put(b, g, sizeof(g));
+		break;
+	}
 	case OP_SUBSCRIBE: {
 		struct proto_subscribe_req r = { .after_seq = 10 };
 		put(b, &r, sizeof(r));
@@ -248,7 +259,7 @@ static void test_truncated_and_extended(void **state)
 
 static void test_bad_headers(void **state)
 {
-	static const uint16_t bad_ops[] = { 0, 6, 9, 34, 39, 43, OP_MAX, 0x7fff, 0xffff };
+	static const uint16_t bad_ops[] = { 0, 6, 9, 34, 39, 45, 47, OP_MAX, 0x7fff, 0xffff };
 	struct proto_hdr h;
 	size_t i;
 
