@@ -353,6 +353,7 @@ static int post_piece(struct rdma_dp *d, const struct piece *p, unsigned int slo
 
 /* Cut [off, off+len) of f into pieces of at most STAGE_BUF, one per extent run. */
 struct cutter {
+	struct maru_client *c;
 	const struct maru_file *f;
 	uint32_t i;		/* extent index */
 	uint64_t base;		/* file offset of extent i */
@@ -365,12 +366,17 @@ static int cut_next(struct cutter *ct, struct piece *p)
 	const struct maru_file *f = ct->f;
 	uint64_t in, n;
 
-	while (ct->i < f->next && ct->base + f->ext[ct->i].len <= ct->off)
-		ct->base += f->ext[ct->i++].len;
-	if (ct->i >= f->next || ct->i >= f->rk->n)
-		return -EIO;	/* never a short transfer: the caller checked bounds */
+	/* the keys' lengths: a lease's last one may be shorter (keys_match) */
+	while (ct->i < f->rk->n && ct->base + f->rk->k[ct->i].len <= ct->off)
+		ct->base += f->rk->k[ct->i++].len;
+	if (ct->i >= f->rk->n) {
+		clog_warnx(ct->c, "%s: version %llu: [%llu, +%llu) beyond its %u extents",
+			   ct->c->uri, (unsigned long long)f->ino, (unsigned long long)ct->off,
+			   (unsigned long long)ct->left, f->rk->n);
+		return -EIO;
+	}	/* never a short transfer: the caller checked bounds */
 	in = ct->off - ct->base;
-	n = f->ext[ct->i].len - in;
+	n = f->rk->k[ct->i].len - in;
 	if (n > ct->left)
 		n = ct->left;
 	if (n > STAGE_BUF)
@@ -403,7 +409,7 @@ static int wc_done(struct maru_client *c, struct maru_file *f, const struct ibv_
 static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *f,
 		    uint8_t *u, size_t len, uint64_t off, int write)
 {
-	struct cutter ct = { .f = f, .off = off, .left = len, .u = u };
+	struct cutter ct = { .c = c, .f = f, .off = off, .left = len, .u = u };
 	struct piece slots[64];
 	unsigned int nb = d->nbuf < 64 ? d->nbuf : 64, used = 0, i;
 	uint64_t deadline = mono_ms() + c->opts.timeout_ms;
@@ -445,17 +451,28 @@ static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *
 	return rc;
 }
 
-/* The cached keys cover exactly f's extents (a pending one grows at its tail). */
-static int keys_match(const struct rdma_keys *k, const struct maru_file *f)
+/*
+ * The keys fit f: a pending version's cover exactly its extents (they only
+ * grow, at the tail, with the handle's reserve calls); a lease's may be a
+ * prefix of the handle's, the last one shorter, because PUBLISH trims the
+ * reserved tail past the size and its reply carries no extents. Either way
+ * they must cover the handle's size.
+ */
+static int keys_match(const struct rdma_keys *k, const struct maru_file *f, int rw)
 {
+	uint64_t bytes = 0;
 	uint32_t i;
 
-	if (k->n != f->next)
+	if (rw ? k->n != f->next : k->n > f->next)
 		return 0;
-	for (i = 0; i < k->n; i++)
-		if (k->k[i].off != f->ext[i].off || k->k[i].len != f->ext[i].len)
+	for (i = 0; i < k->n; i++) {
+		if (k->k[i].off != f->ext[i].off || k->k[i].len > f->ext[i].len)
 			return 0;
-	return 1;
+		if (k->k[i].len != f->ext[i].len && (rw || i + 1 < k->n))
+			return 0;
+		bytes += k->k[i].len;
+	}
+	return bytes >= f->size;
 }
 
 /* The rkeys of f for the current QP, asked for again when missing; d->lock held. */
@@ -468,13 +485,20 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	struct rdma_keys *k = f->rk;
 	int rc;
 
-	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f))
+	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f, rw))
 		return 0;
 	rc = client_call(c, &r);
-	if (rc)
+	if (rc) {
+		clog_warnx(c, "%s: RKEY of version %llu (%s) refused: %s", c->uri,
+			   (unsigned long long)f->ino, rw ? "pending" : "lease", strerror(-rc));
 		return rc;
+	}
 	h = r.rep;
-	if (r.rlen < sizeof(*h) || h->count != f->next) {
+	if (r.rlen < sizeof(*h) || h->count > f->next ||
+	    r.rlen != sizeof(*h) + h->count * sizeof(*k->k)) {
+		clog_warnx(c, "%s: RKEY of version %llu: %u extents, the handle has %u (%s)",
+			   c->uri, (unsigned long long)f->ino, r.rlen < sizeof(*h) ? 0 : h->count,
+			   f->next, rw ? "pending" : "lease");
 		req_done(&r);
 		return -EIO;
 	}
@@ -491,7 +515,9 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	k->n = k->k ? h->count : 0;
 	if (k->k)
 		memcpy(k->k, h + 1, h->count * sizeof(*k->k));
-	if (k->k && !keys_match(k, f)) {
+	if (k->k && !keys_match(k, f, rw)) {
+		clog_warnx(c, "%s: RKEY of version %llu: other extents than the handle's (%s)",
+			   c->uri, (unsigned long long)f->ino, rw ? "pending" : "lease");
 		req_done(&r);
 		return -EIO;	/* marud answered other extents than the handle's */
 	}
