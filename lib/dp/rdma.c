@@ -19,9 +19,14 @@
  * of libmaru includes the verbs headers; file.c decides everything else.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 
+#include "client_priv.h"
 #include "config.h"
 #include "datapath.h"
+#include "log.h"
 
 #if HAVE_RDMA
 #include <fcntl.h>
@@ -217,6 +222,7 @@ static int qp_open(struct maru_client *c, struct rdma_dp *d, const char **why)
 		return rc;
 	}
 	d->qp_gen++;
+	atomic_fetch_add(&c->st.rdma.qp_connects, 1);
 	d->generation = s.generation;
 	d->epoch = s.epoch;
 	return 0;
@@ -291,6 +297,7 @@ static void qp_fail(struct maru_client *c, struct rdma_dp *d)
 
 	if (!d->id)
 		return;
+	atomic_fetch_add(&c->st.rdma.qp_errors, 1);
 	ibv_modify_qp(d->id->qp, &a, IBV_QP_STATE);
 	while (ibv_poll_cq(d->cq, 16, wc) > 0)
 		;
@@ -392,11 +399,34 @@ static int cut_next(struct cutter *ct, struct piece *p)
 	return 0;
 }
 
+/* The kind an error completion is counted as in the stats. */
+static enum rdma_err wc_kind(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+		return RDMA_ERR_REMOTE_ACCESS;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return RDMA_ERR_RETRY;
+	case IBV_WC_WR_FLUSH_ERR:
+		return RDMA_ERR_FLUSH;
+	case IBV_WC_LOC_LEN_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+		return RDMA_ERR_LOCAL;
+	default:
+		return RDMA_ERR_OTHER;
+	}
+}
+
 static int wc_done(struct maru_client *c, struct maru_file *f, const struct ibv_wc *wc,
 		   int write)
 {
 	if (wc->status == IBV_WC_SUCCESS)
 		return 0;
+	atomic_fetch_add(&c->st.rdma.err[wc_kind(wc->status)], 1);
 	clog_warnx(c, "%s: %s of version %llu failed: %s", c->uri, op_name(write),
 		   (unsigned long long)f->ino, ibv_wc_status_str(wc->status));
 	return -EIO;
@@ -425,29 +455,40 @@ static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *
 			rc = cut_next(&ct, &slots[i]);
 			if (!rc)
 				rc = post_piece(d, &slots[i], i, write);
-			if (!rc)
+			if (!rc) {
 				used++;
+				atomic_fetch_add(&c->st.rdma.in_flight, 1);
+				atomic_fetch_add(write ? &c->st.rdma.wrs_write :
+						 &c->st.rdma.wrs_read, 1);
+			}
 		}
 		if (rc || !used)
 			break;
 		if (write && FAILPOINT("libmaru.rdma.write.posted"))
 			deadline = mono_ms();
 		rc = cq_wait(c, d, &wc, deadline);
-		if (rc == -ETIMEDOUT)
+		if (rc == -ETIMEDOUT) {
+			atomic_fetch_add(&c->st.rdma.err[RDMA_ERR_TIMEOUT], 1);
 			clog_warnx(c, "%s: %s of version %llu timed out after %u ms", c->uri,
 				   op_name(write), (unsigned long long)f->ino,
 				   c->opts.timeout_ms);
-		if (!rc)
+		}
+		if (!rc) {
+			/* a completion, good or bad, frees its WR */
+			used--;
+			atomic_fetch_sub(&c->st.rdma.in_flight, 1);
 			rc = wc_done(c, f, &wc, write);
+		}
 		if (!rc && wc.wr_id < nb) {
 			struct piece *p = &slots[wc.wr_id];
 
 			if (!write)
 				memcpy(p->u, d->stage + (size_t)wc.wr_id * STAGE_BUF, p->n);
 			p->n = 0;
-			used--;
 		}
 	}
+	/* the caller errors the QP: what is still posted is flushed with it */
+	atomic_fetch_sub(&c->st.rdma.in_flight, (int_fast64_t)used);
 	return rc;
 }
 
@@ -487,6 +528,7 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 
 	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f, rw))
 		return 0;
+	atomic_fetch_add(&c->st.rdma.rkey_calls, 1);
 	rc = client_call(c, &r);
 	if (rc) {
 		clog_warnx(c, "%s: RKEY of version %llu (%s) refused: %s", c->uri,
@@ -542,8 +584,15 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 	if (!rc)
 		rc = transfer(c, d, f, u, len, off, write);
 	if (rc && d->id) {
-		/* the QP is in error or may still carry our WRs: drop it */
+		/*
+		 * The QP is in error or may still carry our WRs: drop it, and
+		 * connect a new one now. marud fences (errors and drains) the
+		 * old QP before it accepts the new, so once this call returned,
+		 * no WRITE of it can land any more: the ABANDON that follows a
+		 * failed write reaches marud only after the fence.
+		 */
 		qp_fail(c, d);
+		qp_ready(c, d);
 	}
 	if (rc && write && f->rk)
 		f->rk->poisoned = 1;
@@ -626,6 +675,7 @@ int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rke
 	if (!rc && wc.status != IBV_WC_SUCCESS) {
 		clog_warnx(c, "%s: test %s failed: %s", c->uri, op_name(write),
 			   ibv_wc_status_str(wc.status));
+		atomic_fetch_add(&c->st.rdma.err[wc_kind(wc.status)], 1);
 		rc = (int)wc.status;	/* > 0: the completion status */
 		qp_fail(c, d);
 	}
@@ -691,6 +741,68 @@ static int rdma_sync(struct maru_file *f)
 	return -ENODEV;
 }
 #endif
+
+static const char *const rdma_err_names[RDMA_ERR_KINDS] = {
+	[RDMA_ERR_REMOTE_ACCESS] = "remote_access", [RDMA_ERR_RETRY] = "retry_exceeded",
+	[RDMA_ERR_FLUSH] = "flush", [RDMA_ERR_LOCAL] = "local",
+	[RDMA_ERR_TIMEOUT] = "timeout", [RDMA_ERR_OTHER] = "other",
+};
+
+struct sbuf {
+	char *p;
+	size_t cap, len;
+};
+
+static void LOG_PRINTF(2, 3) sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->len >= b->cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len = b->len + (size_t)n < b->cap ? b->len + (size_t)n : b->cap - 1;
+}
+
+static void sb_counter(struct sbuf *b, const char *m, const char *help, const char *type,
+		       long long v)
+{
+	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", m, help, m, type, m, v);
+}
+
+size_t rdma_dp_stats(const struct maru_client *c, char *buf, size_t cap)
+{
+	const struct rdma_counters *r = &c->st.rdma;
+	struct sbuf b = { .p = buf, .cap = cap };
+	int i;
+
+	if (!cap)
+		return 0;
+	buf[0] = '\0';
+	sb_counter(&b, "maru_client_rdma_wrs_in_flight", "RDMA work requests posted, "
+		   "not yet completed.", "gauge", (long long)atomic_load(&r->in_flight));
+	sb_printf(&b, "# HELP maru_client_rdma_wrs_total RDMA READ/WRITE work requests "
+		  "posted.\n# TYPE maru_client_rdma_wrs_total counter\n"
+		  "maru_client_rdma_wrs_total{op=\"read\"} %llu\n"
+		  "maru_client_rdma_wrs_total{op=\"write\"} %llu\n",
+		  (unsigned long long)r->wrs_read, (unsigned long long)r->wrs_write);
+	sb_printf(&b, "# HELP maru_client_rdma_errors_total Failed RDMA transfers by kind "
+		  "(error completions and timeouts).\n"
+		  "# TYPE maru_client_rdma_errors_total counter\n");
+	for (i = 0; i < RDMA_ERR_KINDS; i++)
+		sb_printf(&b, "maru_client_rdma_errors_total{kind=\"%s\"} %llu\n",
+			  rdma_err_names[i], (unsigned long long)r->err[i]);
+	sb_counter(&b, "maru_client_rdma_qp_connects_total", "QPs connected to marud.",
+		   "counter", (long long)r->qp_connects);
+	sb_counter(&b, "maru_client_rdma_qp_errors_total", "QPs moved to the error state "
+		   "and dropped after a failed transfer.", "counter", (long long)r->qp_errors);
+	sb_counter(&b, "maru_client_rdma_rkey_requests_total", "RKEY calls (rights asked "
+		   "of marud).", "counter", (long long)r->rkey_calls);
+	return b.len;
+}
 
 const struct dp_ops dp_rdma_ops = {
 	.kind = MARU_DATA_RDMA,
