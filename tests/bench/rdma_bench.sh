@@ -21,7 +21,8 @@ export MARU_RDMA_PRELOAD="LD_PRELOAD=$SV" MARU_DATA=rdma
 export MARU_RDMA_PORT=$((40000 + RANDOM % 20000))
 . "$SRC/tests/integration/lib/common.sh"
 MB=$B/tests/bench/maru_bench
-if [ "$QUICK" = --quick ]; then ITERS=2; else ITERS=16; fi
+# GITERS: gets of the CPU difference (enough that a clock tick is small)
+if [ "$QUICK" = --quick ]; then ITERS=2; GITERS=2; else ITERS=16; GITERS=64; fi
 PORT=$((20000 + RANDOM % 20000))
 marud_start --size 1G --listen "unix:$MARUD_SOCK" --listen "tcp://127.0.0.1:$PORT"
 TCP_URI="maru://127.0.0.1:$PORT"
@@ -60,18 +61,20 @@ ticks() {
 # bytes, on every data path), and for gets alone (get mode with 2*ITERS gets
 # minus get mode with ITERS: the 4 puts get mode starts with cancel out)
 run() {
-	local dp=$1 uri=$2 a g1 g2 gib
+	local dp=$1 uri=$2 a g1 g2 gib ggib
 	a=$(ticks "$dp" "$uri" putget "$ITERS")
-	g1=$(ticks "$dp" "$uri" get "$ITERS")
-	g2=$(ticks "$dp" "$uri" get $((2 * ITERS)))
+	g1=$(ticks "$dp" "$uri" get "$GITERS")
+	g2=$(ticks "$dp" "$uri" get $((2 * GITERS)))
 	cp "$T/$dp.putget.$ITERS" "$T/$dp"
 	gib=$(awk -v i="$ITERS" 'BEGIN { print i * 32 / 1024 }')	# GiB per ITERS transfers
-	awk -v a="$a" -v g1="$g1" -v g2="$g2" -v hz="$HZ" -v gib="$gib" -v dp="$dp" 'BEGIN {
+	ggib=$(awk -v i="$GITERS" 'BEGIN { print i * 32 / 1024 }')
+	awk -v a="$a" -v g1="$g1" -v g2="$g2" -v hz="$HZ" -v gib="$gib" -v ggib="$ggib" \
+		-v dp="$dp" 'BEGIN {
 		split(a, A, " "); split(g1, G1, " "); split(g2, G2, " ")
 		printf "%s_marud_cpu_s_per_GiB %.6f\n", dp, A[1] / hz / (2 * gib)
 		printf "%s_nic_cpu_s_per_GiB %.6f\n", dp, A[2] / hz / (2 * gib)
 		g = G2[1] - G1[1]
-		printf "%s_marud_get_cpu_s_per_GiB %.6f\n", dp, (g > 0 ? g : 0) / hz / gib
+		printf "%s_marud_get_cpu_s_per_GiB %.6f\n", dp, (g > 0 ? g : 0) / hz / ggib
 	}' >>"$T/$dp"
 	echo "## $dp"
 	cat "$T/$dp"
@@ -94,10 +97,10 @@ for k in put get; do
 done
 # CPU rows: the ratio is tcp/rdma (> 1: marud spends less on rdma); a value
 # under one clock tick reads 0, shown as "< 1 tick" and divided by one tick
-tick=$(awk -v hz="$HZ" -v gib="$(awk -v i="$ITERS" 'BEGIN { print i * 32 / 1024 }')" \
-	'BEGIN { printf "%.6f", 1 / hz / gib }')
+# tick_of N: one clock tick per GiB of N transfers of 32 MiB
+tick_of() { awk -v hz="$HZ" -v n="$1" 'BEGIN { printf "%.6f", 1 / hz / (n * 32 / 1024) }'; }
 cpurow() {
-	local r t shown rr
+	local r t shown rr tick=$4
 	r=$(val "rdma_$2" "$T/rdma"); t=$(val "tcp_$2" "$T/tcp")
 	if awk -v v="$r" 'BEGIN { exit !(v > 0) }'; then
 		shown=$(cpu "$r"); rr=$(ratio "$t" "$r")
@@ -111,8 +114,8 @@ cpurow() {
 			 if (t > 0 && r <= t / 10) v = "met"; print v }')}"
 }
 cpurow "marud CPU per GiB of gets, rdma (its threads, not the emulated NIC's)" \
-	marud_get_cpu_s_per_GiB "rdma under 1/10 of tcp"
+	marud_get_cpu_s_per_GiB "rdma under 1/10 of tcp" "$(tick_of "$GITERS")"
 cpurow "marud CPU per GiB of puts+gets, rdma (incl. its publish XXH3 of the bytes)" \
-	marud_cpu_s_per_GiB
+	marud_cpu_s_per_GiB "" "$(tick_of $((2 * ITERS)))"
 row "emulated NIC thread CPU per GiB (the software device's own cost)" \
 	"$(cpu "$(val rdma_nic_cpu_s_per_GiB "$T/rdma")")" "tcp $(cpu "$(val tcp_nic_cpu_s_per_GiB "$T/tcp")")" "n/a"
