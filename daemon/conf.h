@@ -53,6 +53,11 @@ struct config {
 	uint64_t meta_size;		/* 0: as recorded, else 1/32 of the pool */
 	int fresh;			/* start empty, forgetting the pool's names */
 	int journal;			/* 0: keep no journal (--no-journal) */
+	/* Region extension (daemon/ext/): NAME or PATH, and its config. */
+	char region_ext[PATH_MAX];
+	char region_ext_config[1024];
+	uint32_t memgen_poll_ms;	/* memory_generation() asked this often */
+	uint32_t memgen_grace_ms;	/* unknown this long: pool out of use */
 };
 
 /* One command-line override; value points into argv. */

@@ -273,6 +273,36 @@ static int set_meta_size(struct config *c, const char *v, int layer)
 	return 0;
 }
 
+static int set_region_ext(struct config *c, const char *v, int layer)
+{
+	return set_string(c->region_ext, sizeof(c->region_ext), v);
+}
+
+static int set_region_ext_config(struct config *c, const char *v, int layer)
+{
+	return set_string(c->region_ext_config, sizeof(c->region_ext_config), v);
+}
+
+static int set_memgen_poll(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 10, 60000, &n);
+
+	if (!rc)
+		c->memgen_poll_ms = (uint32_t)n;
+	return rc;
+}
+
+static int set_memgen_grace(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 0, 600000, &n);
+
+	if (!rc)
+		c->memgen_grace_ms = (uint32_t)n;
+	return rc;
+}
+
 static const struct config_key config_keys[] = {
 	{ "pool", set_pool },
 	{ "size", set_size },
@@ -291,6 +321,10 @@ static const struct config_key config_keys[] = {
 	{ "meta-size", set_meta_size },
 	{ "fresh", set_fresh },
 	{ "journal", set_journal },
+	{ "region-extension", set_region_ext },
+	{ "region-extension-config", set_region_ext_config },
+	{ "memory-generation-poll-ms", set_memgen_poll },
+	{ "memory-generation-grace-ms", set_memgen_grace },
 };
 
 static void config_defaults(struct config *c)
@@ -309,6 +343,8 @@ static void config_defaults(struct config *c)
 	c->max_pending = 0;
 	c->ack_publish_ms = 1000;
 	c->ack_ms = 50;
+	c->memgen_poll_ms = 100;
+	c->memgen_grace_ms = 2000;
 }
 
 int config_set(struct config *c, const char *key, const char *value, int layer)
@@ -450,7 +486,9 @@ void config_usage(FILE *out)
 		"             [--key-file PATH] [--max-conns N] [--max-frame BYTES]\n"
 		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
 		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n"
-		"             [--meta-size BYTES] [--fresh] [--no-journal]\n");
+		"             [--meta-size BYTES] [--fresh] [--no-journal]\n"
+		"             [--region-extension NAME|PATH] [--region-extension-config STRING]\n"
+		"             [--memory-generation-poll-ms MS] [--memory-generation-grace-ms MS]\n");
 }
 
 static int add_def(struct config_args *a, const char *key, size_t klen, const char *value)
@@ -499,6 +537,10 @@ static const struct option long_opts[] = {
 	{ "meta-size", required_argument, NULL, 0 },
 	{ "fresh", no_argument, NULL, 0 },
 	{ "no-journal", no_argument, NULL, 0 },
+	{ "region-extension", required_argument, NULL, 0 },
+	{ "region-extension-config", required_argument, NULL, 0 },
+	{ "memory-generation-poll-ms", required_argument, NULL, 0 },
+	{ "memory-generation-grace-ms", required_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -737,6 +779,11 @@ void config_print(const struct config *c, FILE *out)
 		fprintf(out, "meta-size: as the pool records (new pool: 1/32 of it, at most 2 GiB)\n");
 	fprintf(out, "journal: %s%s\n", c->journal ? "yes" : "no",
 		c->fresh ? " (fresh: start empty)" : "");
+	fprintf(out, "region-extension: %s\n", c->region_ext[0] ? c->region_ext : "(none)");
+	if (c->region_ext[0])
+		fprintf(out, "region-extension-config: %s\n"
+			"memory-generation-poll-ms: %u\nmemory-generation-grace-ms: %u\n",
+			c->region_ext_config, c->memgen_poll_ms, c->memgen_grace_ms);
 	fprintf(out, "verbose: %d\n", c->verbose);
 }
 
@@ -784,6 +831,9 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("size", o->size != n->size);
 	restart += restart_needed("meta-size", o->meta_size != n->meta_size);
 	restart += restart_needed("journal", o->journal != n->journal);
+	restart += restart_needed("region-extension",
+				  strcmp(o->region_ext, n->region_ext) != 0 ||
+				  strcmp(o->region_ext_config, n->region_ext_config) != 0);
 	restart += restart_needed("listen", listen_differs(o, n));
 	restart += restart_needed("key-file", strcmp(o->key_file, n->key_file) != 0);
 	restart += restart_needed("pidfile", strcmp(o->pidfile, n->pidfile) != 0);

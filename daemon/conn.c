@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "dir.h"
 #include "dispatch.h"
+#include "handlers/handlers.h"
 #include "log.h"
 #include "server_priv.h"
 #include "session.h"
@@ -178,6 +179,7 @@ static void conn_unlink(struct server *srv, struct conn *c)
 
 void conn_free(struct conn *c)
 {
+	hint_conn_free(c);
 	free(c->buf);
 	free(c->cached);
 	free(c);

@@ -15,6 +15,7 @@
 
 #include "dir.h"
 #include "dispatch.h"
+#include "ext.h"
 #include "handlers/handlers.h"
 #include "log.h"
 #include "server_priv.h"
@@ -72,7 +73,13 @@ static const struct handler handlers[OP_MAX] = {
 	[OP_WRITE] = { h_write, H_SESSION | H_CACHED },
 	[OP_HINT] = { h_hint, H_SESSION },
 	[OP_RKEY] = { h_rkey, H_SESSION },
+	[OP_HINTV] = { h_hintv, H_SESSION },
+	[OP_HINT_WAIT] = { h_hint_wait, H_SESSION },
 	[OP_SUBSCRIBE] = { h_subscribe, H_SESSION },
+	[OP_SYMLINK] = { h_symlink, H_SESSION | H_CACHED },
+	[OP_READLINK] = { h_readlink, H_SESSION },
+	[OP_LINK] = { h_link, H_SESSION | H_CACHED },
+	[OP_MKNOD] = { h_mknod, H_SESSION | H_CACHED },
 };
 
 static const struct handler *handler_of(uint16_t op)
@@ -107,7 +114,7 @@ static void acks_after(struct conn *c, uint16_t op, uint64_t before, unsigned in
 /*
  * A request on a version this session may not touch that way (another
  * session's pending version, a write through a lease: -EPERM) or outside
- * it (-EINVAL) is refused, and logged: DESIGN §8. A few per connection, so
+ * it (-EINVAL) is refused, and logged: marufs-design(7) §8. A few per connection, so
  * a hostile client cannot flood the log.
  */
 #define REFUSALS_LOGGED	8
@@ -168,6 +175,17 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 	return wire_reply(c, h, status, out->data, out->len);
 }
 
+/*
+ * Ops that hand out or touch pool bytes; refused while the region
+ * extension keeps the pool out of use (mapped() failed, or the memory
+ * generation is unknown).
+ */
+static int pool_op(uint16_t op)
+{
+	return op == OP_CREATE || op == OP_OPEN || op == OP_RESERVE || op == OP_TRUNCATE ||
+	       op == OP_EXTENTS || op == OP_READ || op == OP_WRITE;
+}
+
 /* Gates before a handler runs; > 0: answered (or closing) already. */
 static int gate(struct conn *c, const struct handler *hd, const struct proto_hdr *h)
 {
@@ -186,6 +204,12 @@ static int gate(struct conn *c, const struct handler *hd, const struct proto_hdr
 		if (wire_skip_unread(c))
 			return -ECONNRESET;
 		wire_reply(c, h, -ESTALE, NULL, 0);
+		return 1;
+	}
+	if (pool_op(h->op) && !ext_region_ok(c->srv->ext)) {
+		if (wire_skip_unread(c))
+			return -ECONNRESET;
+		wire_reply(c, h, -EIO, NULL, 0);
 		return 1;
 	}
 	return 0;

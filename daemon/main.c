@@ -141,6 +141,10 @@ static void signal_loop(struct server *srv, const struct config_args *a,
 			log_info("%s: shutting down", strsignal(sig));
 			return;
 		}
+		if (sig == SIGUSR2 && server_reset_asked(srv)) {
+			log_warnx("memory reset: restarting with an empty directory");
+			return;
+		}
 		if (sig == SIGHUP)
 			on_sighup(srv, a);
 		else if (sig == SIGUSR1)
@@ -156,6 +160,7 @@ static void block_signals(sigset_t *set)
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);	/* server.c: the extension's memory was reset */
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -171,11 +176,37 @@ static int check_only(const struct config *cfg, int have_key)
 	return meta_check(cfg->pool, &mo, stdout);
 }
 
+#define RUN_RESET	2
+
+/*
+ * After a memory reset: the same marud again (same pid, same arguments,
+ * foreground so the pid stays) with --fresh, so the directory starts empty
+ * and the pool gets a new generation; clients see -ESTALE, reconnect, and
+ * get EIO on descriptors of the old generation.
+ */
+static int restart_fresh(int argc, char **argv)
+{
+	char **nv = calloc((size_t)argc + 3, sizeof(*nv));
+	int i;
+
+	if (!nv)
+		return 1;
+	for (i = 0; i < argc; i++)
+		nv[i] = argv[i];
+	nv[i++] = (char *)"--fresh";
+	nv[i++] = (char *)"-d";
+	nv[i] = NULL;
+	execv("/proc/self/exe", nv);
+	log_warn(errno, "restart after the memory reset");
+	free(nv);
+	return 1;
+}
+
 static int run(const struct config_args *a, struct config *cfg, const uint8_t *key)
 {
 	struct server *srv;
 	sigset_t set;
-	int notify = -1, rc;
+	int notify = -1, rc, reset;
 
 	if (!cfg->foreground && daemonize(&notify) < 0)
 		fatal(errno, "daemonize");
@@ -199,8 +230,11 @@ static int run(const struct config_args *a, struct config *cfg, const uint8_t *k
 		 (unsigned long long)server_generation(srv));
 	notify_parent(&notify, 0);
 	signal_loop(srv, a, &set, cfg->foreground);
+	reset = server_reset_asked(srv);
 	rc = server_stop(srv);
 	server_destroy(srv);
+	if (reset)
+		return RUN_RESET;
 	if (cfg->pidfile[0])
 		unlink(cfg->pidfile);
 	log_info("exiting");
@@ -228,5 +262,6 @@ int main(int argc, char **argv)
 	if (!have_key)
 		log_warnx("no key configured: serving only loopback and unix sockets");
 	umask(022);
-	return run(&args, &cfg, have_key ? key : NULL);
+	rc = run(&args, &cfg, have_key ? key : NULL);
+	return rc == RUN_RESET ? restart_fresh(argc, argv) : rc;
 }

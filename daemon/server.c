@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "conn.h"
 #include "dir.h"
+#include "ext.h"
 #include "journal.h"
 #include "listen.h"
 #include "log.h"
@@ -46,6 +48,8 @@ static int server_dir(struct server *srv)
 		.copy_arg = pl->base,
 		.max_leases = srv->cfg.max_leases,
 		.max_pending_bytes = srv->cfg.max_pending,
+		.retire = srv->ext ? ext_retire : NULL,
+		.retire_arg = srv->ext,
 	};
 	int rc;
 
@@ -87,11 +91,54 @@ static int server_init(struct server *srv, const struct config *cfg, const uint8
 	return rc;
 }
 
+/*
+ * The region extension (refusing to start when it cannot load), the pool
+ * mapping, and the extension told of it. *fresh: start the directory
+ * empty (asked for, or the memory lost its contents).
+ */
+static int server_pool(struct server *srv, int *fresh)
+{
+	const struct config *cfg = &srv->cfg;
+	int rc, memfresh = 0;
+
+	*fresh = cfg->fresh;
+	if (cfg->region_ext[0]) {
+		rc = ext_load(cfg->region_ext, cfg->region_ext_config, &srv->ext);
+		if (rc)
+			return rc;
+	}
+	rc = pool_open_meta(cfg->pool, cfg->size, cfg->meta_size, srv->generation, &srv->pool);
+	if (rc) {
+		log_warn(rc, "pool %s", cfg->pool);
+		return rc;
+	}
+	if (!srv->ext)
+		return 0;
+	rc = ext_attach(srv->ext, srv->pool,
+			cfg->fresh || srv->pool->created || srv->pool->sb_fresh, &memfresh);
+	*fresh |= memfresh;
+	return rc;
+}
+
+/* The extension's memory was reset: main.c restarts marud in place. */
+static void server_memory_reset(void *arg)
+{
+	struct server *srv = arg;
+
+	atomic_store(&srv->reset, 1);
+	kill(getpid(), SIGUSR2);
+}
+
+int server_reset_asked(const struct server *srv)
+{
+	return atomic_load(&srv->reset);
+}
+
 int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation,
 	       struct server **out)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
-	int rc;
+	int rc, fresh;
 
 	if (!srv)
 		return -ENOMEM;
@@ -105,11 +152,9 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 		rc = -errno;
 	if (rc)
 		goto out_destroy;
-	rc = pool_open_meta(cfg->pool, cfg->size, cfg->meta_size, generation, &srv->pool);
-	if (rc) {
-		log_warn(rc, "pool %s", cfg->pool);
+	rc = server_pool(srv, &fresh);
+	if (rc)
 		goto out_destroy;
-	}
 	rc = server_dir(srv);
 	if (rc) {
 		log_warn(rc, "directory over pool %s", cfg->pool);
@@ -117,7 +162,7 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	}
 	/* Warm restart: the directory the pool's journal holds, before serving. */
 	rc = meta_start(srv->pool, srv->dir,
-			&(struct meta_opts){ .journal = cfg->journal, .fresh = cfg->fresh },
+			&(struct meta_opts){ .journal = cfg->journal, .fresh = fresh },
 			&srv->journal);
 	if (rc)
 		goto out_destroy;
@@ -143,9 +188,18 @@ int server_start(struct server *srv)
 	int rc;
 
 	rc = sessions_start_reaper(srv->sessions);
-	if (!rc)
-		rc = rdma_srv_start(srv->rdma);
-	return rc ? rc : accept_start(srv);
+	if (rc)
+		return rc;
+	rc = rdma_srv_start(srv->rdma);
+	if (rc)
+		return rc;
+	if (srv->ext) {
+		rc = ext_watch_start(srv->ext, srv->cfg.memgen_poll_ms, srv->cfg.memgen_grace_ms,
+				     server_memory_reset, srv);
+		if (rc)
+			return rc;
+	}
+	return accept_start(srv);
 }
 
 int server_stop(struct server *srv)
@@ -153,6 +207,7 @@ int server_stop(struct server *srv)
 	int rc;
 
 	atomic_store(&srv->stopping, 1);
+	ext_watch_stop(srv->ext);
 	accept_stop(srv);
 	listeners_close(srv);
 	conns_close_all(srv);
@@ -180,6 +235,8 @@ void server_destroy(struct server *srv)
 	if (srv->dir)
 		dir_destroy(srv->dir);
 	journal_close(srv->journal);
+	ext_watch_stop(srv->ext);
+	ext_unload(srv->ext);	/* after the directory: it retires into it */
 	if (srv->alloc)
 		alloc_destroy(srv->alloc);
 	if (srv->pool)

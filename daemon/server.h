@@ -37,6 +37,12 @@ void server_destroy(struct server *srv);
 /* SIGHUP: apply what can change at run time (verbose, grace, limits). */
 void server_reload(struct server *srv, const struct config *nc);
 uint64_t server_generation(const struct server *srv);
+/*
+ * 1 once the region extension's memory generation changed (the memory
+ * lost its contents): marud has raised SIGUSR2 and main.c restarts it in
+ * place with --fresh (new generation, empty directory).
+ */
+int server_reset_asked(const struct server *srv);
 
 /*
  * The directory's copy callback over a mapping (handlers/io.c): arg is the

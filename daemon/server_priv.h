@@ -55,6 +55,8 @@ struct conn {
 	uint8_t owner[SESSION_TOKEN_BYTES];	/* HELLO_F_EVENTS: whose stream */
 	int has_owner;
 	unsigned int refusals;	/* refused version requests logged */
+	uint64_t ext_id;	/* handlers/hint.c: id the extension knows, 0 none */
+	struct hint_open *hints_open;	/* its open hint requests */
 };
 
 struct sub;
@@ -67,6 +69,8 @@ struct server {
 	struct alloc *alloc;
 	struct dir *dir;
 	struct journal *journal;	/* warm restart (daemon/meta/), or NULL */
+	struct ext *ext;		/* region extension (daemon/ext/), or NULL */
+	atomic_uint_fast64_t hints_refused, hints_over_limit;
 	struct sessions *sessions;
 	struct rdma_srv *rdma;		/* rdma/: NULL without an rdma:// listener */
 	uint64_t generation;
@@ -96,6 +100,7 @@ struct server {
 	atomic_uint_fast64_t ack_timeouts;
 
 	atomic_int stopping;
+	atomic_int reset;		/* the memory was reset: restart in place */
 	atomic_uint max_conns;
 	atomic_uint max_frame;
 	atomic_uint_fast64_t ops[OP_MAX];

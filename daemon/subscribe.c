@@ -257,6 +257,9 @@ unsigned int ack_wait_ms(struct server *srv, uint16_t op)
 	case OP_MKDIR:
 	case OP_RMDIR:
 	case OP_SETATTR:
+	case OP_SYMLINK:
+	case OP_LINK:
+	case OP_MKNOD:
 		return atomic_load(&srv->ack_ms);
 	default:
 		return 0;

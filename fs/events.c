@@ -93,9 +93,16 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	case MARU_EV_EVICT:
 	case MARU_EV_MKDIR:
 	case MARU_EV_RMDIR:
+	case MARU_EV_SYMLINK:
+	case MARU_EV_MKNOD:
 		notify_name_changed(m->nt, e->parent, e->name, expected(e->type));
 		if (e->type == MARU_EV_RMDIR && e->ino)
 			notify_inval_inode(m->nt, e->ino);
+		break;
+	case MARU_EV_LINK:
+		/* a new name, and the version's nlink changed */
+		notify_name_changed(m->nt, e->parent, e->name, 1);
+		notify_inval_inode(m->nt, e->ino);
 		break;
 	case MARU_EV_RENAME:
 		notify_name_changed(m->nt, e->parent, e->name, 0);

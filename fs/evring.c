@@ -93,6 +93,9 @@ static const char *event_name(uint32_t type)
 	case MARU_EV_RMDIR: return "rmdir";
 	case MARU_EV_RENAME: return "rename";
 	case MARU_EV_SETATTR: return "setattr";
+	case MARU_EV_SYMLINK: return "symlink";
+	case MARU_EV_LINK: return "link";
+	case MARU_EV_MKNOD: return "mknod";
 	case MARU_EV_OVERFLOW: return "overflow";
 	case MARU_EV_GENERATION: return "generation";
 	default: return "unknown";

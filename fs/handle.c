@@ -9,9 +9,13 @@
  * writes bytes marufs never sees, so no flush publishes while holds remain.
  * The registry of live handles lets the ones whose RELEASE never came be
  * freed at exit (at unmount the kernel may drop queued background RELEASEs).
+ * A read of a published version over shm can name the pool file itself as
+ * the source of the reply (handle_read_src): the kernel then splices the
+ * pool's pages into it, with no copy through marufs.
  *
  * Locks: h->lock guards h->p, h->lease and h->active, and is taken before
  * any pending.c lock. hr->lock guards the registry list only, a leaf.
+ * pool_src.lock guards the process's read-only pool descriptor, a leaf.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +26,7 @@
 
 #include "failpoint.h"
 #include "handle.h"
+#include "superblock.h"
 #include "notify.h"
 #include "pending.h"
 #include "pin.h"
@@ -32,6 +37,7 @@
 #define COW_TRIES		4
 #define TLS_BUF_MIN		65536
 #define TASK_PF_EXITING		0x00000004	/* include/linux/sched.h */
+#define SRC_EXTENTS		64	/* more: the copy path */
 
 struct handle {
 	struct mfs *m;
@@ -422,13 +428,12 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 
 /* ---- read, write ---- */
 
-/* Read through the lease of h, taking one lazily if h has none. */
-static ssize_t read_lease(struct handle *h, char *buf, size_t size, off_t off)
+/* The lease of h, taken lazily if h has none; h->lock held. */
+static int lease_get_locked(struct handle *h)
 {
 	uint64_t ino = h->ino;
 	int rc = 0;
 
-	pthread_mutex_lock(&h->lock);
 	if (!h->lease) {
 		if (h->p && pend_ino(h->p))
 			ino = pend_ino(h->p);
@@ -436,6 +441,16 @@ static ssize_t read_lease(struct handle *h, char *buf, size_t size, off_t off)
 		if (rc < 0)
 			h->lease = NULL;
 	}
+	return rc;
+}
+
+/* Read through the lease of h, taking one lazily if h has none. */
+static ssize_t read_lease(struct handle *h, char *buf, size_t size, off_t off)
+{
+	int rc;
+
+	pthread_mutex_lock(&h->lock);
+	rc = lease_get_locked(h);
 	pthread_mutex_unlock(&h->lock);
 	if (rc < 0)
 		return rc;
@@ -472,6 +487,146 @@ ssize_t handle_read(struct handle *h, size_t size, off_t off, char **out)
 	}
 	*out = buf;
 	return n;
+}
+
+/* ---- reads with the pool file as the source ---- */
+
+/*
+ * The pool file, read-only, for the generation it was checked for (one
+ * mount per process). Reopened when marud's generation changes; -1 when
+ * the pool cannot be opened here or is not the one the session maps.
+ */
+static struct {
+	pthread_mutex_t lock;
+	int fd;
+	uint64_t gen;
+} pool_src = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
+
+/* The superblock at fd says pool uuid, generation gen. */
+static int pool_src_is(int fd, const struct maru_pool_info *pi, uint64_t gen)
+{
+	struct pool_superblock sb;
+
+	if (pread(fd, &sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || pool_sb_check(&sb))
+		return 0;
+	return !memcmp(sb.uuid, pi->uuid, sizeof(sb.uuid)) &&
+	       __atomic_load_n(&sb.generation, __ATOMIC_RELAXED) == gen;
+}
+
+static int pool_src_open(struct mfs *m, uint64_t gen)
+{
+	struct maru_pool_info *pi = malloc(sizeof(*pi));
+	int fd = -1;
+
+	if (!pi)
+		return -1;
+	if (maru_client_pool_info(m->c, pi) == 0 && pi->generation == gen &&
+	    pi->data_path == MARU_DATA_SHM && pi->coherence == MARU_COHERENCE_HW)
+		fd = open(pi->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0 && !pool_src_is(fd, pi, gen)) {
+		close(fd);
+		fd = -1;
+	}
+	free(pi);
+	return fd;
+}
+
+/* The pool descriptor for generation gen, or -1 (read by copy then). */
+static int pool_src_fd(struct mfs *m, uint64_t gen)
+{
+	int fd;
+
+	pthread_mutex_lock(&pool_src.lock);
+	if (pool_src.gen != gen) {
+		if (pool_src.fd >= 0)
+			close(pool_src.fd);
+		pool_src.fd = pool_src_open(m, gen);
+		pool_src.gen = gen;
+	}
+	fd = pool_src.fd;
+	pthread_mutex_unlock(&pool_src.lock);
+	return fd;
+}
+
+/* Bufs of fd at the pool offsets of file bytes [off, off+len), or -EAGAIN. */
+static int src_bufs(int fd, const struct maru_extent *ext, ssize_t n, uint64_t off,
+		    uint64_t len, struct handle_src *src)
+{
+	uint64_t pos = 0, k;
+	ssize_t i;
+
+	src->bv.count = 0;
+	src->bv.idx = 0;
+	src->bv.off = 0;
+	for (i = 0; i < n && len; pos += ext[i].len, i++) {
+		if (off >= pos + ext[i].len)
+			continue;
+		if (src->bv.count == HANDLE_SRC_BUFS)
+			return -EAGAIN;
+		k = pos + ext[i].len - off < len ? pos + ext[i].len - off : len;
+		src->bv.buf[src->bv.count++] = (struct fuse_buf){
+			.size = k, .flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
+			.fd = fd, .pos = (off_t)(ext[i].off + off - pos) };
+		off += k;
+		len -= k;
+	}
+	return len ? -EAGAIN : 0;
+}
+
+/* The lease's extents for [off, off+size) of the pool file into src. */
+static int lease_src(struct handle *h, int fd, uint64_t gen, size_t size, off_t off,
+		     struct handle_src *src)
+{
+	struct maru_extent ext[SRC_EXTENTS];
+	uint64_t fsize = maru_file_size(h->lease), len;
+	ssize_t n;
+
+	if ((uint64_t)off >= fsize)
+		return -EAGAIN;	/* EOF: the copy path answers it */
+	len = fsize - (uint64_t)off < size ? fsize - (uint64_t)off : size;
+	n = maru_file_extents(h->lease, ext, SRC_EXTENTS);
+	if (n < 0)
+		return (int)n;
+	if (n > SRC_EXTENTS)
+		return -EAGAIN;
+	if (src_bufs(fd, ext, n, (uint64_t)off, len, src))
+		return -EAGAIN;
+	/* a restart since the extents were given would make them another's */
+	if (!pool_src_is(fd, &h->m->info, gen))
+		return -EAGAIN;
+	return 0;
+}
+
+/*
+ * A read whose reply can name the pool file as its source: a published
+ * version, through this handle's lease, over shm with coherent memory.
+ * -EAGAIN: read by copy (handle_read); other errors are the read's.
+ */
+int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src *src)
+{
+	uint64_t gen = __atomic_load_n(&h->m->generation, __ATOMIC_ACQUIRE);
+	struct pending *p;
+	int fd, rc;
+
+	if (stale(h))
+		return -EIO;
+	p = handle_pend(h);
+	if (p) {
+		pend_put(p);
+		return -EAGAIN;
+	}
+	fd = pool_src_fd(h->m, gen);
+	if (fd < 0)
+		return -EAGAIN;
+	pthread_mutex_lock(&h->lock);
+	rc = lease_get_locked(h);
+	if (rc == 0)
+		rc = lease_src(h, fd, gen, size, off, src);
+	pthread_mutex_unlock(&h->lock);
+	/* tests: the bytes are read, the reader not answered yet */
+	if (rc == 0)
+		rc = FAILPOINT("marufs.read.mid");
+	return rc;
 }
 
 ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off)

@@ -38,6 +38,14 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 void handle_close(struct handle *h);
 /* Read into a per-thread buffer (*buf); bytes read. */
 ssize_t handle_read(struct handle *h, size_t size, off_t off, char **buf);
+
+/* A read's reply with the pool file as its source (fuse_reply_data). */
+#define HANDLE_SRC_BUFS	8
+struct handle_src {
+	struct fuse_bufvec bv;
+	struct fuse_buf more[HANDLE_SRC_BUFS - 1];	/* bv.buf[] runs on here */
+};
+int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src *src);
 ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off);
 /* FLUSH from task pid: the last active writer publishes. */
 int handle_flush(struct handle *h, pid_t pid);

@@ -30,6 +30,7 @@
 #include "events.h"
 #include "evring.h"
 #include "handle.h"
+#include "hints.h"
 #include "inode.h"
 #include "log.h"
 #include "notify.h"
@@ -62,6 +63,7 @@ static const struct fuse_opt mfs_optspec[] = {
 	MOPT("negative_timeout=%lf", negative_timeout),
 	MOPT("max_conns=%u", max_conns),
 	MOPT("logfile=%s", logfile),
+	MOPT("lookup_hints=%s", lookup_hints),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -92,6 +94,7 @@ static void usage(const char *prog)
 	       "    -o attr_timeout=SECS        cache of attributes (%.0f)\n"
 	       "    -o negative_timeout=SECS    cache of missing names (%.0f)\n"
 	       "    -o logfile=PATH             log there (appended; SIGUSR1 reopens)\n"
+	       "    -o lookup_hints=on|off      first lookup of a name is a read hint (on)\n"
 	       "    -h, --help                  this text\n"
 	       "    -V, --version               print versions\n\n",
 	       prog, DEFAULT_ENTRY_TIMEOUT, DEFAULT_ATTR_TIMEOUT, DEFAULT_NEG_TIMEOUT);
@@ -376,9 +379,25 @@ static void tables_free(struct mfs *m)
 	m->hr = NULL;
 }
 
+/* The hint sender, and lookup hints unless -o lookup_hints=off. */
+static int hints_start(struct mfs *m)
+{
+	const char *lh = m->o.lookup_hints ? m->o.lookup_hints : "on";
+
+	if (strcmp(lh, "on") && strcmp(lh, "off")) {
+		log_warnx("lookup_hints=%s: expected on or off", lh);
+		return -EINVAL;
+	}
+	if (hintq_new(m, &m->hq) < 0 || hintq_start(m->hq) < 0)
+		return -ENOMEM;
+	if (!strcmp(lh, "on") && lookup_hints_new(m, &m->lh) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int threads_start(struct mfs *m)
 {
-	if (notify_start(m->nt) < 0)
+	if (notify_start(m->nt) < 0 || hints_start(m) < 0)
 		return -1;
 	return events_start(m, &m->ev) < 0 ? -1 : 0;
 }
@@ -392,6 +411,10 @@ static void threads_stop(struct mfs *m)
 	notify_stop(m->nt);
 	events_free(m->ev);
 	m->ev = NULL;
+	lookup_hints_free(m->lh);	/* ends its batches into the queue */
+	m->lh = NULL;
+	hintq_free(m->hq);		/* sends what is queued, while the client lives */
+	m->hq = NULL;
 }
 
 /* ---- the session ---- */
@@ -508,6 +531,7 @@ static void opts_free(struct mfs_opts *o)
 	free(o->coherence);
 	free(o->key_file);
 	free(o->logfile);
+	free(o->lookup_hints);
 }
 
 int main(int argc, char *argv[])

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "dcache.h"
+#include "hints.h"
 #include "inode.h"
 #include "metrics.h"
 #include "pending.h"
@@ -23,7 +24,7 @@ static const char *const op_names[OP_COUNT] = {
 	"rmdir", "rename", "open", "create", "read", "write", "flush", "release",
 	"fsync", "opendir", "readdir", "releasedir", "statfs", "setxattr",
 	"getxattr", "listxattr", "removexattr", "access", "fallocate", "poll",
-	"ioctl",
+	"ioctl", "symlink", "readlink", "link",
 };
 
 static const char *const hint_labels[HINT_COUNT] = {
@@ -104,6 +105,26 @@ static void labelled(struct out *o, const struct counters *c)
 		    cnt(&c->hints[i]));
 }
 
+/* The hint queue: every hint queued ends sent, dropped, or not taken. */
+static void hint_lines(struct out *o, const struct metrics_gauges *g)
+{
+	put(o, "# HELP marufs_hint_queue_total Hints by what became of them.\n"
+	    "# TYPE marufs_hint_queue_total counter\n"
+	    "marufs_hint_queue_total{result=\"queued\"} %" PRIu64 "\n"
+	    "marufs_hint_queue_total{result=\"sent\"} %" PRIu64 "\n"
+	    "marufs_hint_queue_total{result=\"dropped\"} %" PRIu64 "\n"
+	    "marufs_hint_queue_total{result=\"unsupported\"} %" PRIu64 "\n"
+	    "marufs_hint_queue_total{result=\"refused\"} %" PRIu64 "\n"
+	    "marufs_hint_queue_total{result=\"failed\"} %" PRIu64 "\n",
+	    g->hq_queued, g->hq_sent, g->hq_dropped, g->hq_unsupported, g->hq_refused,
+	    g->hq_failed);
+	one(o, "counter", "marufs_lookup_hints_total",
+	    "File names whose first lookup became a read hint.", g->lookup_hints);
+	one(o, "counter", "marufs_lookup_hint_batches_total",
+	    "Read hints sent for lookups (one per directory and window).",
+	    g->lookup_batches);
+}
+
 int metrics_append(const struct counters *c, const struct metrics_gauges *g, char **buf,
 		   size_t *cap, size_t *pos)
 {
@@ -122,6 +143,12 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	    "Opens of a version gone since the kernel looked its name up (ESTALE, the VFS looks again).",
 	    cnt(&c->stale_opens));
 	one(&o, "counter", "marufs_events_total", "Pool events received.", cnt(&c->events));
+	one(&o, "counter", "marufs_event_waits_total",
+	    "Changes of this mount whose pool event it waited for before replying.",
+	    cnt(&c->event_waits));
+	one(&o, "counter", "marufs_event_wait_timeouts_total",
+	    "Waits for the pool event of this mount's own change that timed out.",
+	    cnt(&c->event_wait_timeouts));
 	one(&o, "counter", "marufs_generation_changes_total", "marud restarts seen.",
 	    cnt(&c->generations));
 	one(&o, "gauge", "marufs_inodes", "Inodes the kernel holds.", g->inodes);
@@ -131,11 +158,24 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	    "Leases taken at a lookup after a stale open, not yet opened.", g->pins);
 	one(&o, "gauge", "marufs_cached_entries",
 	    "Names (positive and negative) handed to the kernel cache.", g->dentries);
+	hint_lines(&o, g);
 	return o.err;
 }
 
 void metrics_gauges(struct mfs *m, struct metrics_gauges *g)
 {
+	struct hint_counters h = { 0 };
+
+	if (m->hq)
+		hintq_counters(m->hq, &h);
+	g->hq_queued = h.queued;
+	g->hq_sent = h.sent;
+	g->hq_dropped = h.dropped;
+	g->hq_unsupported = h.unsupported;
+	g->hq_refused = h.refused;
+	g->hq_failed = h.failed;
+	g->lookup_hints = h.lookup_hints;
+	g->lookup_batches = h.lookup_batches;
 	g->inodes = itab_count(m->tab);
 	g->pendings = pend_count(m);
 	g->pins = pin_count(m->pins);

@@ -12,6 +12,9 @@
 /* The gauges that are not counters of struct mfs. */
 struct metrics_gauges {
 	size_t inodes, pendings, pins, dentries;
+	/* the hint queue (hints.c): counters, read with its lock */
+	uint64_t hq_queued, hq_sent, hq_dropped, hq_unsupported, hq_refused, hq_failed;
+	uint64_t lookup_hints, lookup_batches;
 };
 
 /* Read the gauges from the mount's tables. */

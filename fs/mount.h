@@ -26,7 +26,8 @@ enum op_type {
 	OP_UNLINK, OP_RMDIR, OP_RENAME, OP_OPEN, OP_CREATE, OP_READ, OP_WRITE,
 	OP_FLUSH, OP_RELEASE, OP_FSYNC, OP_OPENDIR, OP_READDIR, OP_RELEASEDIR,
 	OP_STATFS, OP_SETXATTR, OP_GETXATTR, OP_LISTXATTR, OP_REMOVEXATTR,
-	OP_ACCESS, OP_FALLOCATE, OP_POLL, OP_IOCTL,
+	OP_ACCESS, OP_FALLOCATE, OP_POLL, OP_IOCTL, OP_SYMLINK, OP_READLINK,
+	OP_LINK,
 	OP_COUNT
 };
 
@@ -44,6 +45,8 @@ struct counters {
 	uint64_t lookup_pos;
 	uint64_t lookup_neg;
 	uint64_t events;
+	uint64_t event_waits;		/* own changes waited for on the stream */
+	uint64_t event_wait_timeouts;	/* ... whose event did not come in time */
 	uint64_t generations;
 	uint64_t hints[HINT_COUNT];
 };
@@ -62,6 +65,7 @@ struct mfs_opts {
 	double entry_timeout;
 	double attr_timeout;
 	double negative_timeout;
+	char *lookup_hints;	/* on|off */
 	int show_help;
 	int show_version;
 };
@@ -74,6 +78,8 @@ struct evring;
 struct dcache;
 struct pins;
 struct hreg;
+struct hintq;
+struct lookup_hints;
 
 struct mfs {
 	struct mfs_opts o;
@@ -89,6 +95,8 @@ struct mfs {
 	struct dcache *dc;		/* dcache.c */
 	struct pins *pins;		/* pin.c */
 	struct hreg *hr;		/* handle.c */
+	struct hintq *hq;		/* hints.c */
+	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */
 	/* Bumped on every pool generation change; handles of older epochs fail. */
 	uint64_t epoch;
 	uint64_t generation;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs/ns.c: the FUSE handlers of the pool's namespace: lookup (with the pins
- * of pin.c), forget, getattr and setattr, mknod, mkdir, unlink, rmdir,
- * rename, create, readdir, statfs and access, mapping them onto libmaru
+ * of pin.c), forget, getattr and setattr, mknod (regular files here; FIFOs,
+ * sockets and devices via link.c), mkdir, unlink, rmdir, rename, create,
+ * readdir, statfs and access, mapping them onto libmaru
  * names and this mount's handles and pendings. Entries handed to the kernel
  * are counted in the inode table and noted in the dentry table; changes
  * other mounts must see on return wait for their event (notify.c). No lock
@@ -16,6 +17,7 @@
 
 #include "dcache.h"
 #include "handle.h"
+#include "hints.h"
 #include "notify.h"
 #include "ns.h"
 #include "pending.h"
@@ -47,6 +49,7 @@ static void attr_to_stat(const struct maru_attr *a, struct stat *st)
 	st->st_atim = a->atime;
 	st->st_mtim = a->mtime;
 	st->st_ctim = a->ctime;
+	st->st_rdev = a->rdev;
 }
 
 static double attr_timeout_of(struct mfs *m, const struct maru_attr *a)
@@ -55,7 +58,7 @@ static double attr_timeout_of(struct mfs *m, const struct maru_attr *a)
 	return a->state == MARU_STATE_PENDING ? 0 : m->o.attr_timeout;
 }
 
-static void fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a)
+void fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = a->ino;
@@ -75,8 +78,8 @@ static void reply_attr(fuse_req_t req, const struct maru_attr *a, uint64_t ino)
 }
 
 /* Hand a positive entry to the kernel and account for it. */
-static void reply_entry_known(fuse_req_t req, uint64_t parent, const char *name,
-			      struct fuse_entry_param *e, struct pending *p)
+void reply_entry_known(fuse_req_t req, uint64_t parent, const char *name,
+		       struct fuse_entry_param *e, struct pending *p)
 {
 	struct mfs *m = req_mfs(req);
 
@@ -196,6 +199,8 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.attr_timeout = 0;
 	}
 	CNT_INC(m, lookup_pos);
+	if (a.state == MARU_STATE_PUBLISHED)
+		lookup_hints_seen(m, parent, name, a.ino);	/* lookup_hints.c */
 	reply_entry_known(req, parent, name, &e, p);
 	if (p)
 		pend_put(p);
@@ -372,6 +377,20 @@ out:
 
 /* ---- names ---- */
 
+/*
+ * Wait (bounded) for the pool's event of this mount's own change w to come
+ * back, so other mounts see it on return (close-to-open); counted, and so
+ * are the waits that ran out, for .maru/stats.
+ */
+void ns_wait_own(struct mfs *m, struct ev_expect *w)
+{
+	if (!w)
+		return;
+	CNT_INC(m, event_waits);
+	if (!notify_expect_wait(m->nt, w, 0))
+		CNT_INC(m, event_wait_timeouts);
+}
+
 void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -382,9 +401,8 @@ void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	struct maru_attr a;
 	int rc;
 
-	(void)rdev;
-	if (!S_ISREG(mode)) {
-		fuse_reply_err(req, EPERM);
+	if (!S_ISREG(mode)) {	/* ops.c routes the others to link.c */
+		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	rc = maru_file_create(m->c, parent, name, S_IFREG | (mode & 07777), ctx->uid,
@@ -403,7 +421,7 @@ void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 		fuse_reply_err(req, io_errno(rc));
 		return;
 	}
-	notify_expect_wait(m->nt, w, 0);
+	ns_wait_own(m, w);
 	CNT_INC(m, publishes);
 	fill_entry(m, &e, &a);
 	reply_entry_known(req, parent, name, &e, NULL);
@@ -425,7 +443,7 @@ void ns_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	notify_expect_wait(m->nt, w, 0);
+	ns_wait_own(m, w);
 	fill_entry(m, &e, &a);
 	reply_entry_known(req, parent, name, &e, NULL);
 }
@@ -450,6 +468,7 @@ void ns_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 {
 	struct mfs *m = req_mfs(req);
 	struct ev_expect *w;
+	uint64_t seq = 0;
 	int rc;
 
 	if (flags & ~(unsigned int)RENAME_NOREPLACE) {
@@ -457,12 +476,13 @@ void ns_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		return;
 	}
 	w = notify_expect(m->nt, newparent, newname);
-	rc = maru_rename(m->c, parent, name, newparent, newname,
-			 (flags & RENAME_NOREPLACE) ? MARU_RENAME_NOREPLACE : 0);
-	if (rc < 0)
+	rc = maru_rename_seq(m->c, parent, name, newparent, newname,
+			     (flags & RENAME_NOREPLACE) ? MARU_RENAME_NOREPLACE : 0, &seq);
+	/* No event made (only this mount's pending file moved): none to wait for. */
+	if (rc < 0 || seq == 0)
 		notify_expect_cancel(m->nt, w);
 	else
-		notify_expect_wait(m->nt, w, 0);
+		ns_wait_own(m, w);
 	if (rc == 0 && !(parent == newparent && strcmp(name, newname) == 0)) {
 		/* whatever this mount was writing at the target lost its name */
 		pend_detach_name(m, newparent, newname);

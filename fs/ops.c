@@ -13,8 +13,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "handle.h"
+#include "hints.h"
 #include "ioctl.h"
 #include "ns.h"
 #include "ops.h"
@@ -77,8 +79,39 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	OP(req, MKNOD);
 	if (vdir_claims(parent, name))
 		vdir_ops.mknod(req, parent, name, mode, rdev);
-	else
+	else if (S_ISREG(mode))
 		ns_mknod(req, parent, name, mode, rdev);
+	else	/* FIFOs, sockets, devices: metadata only (link.c) */
+		ns_mknod_special(req, parent, name, mode, rdev);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	OP(req, SYMLINK);
+	if (vdir_claims(parent, name) || ino_is_virt(parent))
+		fuse_reply_err(req, EPERM);	/* .maru/ holds only its own files */
+	else
+		ns_symlink(req, link, parent, name);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	OP(req, READLINK);
+	if (ino_is_virt(ino))
+		fuse_reply_err(req, EINVAL);
+	else
+		ns_readlink(req, ino);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	OP(req, LINK);
+	if (ino_is_virt(ino) || ino_is_virt(newparent) || vdir_claims(newparent, newname))
+		fuse_reply_err(req, EPERM);
+	else
+		ns_link(req, ino, newparent, newname);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -188,6 +221,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = keep && !direct;
 	fi->direct_io = direct;
+	lookup_hints_opened(req_mfs(req), ino);	/* a hinted load starts: promote */
 	if (fuse_reply_open(req, fi) != 0)
 		handle_close(h);
 }
@@ -195,6 +229,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct handle_src src;
 	ssize_t n;
 	char *buf;
 
@@ -203,7 +238,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		vdir_ops.read(req, ino, size, off, fi);
 		return;
 	}
-	n = handle_read(fh_handle(fi), size, off, &buf);
+	/* the pool file as the reply's source: the kernel splices its pages */
+	n = handle_read_src(fh_handle(fi), size, off, &src);
+	if (n == 0) {
+		/* never SPLICE_MOVE: a moved page would leave the pool file */
+		fuse_reply_data(req, &src.bv, 0);
+		return;
+	}
+	if (n == -EAGAIN)
+		n = handle_read(fh_handle(fi), size, off, &buf);
 	if (n < 0)
 		fuse_reply_err(req, io_errno((int)n));
 	else
@@ -246,6 +289,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	if (fi->fh)
 		handle_close(fh_handle(fi));
+	lookup_hints_released(req_mfs(req), ino);
 	fuse_reply_err(req, 0);
 }
 
@@ -347,8 +391,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	/* publish semantics need every write to arrive before flush */
 	conn->want &= ~(unsigned int)FUSE_CAP_WRITEBACK_CACHE;
-	conn->want &= ~(unsigned int)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
-				      FUSE_CAP_SPLICE_MOVE);
+	/* replies may splice from the pool file (handle_read_src), never
+	 * moving its pages; requests are read into buffers (marufs copies) */
+	conn->want &= ~(unsigned int)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
 }
 
 void ops_init(struct fuse_lowlevel_ops *ops)
@@ -361,6 +408,9 @@ void ops_init(struct fuse_lowlevel_ops *ops)
 	ops->getattr = op_getattr;
 	ops->setattr = op_setattr;
 	ops->mknod = op_mknod;
+	ops->symlink = op_symlink;
+	ops->readlink = op_readlink;
+	ops->link = op_link;
 	ops->mkdir = op_mkdir;
 	ops->unlink = op_unlink;
 	ops->rmdir = op_rmdir;

@@ -5,7 +5,9 @@
  * inodes here. stats and pool are snapshotted into the handle at open (so a
  * read sees one consistent text however it is split); events is a blocking
  * stream over the ring of evring.c. All three are direct_io: their getattr
- * size is 0 and the kernel must not clip reads to it. Everything else asked
+ * size is 0 and the kernel must not clip reads to it. hints is write-only:
+ * each write() is whole lines of hints (hints.c), EINVAL if any is bad.
+ * Everything else asked
  * of .maru/ is refused with the errno a read-only directory would give. No
  * lock of its own: a handle belongs to one open.
  */
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "evring.h"
+#include "hints.h"
 #include "metrics.h"
 #include "vdir.h"
 
@@ -36,6 +39,7 @@ static const struct {
 	{ "stats", VIRT_INO_STATS },
 	{ "events", VIRT_INO_EVENTS },
 	{ "pool", VIRT_INO_POOL },
+	{ "hints", VIRT_INO_HINTS },
 };
 
 #define NVIRT (sizeof(virt_files) / sizeof(virt_files[0]))
@@ -59,7 +63,7 @@ static int virt_stat(struct mfs *m, uint64_t ino, struct stat *st)
 	}
 	for (i = 0; i < NVIRT; i++) {
 		if (virt_files[i].ino == ino) {
-			st->st_mode = S_IFREG | 0444;
+			st->st_mode = S_IFREG | (ino == VIRT_INO_HINTS ? 0222 : 0444);
 			st->st_nlink = 1;
 			return 0;
 		}
@@ -201,6 +205,8 @@ static int vh_fill(struct mfs *m, struct vhandle *h)
 		return pool_snapshot(m, h);
 	case VIRT_INO_EVENTS:
 		return ring_reader_open(m->ring, &h->r);
+	case VIRT_INO_HINTS:
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -215,7 +221,7 @@ static void v_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+	if ((fi->flags & O_ACCMODE) != (ino == VIRT_INO_HINTS ? O_WRONLY : O_RDONLY)) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
@@ -368,6 +374,14 @@ static int is_dir_name(fuse_ino_t parent, const char *name)
 static void v_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		      struct fuse_file_info *fi)
 {
+	struct stat st;
+
+	/* a shell's "> .maru/hints" truncates first: nothing to truncate */
+	if (ino == VIRT_INO_HINTS && to_set == FUSE_SET_ATTR_SIZE && !attr->st_size &&
+	    !virt_stat(req_mfs(req), ino, &st)) {
+		fuse_reply_attr(req, &st, VIRT_TIMEOUT);
+		return;
+	}
 	fuse_reply_err(req, EPERM);
 }
 
@@ -407,7 +421,17 @@ static void v_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void v_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		    off_t off, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, EBADF);
+	int rc;
+
+	if (ino != VIRT_INO_HINTS) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	rc = hints_write_text(req_mfs(req), buf, size);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_write(req, size);
 }
 
 static void v_ok_fi(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

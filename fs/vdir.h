@@ -17,6 +17,7 @@
 #define VIRT_INO_STATS	(VIRT_INO_BASE + 1)
 #define VIRT_INO_EVENTS	(VIRT_INO_BASE + 2)
 #define VIRT_INO_POOL	(VIRT_INO_BASE + 3)
+#define VIRT_INO_HINTS	(VIRT_INO_BASE + 4)	/* write-only: hints.c */
 #define VIRT_DIR_NAME	".maru"
 
 static inline int ino_is_virt(uint64_t ino)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hints.h"
 #include "inode.h"
 #include "parse.h"
 #include "pending.h"
@@ -368,6 +369,8 @@ void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value
 		} else {
 			itab_set_hint(m->tab, ino, h + 1);
 			CNT_INC(m, hints[h]);
+			/* on to marud (hints.c); advice: a failure is only counted */
+			hints_xattr(m, ino, h + 1);
 		}
 	} else {
 		rc = set_size(m, ino, value, size);

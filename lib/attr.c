@@ -18,7 +18,7 @@ int name_check(const char *name, size_t *len)
 		return -EINVAL;
 	n = strnlen(name, PROTO_NAME_MAX + 1);
 	if (proto_name_valid(name, n))
-		return -EINVAL;
+		return proto_name_valid(name, n);
 	*len = n;
 	return 0;
 }
@@ -37,6 +37,7 @@ void attr_from_proto(const struct proto_attr *p, struct maru_attr *out)
 	out->state = p->state;
 	out->leases = p->leases;
 	out->xxh3 = p->xxh3;
+	out->rdev = p->rdev;
 	ns_to_timespec(p->atime_ns, &out->atime);
 	ns_to_timespec(p->mtime_ns, &out->mtime);
 	ns_to_timespec(p->ctime_ns, &out->ctime);

@@ -49,6 +49,7 @@ struct session {
 	uint32_t max_frame;
 	uint32_t send_max;	/* marud's max-frame: what our frames may carry */
 	uint32_t backend;
+	uint32_t hint_actions;	/* HELLO: what marud's region extension takes */
 	int established;
 	uint32_t rdma_port, rdma_flags;	/* 0: marud offered no rdma path */
 	char rdma_host[64];
@@ -124,6 +125,12 @@ struct maru_file {
 	uint32_t next;
 	uint64_t dirty_lo, dirty_hi;	/* written range since the last sync */
 	struct rdma_keys *rk;		/* dp/rdma.c: rkeys of this version */
+	/* xxh3 of bytes [0, hashed) of a pending version, taken while the data
+	 * path copied them (file.c decides, the data path feeds it); NULL once
+	 * the bytes went in out of order, or someone may write them directly */
+	struct hash_stream *hs;
+	uint64_t hashed;
+	_Atomic int hash_off;		/* never (again) stream-hash this handle */
 	struct maru_file *prev, *next_file;
 };
 

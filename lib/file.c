@@ -15,6 +15,12 @@
  * its replies. Reservations grow geometrically (file_grow) so that a chunk
  * written in many small pieces costs few round trips.
  *
+ * Hash: a pending version written in order from byte 0 through a data path
+ * that hashes (shm) is hashed while it is copied (f->hs), and PUBLISH
+ * carries the digest, so marud does not read the bytes again. Any other
+ * write, a shrinking truncate, or handing the extents out (someone may
+ * write through a mapping) drops the stream, and marud hashes at PUBLISH.
+ *
  * Locking: f->lock is a rwlock, read for pread/attr/extents (a lease's
  * extents never change), write for everything that changes the handle.
  */
@@ -26,6 +32,7 @@
 #include "attr.h"
 #include "client_priv.h"
 #include "frame.h"
+#include "hash.h"
 #include "session.h"
 #include "transport.h"
 
@@ -143,6 +150,7 @@ static void file_unlink(struct maru_client *c, struct maru_file *f)
 static void file_free(struct maru_file *f)
 {
 	rdma_file_forget(f);
+	hash_stream_free(f->hs);
 	pthread_rwlock_destroy(&f->lock);
 	free(f->ext);
 	free(f);
@@ -201,10 +209,13 @@ int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
 	struct proto_create_req q = { .parent = parent, .size_hint = size_hint };
 	struct req r = { .op = OP_CREATE, .p1 = buf };
 	size_t n;
+	int rc;
 
-	if (!c || !out || name_check(name, &n) ||
-	    (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
+	if (!c || !out || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
 		return -EINVAL;
+	rc = name_check(name, &n);
+	if (rc)
+		return rc;
 	q.flags = create_flags(flags);
 	q.mode = S_IFREG | (mode & 07777);
 	q.uid = uid;
@@ -236,9 +247,13 @@ int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
 	struct proto_open_req q = { .parent = parent };
 	struct req r = { .op = OP_OPEN, .p1 = buf };
 	size_t n;
+	int rc;
 
-	if (!c || !out || name_check(name, &n))
+	if (!c || !out)
 		return -EINVAL;
+	rc = name_check(name, &n);
+	if (rc)
+		return rc;
 	q.namelen = (uint16_t)n;
 	memcpy(buf, &q, sizeof(q));
 	memcpy(buf + sizeof(q), name, n);
@@ -327,6 +342,9 @@ ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t m
 		return -EINVAL;
 	pthread_rwlock_rdlock(&f->lock);
 	n = file_check(f, 0);
+	/* the bytes may now change behind the handle's back: marud hashes */
+	if (n == 0 && f->pending)
+		f->hash_off = 1;
 	if (n == 0) {
 		for (i = 0; i < f->next && i < max; i++) {
 			ext[i].off = f->ext[i].off;
@@ -416,6 +434,54 @@ ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off
 	return rc;
 }
 
+/* ---- the streaming hash ---- */
+
+static void hash_drop(struct maru_file *f)
+{
+	hash_stream_free(f->hs);
+	f->hs = NULL;
+	f->hash_off = 1;
+}
+
+/*
+ * Before a write at off: keep (or start, at byte 0) the stream only if the
+ * write continues the bytes hashed so far and the data path hashes.
+ */
+static void hash_before_write(struct maru_file *f, const struct dp_ops *dp, uint64_t off)
+{
+	if (f->hash_off || !dp->hashes) {
+		if (f->hs || !f->hash_off)
+			hash_drop(f);
+		return;
+	}
+	if (!f->hs && off == 0 && f->hashed == 0) {
+		f->hs = hash_stream_new();
+		if (!f->hs)
+			f->hash_off = 1;	/* marud hashes: no harm */
+		return;
+	}
+	if (!f->hs || off != f->hashed)
+		hash_drop(f);
+}
+
+static void hash_after_write(struct maru_file *f, ssize_t rc)
+{
+	if (!f->hs)
+		return;
+	if (rc > 0)
+		f->hashed += (uint64_t)rc;
+	else
+		hash_drop(f);
+}
+
+/* PUBLISH's xxh3: the stream's digest if it covers every byte, else 0. */
+static uint64_t hash_for_publish(struct maru_file *f)
+{
+	if (!f->hs || f->hash_off || f->hashed != f->size)
+		return 0;
+	return hash_stream_digest(f->hs);
+}
+
 static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const void *buf,
 			    size_t len, uint64_t off)
 {
@@ -423,8 +489,11 @@ static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const 
 
 	if (rc == 0)
 		rc = io_check(f, dp, 1);
-	if (rc == 0)
+	if (rc == 0) {
+		hash_before_write(f, dp, off);
 		rc = dp->write(f, buf, len, off);
+		hash_after_write(f, rc);
+	}
 	rc = lost_session(f, rc);
 	if (rc > 0)
 		f->attr.mtime_ns = now_ns();
@@ -466,6 +535,8 @@ int maru_file_truncate(struct maru_file *f, uint64_t size)
 		rc = file_grow(f, size);
 	if (!rc)
 		rc = io_check(f, dp, 1);
+	if (!rc && f->hs && size < f->hashed)
+		hash_drop(f);
 	if (!rc)
 		rc = dp->truncate(f, size);
 	if (!rc)
@@ -504,13 +575,14 @@ int maru_file_sync(struct maru_file *f)
 
 static int publish_locked(struct maru_file *f)
 {
-	struct proto_publish_req q = { .ino = f->ino, .size = f->size, .xxh3 = 0 };
+	struct proto_publish_req q = { .ino = f->ino, .size = f->size };
 	struct req r = { .op = OP_PUBLISH, .p1 = &q, .n1 = sizeof(q) };
 	int rc;
 
 	rc = session_dp(f->c)->sync(f);
 	if (rc)
 		return rc;
+	q.xxh3 = hash_for_publish(f);
 	rc = (int)lost_session(f, client_call(f->c, &r));
 	/* marud ends the rdma rights of a pending version before it hashes
 	 * it, refused or not: its cached rkeys are dead either way */
@@ -522,6 +594,7 @@ static int publish_locked(struct maru_file *f)
 	if (rc)
 		return rc;
 	f->pending = 0;
+	hash_drop(f);
 	return 0;
 }
 

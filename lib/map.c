@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/map.c: zero-copy mappings of marufs files, maru_map()/maru_unmap()
- * (DESIGN §5). marufs tells where a file's bytes are (MARUFS_IOC_EXTENTS);
+ * (marufs-design(7) §5). marufs tells where a file's bytes are (MARUFS_IOC_EXTENTS);
  * this file maps the pool memory at those extents into one contiguous
  * range (several extents are stitched with MAP_FIXED into a reserved range)
  * and keeps a duplicate of the descriptor open: that open file is the lease

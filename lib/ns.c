@@ -50,8 +50,11 @@ static int name_call(struct maru_client *c, uint16_t op, uint64_t parent, const 
 	size_t n;
 	int rc;
 
-	if (!c || name_check(name, &n))
+	if (!c)
 		return -EINVAL;
+	rc = name_check(name, &n);
+	if (rc)
+		return rc;
 	if (ids) {
 		q.mode = ids[0];
 		q.uid = ids[1];
@@ -137,15 +140,29 @@ int maru_setattr(struct maru_client *c, uint64_t ino,
 int maru_rename(struct maru_client *c, uint64_t oldparent, const char *oldname,
 		uint64_t newparent, const char *newname, unsigned int flags)
 {
+	return maru_rename_seq(c, oldparent, oldname, newparent, newname, flags, NULL);
+}
+
+int maru_rename_seq(struct maru_client *c, uint64_t oldparent, const char *oldname,
+		    uint64_t newparent, const char *newname, unsigned int flags,
+		    uint64_t *event_seq)
+{
+	struct proto_rename_rep rep = { 0 };
 	uint8_t buf[sizeof(struct proto_rename_req) + 2 * PROTO_NAME_MAX];
 	struct proto_rename_req q = { .oldparent = oldparent, .newparent = newparent };
 	struct req r = { .op = OP_RENAME, .p1 = buf };
 	size_t on, nn;
 	int rc;
 
-	if (!c || name_check(oldname, &on) || name_check(newname, &nn) ||
-	    (flags & ~MARU_RENAME_NOREPLACE))
+	if (event_seq)
+		*event_seq = 0;
+	if (!c || (flags & ~MARU_RENAME_NOREPLACE))
 		return -EINVAL;
+	rc = name_check(oldname, &on);
+	if (!rc)
+		rc = name_check(newname, &nn);
+	if (rc)
+		return rc;
 	q.flags = flags & MARU_RENAME_NOREPLACE ? PROTO_RENAME_NOREPLACE : 0;
 	q.oldlen = (uint16_t)on;
 	q.newlen = (uint16_t)nn;
@@ -154,7 +171,11 @@ int maru_rename(struct maru_client *c, uint64_t oldparent, const char *oldname,
 	memcpy(buf + sizeof(q) + on, newname, nn);
 	r.n1 = sizeof(q) + on + nn;
 	rc = client_call(c, &r);
+	if (!rc && r.rlen == sizeof(rep))
+		memcpy(&rep, r.rep, sizeof(rep));
 	req_done(&r);
+	if (!rc && event_seq)
+		*event_seq = rep.seq;
 	return rc;
 }
 

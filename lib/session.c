@@ -204,6 +204,7 @@ static void session_fill(struct session *s, const struct proto_hello_rep *rep)
 	if (s->max_frame < PROTO_MAX_IO)
 		s->max_frame = PROTO_MAX_IO;
 	s->backend = rep->backend;
+	s->hint_actions = rep->hint_actions;
 	memcpy(s->pool_path, rep->pool_path, sizeof(s->pool_path));
 	s->pool_path[sizeof(s->pool_path) - 1] = '\0';
 	s->rdma_port = rep->rdma_port;

@@ -34,7 +34,7 @@ void dir_stats(struct dir *d, struct dir_stats *out)
 
 struct census {
 	uint64_t used, pending, orphaned, evictable;
-	uint64_t names, dirs, vers, leases, attached;
+	uint64_t names, dirs, vers, leases, attached, links;
 	const char *bad;
 };
 
@@ -81,8 +81,11 @@ static void census_ver(struct ver *v, struct census *c)
 	}
 	n = ver_node(v);
 	c->used += r;
-	c->names++;
-	if (!v->leases && !name_is_tmp(n->name, n->nlen)) {
+	c->names += 1u + v->links;
+	c->links += v->links;
+	if (!ver_regular(v) && r)
+		c->bad = "symlink or special file holding pool bytes";
+	if (!v->leases && ver_regular(v) && !name_is_tmp(n->name, n->nlen)) {
 		c->evictable += r;
 		if (!v->lru.prev)
 			c->bad = "evictable version missing from the LRU";
@@ -134,6 +137,23 @@ static void census_lru(struct dir *d, struct census *c)
 		c->bad = "LRU bytes differ from evictable versions";
 }
 
+/* Every link node names a published version; their count is the versions'. */
+static void census_links(struct dir *d, struct census *c)
+{
+	const struct rb_node *r;
+	uint64_t n = 0;
+
+	for (r = rb_first(&d->links); r; r = rb_next(r), n++) {
+		const struct node *l = container_of(r, struct node, u.l.rb);
+		const struct ver *v = id_ver(d, l->u.l.target);
+
+		if (l->kind != NODE_LINK || !v || v->state != DIR_ST_PUBLISHED)
+			c->bad = "link node without a published version";
+	}
+	if (n != c->links)
+		c->bad = "link nodes differ from the versions' link counts";
+}
+
 static const char *check_locked(struct dir *d)
 {
 	struct census c = { 0 };
@@ -149,6 +169,7 @@ static const char *check_locked(struct dir *d)
 	}
 	census_sessions(d, &c);
 	census_lru(d, &c);
+	census_links(d, &c);
 	if (c.bad)
 		return c.bad;
 	if (c.used != d->used || c.pending != d->pending || c.orphaned != d->orphaned ||

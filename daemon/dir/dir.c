@@ -87,6 +87,7 @@ void dir_destroy(struct dir *d)
 	for (i = 0; i <= d->ids.mask; i++)
 		if (d->ids.slot[i])
 			free_item(d, d->ids.slot[i]);
+	link_fini(d);
 	index_fini(d);
 	ev_fini(d);
 	persist_fini(d);

@@ -60,6 +60,9 @@ enum dir_event_type {
 	DEV_RMDIR = 6,
 	DEV_RENAME = 7,
 	DEV_SETATTR = 8,
+	DEV_SYMLINK = 9,
+	DEV_LINK = 10,
+	DEV_MKNOD = 11,
 	DEV_OVERFLOW = 100,
 };
 
@@ -84,14 +87,18 @@ struct dir_opts {
 	/* Limits per session (0 = unlimited). */
 	uint32_t max_leases;
 	uint64_t max_pending_bytes;
+	/* Optional: told of freed bytes before they can be reused (retire.c). */
+	void (*retire)(void *arg, uint64_t off, uint64_t len);
+	void *retire_arg;
 };
 
 struct dir_attr {
 	uint64_t ino, parent, size, reserved;
 	uint64_t atime_ns, mtime_ns, ctime_ns;
 	uint64_t xxh3;
-	uint32_t mode, uid, gid, nlink;
+	uint32_t mode, uid, gid, nlink;	/* nlink: names bound to the version */
 	uint32_t state, leases;
+	uint32_t rdev;			/* device nodes */
 };
 
 struct dir_setattr {
@@ -151,7 +158,18 @@ int dir_setattr(struct dir *d, struct dir_session *s, uint64_t ino,
 int dir_rename(struct dir *d, struct dir_session *s, uint64_t oldparent,
 	       const char *oldname, size_t oldlen, uint64_t newparent,
 	       const char *newname, size_t newlen, uint32_t flags);
-/* -ENOENT if neither a published version nor s's pending has the name; -EISDIR. */
+/*
+ * dir_rename, and *seq (if not NULL) = the seq of the DEV_RENAME it pushed,
+ * 0 when it pushed none: only s's pending version moved, old == new, or
+ * both names bind one version (POSIX: nothing happens).
+ */
+int dir_rename_ev(struct dir *d, struct dir_session *s, uint64_t oldparent,
+		  const char *oldname, size_t oldlen, uint64_t newparent,
+		  const char *newname, size_t newlen, uint32_t flags, uint64_t *seq);
+/*
+ * -ENOENT if neither a published version nor s's pending has the name;
+ * -EISDIR. A version with other names (hard links) keeps them.
+ */
 int dir_unlink(struct dir *d, struct dir_session *s, uint64_t parent,
 	       const char *name, size_t nlen);
 
@@ -183,6 +201,30 @@ struct dir_name {
  */
 int dir_exists_n(struct dir *d, uint64_t parent, const struct dir_name *names,
 		 uint32_t n, uint8_t *yes);
+
+/* ---- links and special files (link.c) ----
+ *
+ * A hard link binds one more name to a published version: every name
+ * shows the same ino, nlink counts them, unlinking one keeps the others,
+ * leases hold the version whatever happens to its names, and eviction of
+ * the version removes all of its names at once. A new version published
+ * under one of the names rebinds that name only (write-once: the others
+ * keep the old version). Symlinks and special files are published
+ * versions with no pool memory, never evicted.
+ */
+/* -ENOENT unless ino is a published version; -EPERM for a directory; -EEXIST. */
+int dir_link(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t parent,
+	     const char *name, size_t nlen, struct dir_attr *out);
+/* target: tlen bytes, 1..PROTO_PATH_MAX-1, no NUL (-ENAMETOOLONG, -EINVAL). */
+int dir_symlink(struct dir *d, struct dir_session *s, uint64_t parent,
+		const char *name, size_t nlen, const char *target, size_t tlen,
+		uint32_t uid, uint32_t gid, struct dir_attr *out);
+/* mode: S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK | permissions (-EINVAL otherwise). */
+int dir_mknod(struct dir *d, struct dir_session *s, uint64_t parent,
+	      const char *name, size_t nlen, uint32_t mode, uint32_t rdev,
+	      uint32_t uid, uint32_t gid, struct dir_attr *out);
+/* Copy a symlink's target into buf; returns its length, -EINVAL if not one, -ERANGE. */
+int dir_readlink(struct dir *d, uint64_t ino, char *buf, size_t cap);
 
 /* ---- versions ---- */
 
@@ -268,6 +310,13 @@ int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t
 /* dir_truncate (the zero-fill runs outside the lock) + the extents. */
 int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
 		     struct dir_attr *out, struct extent_list *ext);
+/*
+ * hint.c, for hints: the extents of a version s may read (a lease it
+ * holds, its own pending version, or a published one), or with want_write
+ * only of s's own pending version. -ENOENT unknown, -EPERM not readable.
+ */
+int dir_hint_extents(struct dir *d, struct dir_session *s, uint64_t ino, int want_write,
+		     struct extent_list *out, struct dir_attr *attr);
 /* dir_extents(want_write = 0) + dir_touch, in one lock hold. */
 int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
 		     struct extent_list *out, struct dir_attr *attr);

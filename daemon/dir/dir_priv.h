@@ -70,9 +70,17 @@ struct ver {
 	uint32_t leases;
 	uint32_t next;		/* extents; 0 or 1: ext.one, else ext.xl */
 	uint8_t state;		/* enum dir_state */
+	uint16_t links;		/* names bound besides the node holding it (link.c) */
+	/*
+	 * A regular file's extents. Symlinks and special files (link.c) have
+	 * none (next == 0) and keep here the target (heap, NUL-terminated,
+	 * size bytes) or the device number.
+	 */
 	union {
 		struct extent one;
 		struct extent_list xl;
+		char *target;
+		uint64_t rdev;
 	} ext;
 };
 
@@ -84,7 +92,16 @@ struct dnode {
 	uint32_t mode, uid, gid, nsub;
 };
 
-enum { NODE_DIR = 1, NODE_FILE = 2 };
+/*
+ * NODE_LINK: one more name of a published version held by another node
+ * (hard link, link.c); u.l names it and keeps the link in d->links.
+ */
+enum { NODE_DIR = 1, NODE_FILE = 2, NODE_LINK = 3 };
+
+struct lnode {
+	uint64_t target;	/* version id */
+	struct rb_node rb;	/* in d->links by (target, cookie) */
+};
 
 struct node {
 	struct rb_node rb;	/* in the parent's kids */
@@ -95,6 +112,7 @@ struct node {
 	union {
 		struct ver v;
 		struct dnode d;
+		struct lnode l;
 	} u;
 	char name[];
 };
@@ -150,6 +168,7 @@ struct dir {
 	struct htab names, ids;
 	struct node *root;
 	struct lru_link lru;		/* head: least recently used */
+	struct rb_root links;		/* NODE_LINK nodes by (target, cookie) */
 	struct dir_session *sessions;
 	uint64_t next_id, next_cookie, next_sid;
 	uint64_t used, pending, orphaned, evictable;
@@ -247,12 +266,16 @@ int index_reserve(struct dir *d);
 int ver_take_list(struct ver *v, struct extent_list *l);
 void ver_put_list(struct ver *v, struct extent_list *l);
 void ver_free_bytes(struct dir *d, struct ver *v);
+/* retire.c: dir_opts.retire for bytes about to go back to the allocator. */
+void dir_retire(struct dir *d, uint64_t off, uint64_t len);
+void dir_retire_list(struct dir *d, const struct extent_list *l);
+void dir_retire_tail(struct dir *d, const struct extent_list *l, uint64_t keep);
 uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep);
 int ver_extents_copy(const struct ver *v, struct extent_list *out);
 void ver_move(struct dir *d, struct ver *from, struct ver *to);
 void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o);
 void dir_attr_of(const struct node *n, struct dir_attr *o);
-void node_attr(struct node *n, struct dir_attr *o);
+void node_attr(const struct dir *d, struct node *n, struct dir_attr *o);
 void item_attr(uintptr_t it, struct dir_attr *out);
 uint64_t ver_parent(struct ver *v);
 void dir_touch_m(struct node *dn, uint64_t t);
@@ -282,6 +305,46 @@ int persist_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next);
 /* After handing out an id: keep the id mark above it. */
 void persist_ids(struct dir *d);
 void persist_fini(struct dir *d);
+
+static inline int ver_regular(const struct ver *v)
+{
+	return (v->mode & 0170000) == 0100000;
+}
+
+/* ---- node.c: what a name binds ---- */
+
+/* The version a file or link node binds. */
+struct ver *node_ver(const struct dir *d, struct node *n);
+/* The node holding the version a file or link node binds. */
+struct node *node_primary(const struct dir *d, struct node *n);
+/* 1 if n's version has more than one name. */
+int node_shared(const struct dir *d, struct node *n);
+
+/* ---- links.c: the index of hard-link nodes ---- */
+
+/* Some link node of version id, or NULL. */
+struct node *link_first(const struct dir *d, uint64_t id);
+/* Take link node n out of d->links / put it back (rename re-keys it). */
+void link_unhook(struct dir *d, struct node *n);
+void link_hook(struct dir *d, struct node *n);
+/* Remove every other name of v (eviction): DEV_EVICT for each. */
+void link_drop_all(struct dir *d, struct ver *v, uint32_t type);
+/* dir_destroy: free every link node (they are in no ids slot). */
+void link_fini(struct dir *d);
+
+/* ---- link.c: hard links, symlinks, special files ---- */
+
+/*
+ * Remove the name n of a version that keeps other names (node_shared):
+ * the version stays bound to them (one is promoted to hold it when n did).
+ * Frees n; sends DEV_SETATTR for the version (its nlink changed).
+ */
+void link_drop_name(struct dir *d, struct node *n);
+/*
+ * POSIX set-group-ID directories: a new entry in directory pd takes pd's
+ * group; a new directory (mode != NULL) also keeps S_ISGID.
+ */
+void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
 
 /* ---- event.c: the event ring ---- */
 

@@ -206,8 +206,11 @@ int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 {
 	int rc;
 
-	if (!name || proto_name_valid(name, nlen))
+	if (!name)
 		return -EINVAL;
+	rc = proto_name_valid(name, nlen);
+	if (rc)
+		return rc;
 	rc = get_dir(d, parent, pdir);
 	if (rc)
 		return rc;

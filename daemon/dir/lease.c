@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "dir_priv.h"
 #include "log.h"
@@ -129,7 +130,7 @@ static int open_target(struct dir *d, uint64_t parent, const char *name, size_t 
 			return -ENOENT;
 		if (n->kind == NODE_DIR)
 			return -EISDIR;
-		*out = &n->u.v;
+		*out = node_ver(d, n);
 		return 0;
 	}
 	/*
@@ -158,6 +159,9 @@ static int open_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	rc = open_target(d, parent, name, nlen, ino, &v);
 	if (rc)
 		return rc;
+	/* Symlinks and special files have no bytes in the pool to read. */
+	if (!ver_regular(v))
+		return (v->mode & S_IFMT) == S_IFLNK ? -ELOOP : -ENXIO;
 	if (d->o.max_leases && s->nleases >= d->o.max_leases)
 		return -EMFILE;
 	spare = malloc(sizeof(*spare));

@@ -35,7 +35,7 @@ static void lru_add_tail(struct dir *d, struct ver *v)
 void lru_settle(struct dir *d, struct node *n)
 {
 	struct ver *v = &n->u.v;
-	int want = !v->leases && !name_is_tmp(n->name, n->nlen);
+	int want = !v->leases && ver_regular(v) && !name_is_tmp(n->name, n->nlen);
 
 	if (want && !v->lru.prev)
 		lru_add_tail(d, v);
@@ -49,6 +49,9 @@ static void evict_one(struct dir *d)
 	struct node *n = ver_node(v);
 	uint64_t r = ver_reserved(v);
 
+	/* Every name of the version goes with it. */
+	if (v->links)
+		link_drop_all(d, v, DEV_EVICT);
 	ev_node(d, DEV_EVICT, v->id, n);
 	lru_del(d, v);
 	file_remove(d, n, NULL);

@@ -59,6 +59,12 @@ void ver_free_bytes(struct dir *d, struct ver *v)
 {
 	struct extent_list tmp;
 
+	if (S_ISLNK(v->mode) && v->next == 0) {
+		free(v->ext.target);
+		v->ext.target = NULL;
+		return;
+	}
+	dir_retire_list(d, ver_view(v, &tmp));
 	alloc_put_list(d->o.alloc, ver_view(v, &tmp));
 	if (v->next >= 2)
 		free(v->ext.xl.v);
@@ -76,6 +82,7 @@ uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 		if (keep >= v->ext.one.len)
 			return 0;
 		freed = v->ext.one.len - keep;
+		dir_retire(d, v->ext.one.off + keep, freed);
 		alloc_put(d->o.alloc, v->ext.one.off + keep, freed);
 		v->ext.one.len = keep;
 		v->next = keep ? 1 : 0;
@@ -83,6 +90,7 @@ uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 	}
 	if (v->next < 2)
 		return 0;
+	dir_retire_tail(d, &v->ext.xl, keep);
 	freed = alloc_trim(d->o.alloc, &v->ext.xl, keep);
 	if (v->ext.xl.n < 2) {
 		l = v->ext.xl;
@@ -142,9 +150,11 @@ void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o)
 	o->mode = v->mode;
 	o->uid = v->uid;
 	o->gid = v->gid;
-	o->nlink = v->state == DIR_ST_ORPHANED ? 0 : 1;
+	o->nlink = v->state == DIR_ST_ORPHANED ? 0 : 1u + v->links;
 	o->state = v->state;
 	o->leases = v->leases;
+	if (S_ISCHR(v->mode) || S_ISBLK(v->mode))
+		o->rdev = (uint32_t)v->ext.rdev;
 }
 
 void dir_attr_of(const struct node *n, struct dir_attr *o)
@@ -176,12 +186,12 @@ uint64_t ver_parent(struct ver *v)
 	return 0;
 }
 
-void node_attr(struct node *n, struct dir_attr *o)
+void node_attr(const struct dir *d, struct node *n, struct dir_attr *o)
 {
 	if (n->kind == NODE_DIR)
 		dir_attr_of(n, o);
 	else
-		ver_attr(&n->u.v, n->parent, o);
+		ver_attr(node_ver(d, n), n->parent, o);
 }
 
 void item_attr(uintptr_t it, struct dir_attr *out)
@@ -383,4 +393,30 @@ void free_item(struct dir *d, uintptr_t it)
 		free(ver_pend(v));
 	else
 		free(v);
+}
+
+struct ver *node_ver(const struct dir *d, struct node *n)
+{
+	if (n->kind == NODE_LINK)
+		return id_ver(d, n->u.l.target);
+	return n->kind == NODE_FILE ? &n->u.v : NULL;
+}
+
+struct node *node_primary(const struct dir *d, struct node *n)
+{
+	struct ver *v;
+
+	if (n->kind != NODE_LINK)
+		return n;
+	v = id_ver(d, n->u.l.target);
+	if (!v || v->state != DIR_ST_PUBLISHED)
+		fatalx("dir: link to a version that is not bound");
+	return ver_node(v);
+}
+
+int node_shared(const struct dir *d, struct node *n)
+{
+	struct ver *v = node_ver(d, n);
+
+	return v && (n->kind == NODE_LINK || v->links > 0);
 }

@@ -36,6 +36,7 @@ static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 	n = node_alloc(nlen);
 	if (!n)
 		return -ENOMEM;
+	inherit_group(pd, &gid, &mode);
 	node_set_name(n, &k);
 	n->kind = NODE_DIR;
 	n->cookie = d->next_cookie++;
@@ -113,7 +114,7 @@ int dir_lookup(struct dir *d, struct dir_session *s, uint64_t parent,
 	if (p)
 		ver_attr(&p->v, parent, out);
 	else if (n)
-		node_attr(n, out);
+		node_attr(d, n, out);
 	else
 		rc = -ENOENT;
 out:
@@ -231,15 +232,21 @@ static int unlink_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	n = name_find(d, &k);
 	if (n && n->kind == NODE_DIR)
 		return -EISDIR;
-	if (n && n->u.v.leases && !(orphan = malloc(sizeof(*orphan))))
+	if (n && n->kind == NODE_FILE && n->u.v.leases && !(orphan = malloc(sizeof(*orphan))))
 		return -ENOMEM;
 	had = detach_pends(d, s, &k);
 	if (!n)
 		return had ? 0 : -ENOENT;
-	ev_node(d, DEV_UNLINK, n->u.v.id, n);
+	ev_node(d, DEV_UNLINK, node_ver(d, n)->id, n);
+	d->st.unlinks++;
+	if (node_shared(d, n)) {
+		/* The version keeps its other names (link.c). */
+		free(orphan);
+		link_drop_name(d, n);
+		return 0;
+	}
 	lru_del(d, &n->u.v);
 	file_remove(d, n, orphan);
-	d->st.unlinks++;
 	return 0;
 }
 
@@ -323,13 +330,17 @@ static void rename_node(struct dir *d, struct rename_op *op)
 	struct node *n = op->src;
 
 	node_detach(d, n);
+	if (n->kind == NODE_LINK)
+		link_unhook(d, n);
 	if (op->moved) {
 		memcpy(op->moved, n, offsetof(struct node, name));
 		if (n->kind == NODE_DIR)
 			d->ids.slot[htab_slot_of(&d->ids, (uintptr_t)n | TAG)] =
 				(uintptr_t)op->moved | TAG;
-		else
+		else if (n->kind == NODE_FILE)
 			ver_move(d, &n->u.v, &op->moved->u.v);
+		else
+			op->moved->u.l = n->u.l;
 		free(n);
 		n = op->moved;
 	}
@@ -338,6 +349,9 @@ static void rename_node(struct dir *d, struct rename_op *op)
 	node_attach(d, op->todir, n);
 	if (n->kind == NODE_DIR) {
 		n->u.d.ctime = now_ns();
+	} else if (n->kind == NODE_LINK) {
+		link_hook(d, n);
+		node_ver(d, n)->ctime = now_ns();
 	} else {
 		n->u.v.ctime = now_ns();
 		if (!n->u.v.leases)
@@ -346,7 +360,7 @@ static void rename_node(struct dir *d, struct rename_op *op)
 	op->src = n;
 }
 
-static void rename_commit(struct dir *d, struct dir_session *s, struct rename_op *op)
+static uint64_t rename_commit(struct dir *d, struct dir_session *s, struct rename_op *op)
 {
 	struct evname a = { op->from.parent, op->from.name, op->from.nlen };
 	struct evname b = { op->to.parent, op->to.name, op->to.nlen };
@@ -356,6 +370,9 @@ static void rename_commit(struct dir *d, struct dir_session *s, struct rename_op
 
 	if (op->dst && op->dst->kind == NODE_DIR) {
 		dir_remove(d, op->dst);
+	} else if (op->dst && node_shared(d, op->dst)) {
+		link_drop_name(d, op->dst);
+		d->st.replaces++;
 	} else if (op->dst) {
 		lru_del(d, &op->dst->u.v);
 		file_remove(d, op->dst, op->orphan);
@@ -365,7 +382,7 @@ static void rename_commit(struct dir *d, struct dir_session *s, struct rename_op
 	free(op->orphan);
 	if (op->src) {
 		rename_node(d, op);
-		ino = op->src->kind == NODE_DIR ? op->src->u.d.id : op->src->u.v.id;
+		ino = op->src->kind == NODE_DIR ? op->src->u.d.id : node_ver(d, op->src)->id;
 	}
 	while ((p = pend_find(d, s, &op->from)) != NULL) {
 		pend_detach(d, p);
@@ -373,13 +390,22 @@ static void rename_commit(struct dir *d, struct dir_session *s, struct rename_op
 		if (!ino)
 			ino = p->v.id;
 	}
-	if (visible_change)
-		ev_push(d, DEV_RENAME, ino, &a, &b);
+	if (!visible_change)
+		return 0;
+	ev_push(d, DEV_RENAME, ino, &a, &b);
+	return d->ev.seq;
+}
+
+/* Both names bind one version (hard links): POSIX says rename does nothing. */
+static int same_version(struct dir *d, const struct rename_op *op)
+{
+	return op->src && op->dst && op->src->kind != NODE_DIR &&
+	       op->dst->kind != NODE_DIR && node_ver(d, op->src) == node_ver(d, op->dst);
 }
 
 static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparent,
 			 const char *oldname, size_t oldlen, uint64_t newparent,
-			 const char *newname, size_t newlen, uint32_t flags)
+			 const char *newname, size_t newlen, uint32_t flags, uint64_t *seq)
 {
 	struct rename_op op = { 0 };
 	char from[PROTO_NAME_MAX], to[PROTO_NAME_MAX];
@@ -404,6 +430,8 @@ static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparen
 	if (oldparent == newparent && oldlen == newlen && !memcmp(from, to, oldlen))
 		return 0;
 	op.dst = name_find(d, &op.to);
+	if (!op.npend && same_version(d, &op) && !(flags & PROTO_RENAME_NOREPLACE))
+		return 0;
 	rc = rename_check(d, &op, flags);
 	if (!rc)
 		rc = persist_room(d, JR_RENAME, oldlen + newlen, 0);
@@ -411,21 +439,32 @@ static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparen
 		rc = rename_prealloc(&op);
 	if (rc)
 		return rc;
-	rename_commit(d, s, &op);
+	*seq = rename_commit(d, s, &op);
 	return 0;
+}
+
+int dir_rename_ev(struct dir *d, struct dir_session *s, uint64_t oldparent,
+		  const char *oldname, size_t oldlen, uint64_t newparent,
+		  const char *newname, size_t newlen, uint32_t flags, uint64_t *seq)
+{
+	uint64_t ev = 0;
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = rename_locked(d, s, oldparent, oldname, oldlen, newparent, newname,
+			   newlen, flags, &ev);
+	pthread_mutex_unlock(&d->lock);
+	if (seq)
+		*seq = rc ? 0 : ev;
+	return rc;
 }
 
 int dir_rename(struct dir *d, struct dir_session *s, uint64_t oldparent,
 	       const char *oldname, size_t oldlen, uint64_t newparent,
 	       const char *newname, size_t newlen, uint32_t flags)
 {
-	int rc;
-
-	pthread_mutex_lock(&d->lock);
-	rc = rename_locked(d, s, oldparent, oldname, oldlen, newparent, newname,
-			   newlen, flags);
-	pthread_mutex_unlock(&d->lock);
-	return rc;
+	return dir_rename_ev(d, s, oldparent, oldname, oldlen, newparent, newname,
+			     newlen, flags, NULL);
 }
 
 /* ---- readdir ---- */
@@ -485,7 +524,7 @@ static void dirent_pend(const struct pend *p, struct dir_dirent *de)
 	de->nlen = p->nlen;
 }
 
-static void dirent_node(struct dir *d, struct dir_session *s, const struct node *n,
+static void dirent_node(struct dir *d, struct dir_session *s, struct node *n,
 			size_t inside, struct dir_dirent *de)
 {
 	struct pend *p;
@@ -500,8 +539,8 @@ static void dirent_node(struct dir *d, struct dir_session *s, const struct node 
 		de->state = DIR_ST_DIR;
 		return;
 	}
-	de->ino = n->u.v.id;
-	de->mode = n->u.v.mode;
+	de->ino = node_ver(d, n)->id;
+	de->mode = node_ver(d, n)->mode;
 	de->state = DIR_ST_PUBLISHED;
 	if (!inside)
 		return;

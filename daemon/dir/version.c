@@ -104,6 +104,7 @@ static void pend_init(struct dir *d, struct dir_session *s, struct pend *p,
 		p->v.mode = S_IFREG | (a->mode & 07777);
 		p->v.uid = a->uid;
 		p->v.gid = a->gid;
+		inherit_group(id_dir(d, p->parent), &p->v.gid, NULL);
 	}
 	p->owner = s;
 	p->snext = s->pends;
@@ -149,6 +150,12 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 		return -EEXIST;
 	if (old && old->kind == NODE_DIR)
 		return -EISDIR;
+	/* Another name of a hard-linked version: its bytes are the primary's. */
+	if (old)
+		old = node_primary(d, old);
+	/* A symlink or special file is replaced, never copied or imitated. */
+	if (old && !ver_regular(&old->u.v))
+		old = NULL;
 	src = old && (a->flags & DIR_CREATE_COPY) ? old : NULL;
 	/* Unless it is the pinned copy source, old may be evicted below. */
 	if (old)
@@ -276,6 +283,7 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 {
 	struct publish_mem m = { 0 };
 	struct node *old;
+	int shared;
 	struct pend *p;
 	struct ver *v;
 	struct nkey k;
@@ -299,9 +307,15 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	rc = persist_room(d, JR_FILE, p->nlen, p->v.next);
 	if (rc)
 		return rc;
-	rc = publish_prealloc(p, old, &m);
+	/* A hard-linked name: only it takes the new version (link.c). */
+	shared = old && node_shared(d, old);
+	rc = publish_prealloc(p, shared ? NULL : old, &m);
 	if (rc)
 		return rc;
+	if (shared) {
+		link_drop_name(d, old);
+		old = NULL;
+	}
 	freed = ver_trim(d, &p->v, size);
 	d->pending -= freed;
 	s->pending_bytes -= freed;

@@ -34,6 +34,7 @@ static void attr_to_wire(const struct dir_attr *a, uint32_t nextents, struct pro
 	w->state = a->state;
 	w->leases = a->leases;
 	w->nextents = nextents;
+	w->rdev = a->rdev;
 }
 
 int put_attr(struct pbuf *out, const struct dir_attr *a)

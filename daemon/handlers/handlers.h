@@ -57,7 +57,17 @@ HANDLER(h_extents);
 /* io.c */
 HANDLER(h_read);
 HANDLER(h_write);
+/* hint.c */
 HANDLER(h_hint);
+/* link.c */
+HANDLER(h_symlink);
+HANDLER(h_readlink);
+HANDLER(h_link);
+HANDLER(h_mknod);
+HANDLER(h_hintv);
+HANDLER(h_hint_wait);
+/* conn.c calls it as a connection goes: tell the extension, free the set. */
+void hint_conn_free(struct conn *c);
 /* stats.c */
 HANDLER(h_statfs);
 /* rdma.c */

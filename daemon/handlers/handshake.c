@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "ext.h"
 #include "handlers.h"
 #include "rdma.h"
 #include "log.h"
@@ -88,6 +89,9 @@ static void hello_fill(struct server *srv, struct session *s, int reclaimed,
 	rep->reclaimed = (uint32_t)reclaimed;
 	rep->backend = (uint32_t)pl->ops->kind;
 	snprintf(rep->pool_path, sizeof(rep->pool_path), "%s", pl->path);
+	/* hint actions as wire bits; libmaru sends only these */
+	rep->hint_actions = ext_actions(srv->ext);
+	rep->ext_abi = srv->ext ? MARUD_EXTENSION_ABI : 0;
 }
 
 HANDLER(h_hello)

@@ -3,18 +3,16 @@
  * daemon/handlers/io.c: bytes between a socket and pool memory: READ (the
  * reply header then the version's pool pieces, straight from the mapping),
  * WRITE (the payload received into the pending version's extents, reserving
- * first if needed), HINT (madvise over a version's extents), and
- * server_copy(), the directory's copy callback for CREATE_COPY and zero
- * fills (run by dir_fill_run, never under the directory lock). Bulk
+ * first if needed), and server_copy(), the directory's copy callback for
+ * CREATE_COPY and zero fills (run by dir_fill_run, never under the
+ * directory lock); hints moved to hint.c. Bulk
  * transfers run with no lock held, on extents the session holds, which the
  * directory promises not to move while held.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "failpoint.h"
 #include "handlers.h"
@@ -208,50 +206,4 @@ HANDLER(h_write)
 	rep.done = r->len;
 	rep.size = a.size;
 	return pbuf_put(out, &rep, sizeof(rep));
-}
-
-static void hint_madvise(struct server *srv, const struct extent_list *l, int advice)
-{
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint32_t i;
-
-	for (i = 0; i < l->n; i++) {
-		uint64_t start = l->v[i].off & ~(pg - 1);
-		uint64_t end = l->v[i].off + l->v[i].len;
-
-		if (end > srv->pool->size)
-			continue;
-		madvise(srv->pool->base + start, end - start, advice);
-	}
-}
-
-/* Hint values follow DESIGN §4.3: read, read_end, promote, write. */
-enum { HINT_READ = 1, HINT_READ_END = 2, HINT_PROMOTE = 3, HINT_WRITE = 4 };
-
-HANDLER(h_hint)
-{
-	const struct proto_hint_req *r = (const void *)p;
-	struct dir_session *ds = session_dir(c->sess);
-	struct extent_list l = { 0 };
-	int reading = r->hint == HINT_READ || r->hint == HINT_PROMOTE;
-	struct dir_attr a;
-	int rc;
-
-	if (r->hint < HINT_READ || r->hint > HINT_WRITE)
-		return -EINVAL;
-	/* A read hint marks the version used, in the same lock hold. */
-	if (reading)
-		rc = dir_read_extents(c->srv->dir, ds, r->ino, &l, &a);
-	else
-		rc = dir_extents(c->srv->dir, ds, r->ino, 0, &l, &a);
-	if (rc)
-		return rc;
-	if (reading)
-		hint_madvise(c->srv, &l, MADV_WILLNEED);
-#ifdef MADV_COLD
-	else if (r->hint == HINT_READ_END)
-		hint_madvise(c->srv, &l, MADV_COLD);
-#endif
-	extent_list_free(&l);
-	return 0;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/handlers/ns.c: the namespace handlers: MKDIR, RMDIR, LOOKUP,
- * GETATTR, SETATTR, RENAME, UNLINK, READDIR (entries packed to fit one
- * frame) and EXISTS (one byte per name, all in one call). Each is one
- * directory call and a reply built from its result; no lock of its own.
+ * GETATTR, SETATTR, RENAME (replying the seq of its event), UNLINK, READDIR
+ * (entries packed to fit one frame) and EXISTS (one byte per name, all in one
+ * call). Each is one directory call and a reply built from its result; no
+ * lock of its own.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -73,10 +74,13 @@ HANDLER(h_rename)
 {
 	const struct proto_rename_req *r = (const void *)p;
 	const char *oldname = name_after(p, sizeof(*r));
+	struct proto_rename_rep rep = { 0 };
+	int rc;
 
-	return dir_rename(c->srv->dir, session_dir(c->sess), r->oldparent, oldname,
-			  r->oldlen, r->newparent, oldname + r->oldlen, r->newlen,
-			  r->flags);
+	rc = dir_rename_ev(c->srv->dir, session_dir(c->sess), r->oldparent, oldname,
+			   r->oldlen, r->newparent, oldname + r->oldlen, r->newlen,
+			   r->flags, &rep.seq);
+	return rc ? rc : pbuf_put(out, &rep, sizeof(rep));
 }
 
 HANDLER(h_unlink)

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "ext.h"
 #include "handlers.h"
 #include "rdma.h"
 #include "server_priv.h"
@@ -76,6 +77,37 @@ static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struc
 	return rc;
 }
 
+/* Hints and the region extension (handlers/hint.c, daemon/ext/). */
+static int put_hints(struct server *srv, struct pbuf *out)
+{
+	struct ext_stats z = { 0 }, *e = srv->ext ? ext_stats(srv->ext) : &z;
+	const struct metric m[] = {
+		{ "marud_hints_refused_total", "counter",
+		  "Hints refused: a range this connection may not read, or past its end.",
+		  atomic_load(&srv->hints_refused) },
+		{ "marud_hints_over_limit_total", "counter",
+		  "Read hints refused: the connection had the most open hint requests.",
+		  atomic_load(&srv->hints_over_limit) },
+		{ "marud_hints_total", "counter", "Checked hints given to the extension.",
+		  atomic_load(&e->hints) },
+		{ "marud_hints_failed_total", "counter",
+		  "Hints the extension failed (logged, ignored).", atomic_load(&e->failed) },
+		{ "marud_hint_waits_total", "counter", "read_wait / write_wait calls.",
+		  atomic_load(&e->waits) },
+		{ "marud_retired_total", "counter", "Freed ranges told to the extension.",
+		  atomic_load(&e->retired) },
+		{ "marud_region_in_use", "gauge",
+		  "0 while the extension keeps the pool out of use.",
+		  (uint64_t)ext_region_ok(srv->ext) },
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]) && !rc; i++)
+		rc = put_metric(out, &m[i]);
+	return rc;
+}
+
 int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
 	struct dir_stats st;
@@ -134,5 +166,7 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 		rc = put_metric(out, &m[i]);
 	if (!rc)
 		rc = rdma_stats(srv->rdma, out);
+	if (!rc)
+		rc = put_hints(srv, out);
 	return rc ? rc : put_ops(srv, served, out);
 }

@@ -13,10 +13,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include <xxhash.h>
-
 #include "failpoint.h"
 #include "handlers.h"
+#include "hash.h"
 #include "rdma.h"
 #include "server_priv.h"
 #include "session.h"
@@ -109,14 +108,13 @@ HANDLER(h_truncate)
 static int version_xxh3(struct server *srv, const struct extent_list *l, uint64_t size,
 			uint64_t *out)
 {
-	XXH3_state_t *st = XXH3_createState();
+	struct hash_stream *h = hash_stream_new();
 	struct iovec iov[IOV_BATCH];
 	uint64_t off = 0, covered;
 	int i, k, rc = 0;
 
-	if (!st)
+	if (!h)
 		return -ENOMEM;
-	XXH3_64bits_reset(st);
 	while (off < size) {
 		k = extent_iov(srv, l, off, size - off, iov, IOV_BATCH, &covered);
 		if (k <= 0) {
@@ -124,11 +122,11 @@ static int version_xxh3(struct server *srv, const struct extent_list *l, uint64_
 			break;
 		}
 		for (i = 0; i < k; i++)
-			XXH3_64bits_update(st, iov[i].iov_base, iov[i].iov_len);
+			hash_stream_update(h, iov[i].iov_base, iov[i].iov_len);
 		off += covered;
 	}
-	*out = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
+	*out = hash_stream_digest(h);
+	hash_stream_free(h);
 	return rc;
 }
 

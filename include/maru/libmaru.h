@@ -53,7 +53,7 @@ enum maru_data_path {
 	MARU_DATA_TCP = 3,
 };
 
-/* Coherence of the shared mapping (DESIGN §5). */
+/* Coherence of the shared mapping (marufs-design(7) §5). */
 enum maru_coherence {
 	MARU_COHERENCE_HW = 0,		/* cache-coherent memory or same host */
 	MARU_COHERENCE_FLUSH = 1,	/* flush before publish, invalidate before read */
@@ -136,13 +136,14 @@ struct maru_attr {
 	uint64_t parent;	/* directory holding the name (0 if none) */
 	uint64_t size;		/* bytes; directories: number of entries */
 	uint64_t reserved;	/* pool bytes held */
-	uint32_t mode;		/* S_IFDIR or S_IFREG | permission bits */
+	uint32_t mode;		/* S_IF* type | permission bits */
 	uint32_t uid, gid;
-	uint32_t nlink;
+	uint32_t nlink;		/* names bound to the version (hard links) */
 	uint32_t state;		/* enum maru_state */
 	uint32_t leases;	/* leases held on this version, all clients */
 	uint64_t xxh3;		/* content checksum taken at publish (0 before) */
 	struct timespec atime, mtime, ctime;
+	uint32_t rdev;		/* device nodes: the kernel's 32-bit dev_t */
 };
 
 enum maru_setattr_mask {
@@ -163,7 +164,10 @@ struct maru_setattr {
 
 /* ---- namespace ---- */
 
-/* Names: 1..255 bytes, no '/' or NUL, not "." or "..": else -EINVAL. */
+/*
+ * Names: 1..255 bytes, no '/' or NUL, not "." or "..": else -EINVAL
+ * (-ENAMETOOLONG over 255 bytes).
+ */
 int maru_mkdir(struct maru_client *c, uint64_t parent, const char *name,
 	       uint32_t mode, uint32_t uid, uint32_t gid, struct maru_attr *out);
 /* -ENOTEMPTY unless empty; -ENOTDIR for a file; -ENOENT if missing. */
@@ -189,6 +193,43 @@ int maru_setattr(struct maru_client *c, uint64_t ino,
  */
 int maru_rename(struct maru_client *c, uint64_t oldparent, const char *oldname,
 		uint64_t newparent, const char *newname, unsigned int flags);
+/*
+ * maru_rename, and *event_seq = the seq of the MARU_EV_RENAME event it
+ * made, 0 when it made none (only this client's pending version moved, or
+ * the names were one already, or two names of one version): a caller that
+ * waits for its own change on the event stream need not wait then.
+ */
+int maru_rename_seq(struct maru_client *c, uint64_t oldparent, const char *oldname,
+		    uint64_t newparent, const char *newname, unsigned int flags,
+		    uint64_t *event_seq);
+
+/* ---- symlinks, hard links, special files ---- */
+
+/*
+ * A symbolic link to target (1..4095 bytes): a metadata-only entry, no
+ * pool memory, never evicted; size = strlen(target). -EEXIST if bound.
+ */
+int maru_symlink(struct maru_client *c, uint64_t parent, const char *name,
+		 const char *target, uint32_t uid, uint32_t gid, struct maru_attr *out);
+/*
+ * Copy a symlink's target into buf (NUL-terminated); returns its length.
+ * -EINVAL if ino is no symlink, -ERANGE if size <= its length.
+ */
+int maru_readlink(struct maru_client *c, uint64_t ino, char *buf, size_t size);
+/*
+ * Bind one more name to published version ino (a hard link): every name
+ * shows the same ino and nlink; unlinking one keeps the others; eviction
+ * removes them all. -EPERM for a directory, -ENOENT if ino is not bound.
+ */
+int maru_link(struct maru_client *c, uint64_t ino, uint64_t newparent,
+	      const char *newname, struct maru_attr *out);
+/*
+ * A FIFO, socket or device node (mode S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK
+ * | permissions; rdev for devices): metadata only, no pool memory.
+ */
+int maru_mknod(struct maru_client *c, uint64_t parent, const char *name,
+	       uint32_t mode, uint32_t rdev, uint32_t uid, uint32_t gid,
+	       struct maru_attr *out);
 /*
  * Remove the name now; bytes are freed when the last lease ends. This client's
  * pending version of that name is detached (its publish becomes a no-op).
@@ -306,6 +347,40 @@ struct maru_extent {
  */
 ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max);
 
+/* ---- hints (marufs-design(7) §4.3; advice, never needed for correctness) ---- */
+
+enum maru_hint_action {
+	MARU_HINT_READ = 1,	/* request will read these ranges: bring them in */
+	MARU_HINT_READ_END = 2,	/* request is done reading (no ranges) */
+	MARU_HINT_PROMOTE = 3,	/* request's load starts now: serve it first */
+	MARU_HINT_WRITE = 4,	/* a store will write these (own pending) ranges */
+};
+#define MARU_HINT_MAX_RANGES	4096	/* per message; maru_hint() splits */
+#define MARU_HINT_REQUEST_MAX	63	/* request id bytes */
+
+struct maru_hint_range {
+	uint64_t ino;		/* a version: published, leased, or own pending */
+	uint64_t off;		/* byte offset in it */
+	uint64_t len;		/* 0: to its end */
+};
+/*
+ * Which hint actions marud's region extension takes: bit (1 << action);
+ * 0 when it has none. maru_hint() sends only those.
+ */
+uint32_t maru_hint_actions(struct maru_client *c);
+/*
+ * Send one hint. request names the request (1..63 bytes, no NUL; may be
+ * NULL or "" for MARU_HINT_WRITE); read_end and promote take no ranges.
+ * Returns 0 when marud took it, -EOPNOTSUPP when its extension does not
+ * take that action (nothing is sent), -EPERM when a range is not one this
+ * client may read (for write: not its own pending version), -ENOENT /
+ * -ERANGE for an unknown version or a range past its end, -EMFILE when the
+ * connection already has the most open read requests marud allows (4096).
+ * A hint never grants access and may do nothing.
+ */
+int maru_hint(struct maru_client *c, int action, const char *request,
+	      const struct maru_hint_range *r, size_t n);
+
 /* ---- events ---- */
 
 enum maru_event_type {
@@ -317,6 +392,9 @@ enum maru_event_type {
 	MARU_EV_RMDIR = 6,
 	MARU_EV_RENAME = 7,	/* parent/name -> parent2/name2 */
 	MARU_EV_SETATTR = 8,
+	MARU_EV_SYMLINK = 9,	/* a symlink was created at parent/name */
+	MARU_EV_LINK = 10,	/* parent/name is one more name of version ino */
+	MARU_EV_MKNOD = 11,	/* a FIFO, socket or device node was created */
 	MARU_EV_OVERFLOW = 100,	/* events were lost: drop every cached name */
 	MARU_EV_GENERATION = 101, /* marud restarted: drop everything */
 };
@@ -346,7 +424,7 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 int maru_events_ack(struct maru_events *ev, uint64_t seq);
 void maru_events_close(struct maru_events *ev);
 
-/* ---- zero-copy mappings of marufs files (DESIGN §5) ----
+/* ---- zero-copy mappings of marufs files (marufs-design(7) §5) ----
  *
  * On a host that can map the pool memory (the memory node, or a CXL host
  * sharing the device), a file of a marufs mount can be mapped straight from

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * marufs_ioctl.h: the ioctl ABI of an open marufs file (DESIGN §5). It hands
+ * marufs_ioctl.h: the ioctl ABI of an open marufs file (marufs-design(7) §5). It hands
  * out where the file's bytes live in the pool memory so that a process on a
  * host that shares that memory (the memory node itself, or a CXL-attached
  * node) can map them directly instead of reading through FUSE. libmaru's

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/common/hash.h: hash_xxh3(), the checksum of a version's bytes. */
+/*
+ * lib/common/hash.h: hash_xxh3(), the checksum of a version's bytes, and a
+ * streaming form of it (struct hash_stream) for a writer that hashes the
+ * bytes while it copies them, so nobody has to read them again.
+ */
 #ifndef MARU_HASH_H
 #define MARU_HASH_H
 
@@ -7,5 +11,13 @@
 #include <stdint.h>
 
 uint64_t hash_xxh3(const void *p, size_t len);
+
+struct hash_stream;
+
+/* A fresh stream (NULL if out of memory); its digest equals hash_xxh3(). */
+struct hash_stream *hash_stream_new(void);
+void hash_stream_update(struct hash_stream *h, const void *p, size_t len);
+uint64_t hash_stream_digest(const struct hash_stream *h);
+void hash_stream_free(struct hash_stream *h);
 
 #endif

@@ -25,6 +25,11 @@ struct dp_ops {
 	 * a truncate), and the session must be known alive before each call.
 	 */
 	int direct;
+	/*
+	 * 1: write feeds f->hs (when set) with the bytes it copies, in
+	 * cache-sized pieces, so PUBLISH can carry the digest.
+	 */
+	int hashes;
 	/* f->lock held for reading; len > 0, off < size, clamped by the caller. */
 	ssize_t (*read)(struct maru_file *f, void *buf, size_t len, uint64_t off);
 	/* f->lock held for writing; f is pending; room reserved for off+len. */

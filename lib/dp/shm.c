@@ -7,7 +7,9 @@
  * this file only copies, and refuses (-ESTALE) when the superblock names
  * another marud generation than the handle's.
  * marud never sees these bytes move; it learns a pending version's size at
- * PUBLISH. With coherence=flush, written lines are written back before
+ * PUBLISH, with the xxh3 of the bytes when file.c asked for it (f->hs): a
+ * write hashes each piece right after copying it, while it is in cache.
+ * With coherence=flush, written lines are written back before
  * publish and read lines are invalidated before reading (non-coherent CXL).
  *
  * c->dp_lock is held for reading around every access to the mapping, so a
@@ -26,6 +28,7 @@
 #include "datapath.h"
 #include "failpoint.h"
 #include "extent.h"
+#include "hash.h"
 #include "pool_locate.h"
 #include "superblock.h"
 
@@ -43,7 +46,26 @@ struct walk {
 	enum walk_kind kind;
 	uint8_t *ubuf;		/* user buffer (read: dst, write: src) */
 	int flush;		/* coherence=flush */
+	struct hash_stream *hs;	/* write: hash the bytes copied (or NULL) */
 };
+
+/* A write's copy, hashed in pieces that are still in cache when hashed. */
+#define HASH_PIECE	(128u * 1024)
+
+static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash_stream *hs)
+{
+	size_t k;
+
+	if (!hs) {
+		memcpy(pool, src, n);
+		return;
+	}
+	for (; n; n -= k, pool += k, src += k) {
+		k = n < HASH_PIECE ? n : HASH_PIECE;
+		memcpy(pool, src, k);
+		hash_stream_update(hs, src, k);
+	}
+}
 
 static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
 {
@@ -55,7 +77,7 @@ static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
 		w->ubuf += n;
 		break;
 	case WALK_WRITE:
-		memcpy(pool, w->ubuf, n);
+		copy_hashed(pool, w->ubuf, n, w->hs);
 		w->ubuf += n;
 		break;
 	case WALK_ZERO:
@@ -162,7 +184,7 @@ static int zero_gap(struct maru_file *f, uint64_t end)
 
 static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
 {
-	struct walk w = { .kind = WALK_WRITE, .ubuf = (uint8_t *)buf };
+	struct walk w = { .kind = WALK_WRITE, .ubuf = (uint8_t *)buf, .hs = f->hs };
 	struct dp_counters *d = &f->c->st.dp[MARU_DATA_SHM];
 	size_t half = len / 2;
 	int rc;
@@ -215,6 +237,7 @@ const struct dp_ops dp_shm_ops = {
 	.kind = MARU_DATA_SHM,
 	.name = "shm",
 	.direct = 1,
+	.hashes = 1,
 	.read = shm_read,
 	.write = shm_write,
 	.truncate = shm_truncate,

@@ -4,7 +4,7 @@
  * frames of at most PROTO_MAX_IO on the client's control sockets, and marud
  * copies them to and from its own mapping. marud reserves, zero-fills holes
  * and tracks the size of the pending version; the handle follows its
- * replies. Always available; the isolated mode (DESIGN §8).
+ * replies. Always available; the isolated mode (marufs-design(7) §8).
  *
  * Reads land straight in the caller's buffer and writes go out of it (no
  * staging copy). Each frame takes one socket only for its own round trip,

@@ -2,7 +2,7 @@
 /*
  * lib/preload/preload.c: libmaru-preload.so, the LD_PRELOAD shim that serves mmap
  * and large reads of marufs files from the pool memory with maru_map()
- * (DESIGN §5), so an unmodified engine reads at memory speed. It interposes
+ * (marufs-design(7) §5), so an unmodified engine reads at memory speed. It interposes
  * mmap/munmap, read/pread/readv/preadv (and their _chk and 64 forms),
  * close/fclose/dup2/dup3; anything it cannot serve goes to the next
  * definition (dlsym RTLD_NEXT) unchanged: other filesystems, reads below

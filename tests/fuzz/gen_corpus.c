@@ -110,6 +110,39 @@ static size_t rename_req(uint8_t *buf, uint64_t op_, const char *o, uint64_t np,
 	return sizeof(r) + r.oldlen + r.newlen;
 }
 
+static size_t symlink_req(uint8_t *buf, uint64_t parent, const char *name,
+			  const char *target)
+{
+	struct proto_symlink_req r = { .parent = parent, .namelen = (uint16_t)strlen(name),
+				       .targetlen = (uint16_t)strlen(target) };
+
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), name, r.namelen);
+	memcpy(buf + sizeof(r) + r.namelen, target, r.targetlen);
+	return sizeof(r) + r.namelen + r.targetlen;
+}
+
+static size_t link_req(uint8_t *buf, uint64_t ino, uint64_t parent, const char *name)
+{
+	struct proto_link_req r = { .ino = ino, .newparent = parent,
+				    .namelen = (uint16_t)strlen(name) };
+
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), name, r.namelen);
+	return sizeof(r) + r.namelen;
+}
+
+static size_t mknod_req(uint8_t *buf, uint64_t parent, const char *name, uint32_t mode,
+			uint32_t rdev)
+{
+	struct proto_mknod_req r = { .parent = parent, .mode = mode, .rdev = rdev,
+				     .namelen = (uint16_t)strlen(name) };
+
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), name, r.namelen);
+	return sizeof(r) + r.namelen;
+}
+
 static size_t exists_req(uint8_t *buf, uint64_t parent, const char *const *names, int n)
 {
 	struct proto_exists_req r = { .parent = parent, .count = (uint32_t)n };
@@ -305,6 +338,20 @@ static void server_seeds(void)
 	name_op(&s, 0, OP_RMDIR, 2, "sub");
 	name_op(&s, 0, OP_RMDIR, 1, "b");
 	scen_save(&s, "namespace");
+
+	/* f is version 2, the symlink 3, the FIFO 4 */
+	scen_start(&s, 0, 60);
+	hello(&s, 0, 0);
+	create(&s, 0, 1, "f", 0, CREATE_EXCL, 10);
+	publish(&s, 0, 2, 0);
+	req(&s, 0, OP_SYMLINK, buf, symlink_req(buf, 1, "l", "f"), NULL, 0);
+	ino_op(&s, 0, OP_READLINK, 3);
+	req(&s, 0, OP_LINK, buf, link_req(buf, 2, 1, "g"), NULL, 0);
+	req(&s, 0, OP_MKNOD, buf, mknod_req(buf, 1, "p", 0010644, 0), NULL, 0);
+	rename_op(&s, 0, 1, "f", 1, "g", 0);
+	name_op(&s, 0, OP_UNLINK, 1, "f");
+	name_op(&s, 0, OP_LOOKUP, 1, "g");
+	scen_save(&s, "links");
 
 	scen_start(&s, 0, 60);
 	hello(&s, 0, 0);
@@ -562,6 +609,7 @@ static void server_seeds(void)
 
 /* ---- proto seeds: one request and one reply frame per op ---- */
 
+static void hintv_seeds(void);
 static void proto_save(const char *kind, uint16_t op, const void *p1, size_t n1,
 		       const void *p2, size_t n2)
 {
@@ -622,7 +670,27 @@ static void proto_req_seeds(void)
 	proto_save("req", OP_HINT, &hint, sizeof(hint), NULL, 0);
 	proto_save("req", OP_SUBSCRIBE, &sub, sizeof(sub), NULL, 0);
 	proto_save("req", OP_EVENT_ACK, &ack, sizeof(ack), NULL, 0);
+	proto_save("req", OP_SYMLINK, buf, symlink_req(buf, 1, "l", "target"), NULL, 0);
+	proto_save("req", OP_READLINK, &ino, sizeof(ino), NULL, 0);
+	proto_save("req", OP_LINK, buf, link_req(buf, 2, 1, "g"), NULL, 0);
+	proto_save("req", OP_MKNOD, buf, mknod_req(buf, 1, "p", 0010644, 0), NULL, 0);
 	proto_save("req", OP_RKEY, &rkey, sizeof(rkey), NULL, 0);
+	hintv_seeds();
+}
+
+/* HINTV / HINT_WAIT: body, request id padded to 8, ranges. */
+static void hintv_seeds(void)
+{
+	struct {
+		struct proto_hintv_req r;
+		char id[8];
+		struct proto_hint_range g[2];
+	} m = { { HINT_A_READ, 2, 3, 0, 0 }, "r17", { { 2, 0, 0 }, { 2, 4096, 4096 } } };
+
+	proto_save("req", OP_HINTV, &m, sizeof(m), NULL, 0);
+	m.r.action = HINT_A_READ_WAIT;
+	m.r.timeout_ms = 20;
+	proto_save("req", OP_HINT_WAIT, &m, sizeof(m), NULL, 0);
 }
 
 static void proto_rep_seeds(void)
@@ -637,6 +705,7 @@ static void proto_rep_seeds(void)
 	struct proto_dirent d1 = { .ino = 2, .cookie = 1, .state = 1, .namelen = 3 };
 	struct proto_dirent d2 = { .ino = 3, .cookie = 2, .state = 3, .namelen = 8 };
 	struct proto_io_rep io = { .done = 8, .size = 8 };
+	struct proto_rename_rep ren = { .seq = 4 };
 	struct proto_event ev = { .seq = 4, .type = 7, .ino = 2, .parent = 1, .parent2 = 1,
 				  .namelen = 1, .name2len = 1, .pathlen = 2, .path2len = 2 };
 	struct proto_rkey_rep rk = { .count = 2, .flags = RDMA_F_WINDOWS };
@@ -666,6 +735,9 @@ static void proto_rep_seeds(void)
 	proto_save("rep", OP_READ, "bytes", 5, NULL, 0);
 	proto_save("rep", OP_WRITE, &io, sizeof(io), NULL, 0);
 	proto_save("rep", OP_EVENT, &ev, sizeof(ev), "ab/a/b", 6);
+	proto_save("rep", OP_RENAME, &ren, sizeof(ren), NULL, 0);
+	proto_save("rep", OP_READLINK, "target", 6, NULL, 0);
+	proto_save("rep", OP_SYMLINK, &a, sizeof(a), NULL, 0);
 	proto_save("rep", OP_RKEY, &rk, sizeof(rk), keys, sizeof(keys));
 	/* a HELLO answered with the rdma listener (HELLO_F_RDMA) */
 	hello_r->rdma_port = 18515;

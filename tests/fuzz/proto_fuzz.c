@@ -9,7 +9,7 @@
  * any unaligned field read). Beyond "no crash", it asserts what lib/common/proto/proto.h
  * promises: only the documented error codes, the same verdict at any
  * alignment, and for the fixed-size and entry-naming requests the exact
- * verdict the layout in proto.h and DESIGN §2's name rule give. It also
+ * verdict the layout in proto.h and marufs-design(7) §2's name rule give. It also
  * round-trips the frame through the pbuf frame builder.
  */
 #include <errno.h>
@@ -30,7 +30,7 @@
 		}                                                               \
 	} while (0)
 
-/* DESIGN §2, stated independently of proto.c: 1..255 bytes, no '/' or NUL, not . or .. */
+/* marufs-design(7) §2, stated independently of proto.c: 1..255 bytes, no '/' or NUL, not . or .. */
 static bool name_ok(const uint8_t *s, size_t n)
 {
 	size_t i;
@@ -59,6 +59,7 @@ static long fixed_req_size(uint16_t op)
 	case OP_ABANDON:
 	case OP_RELEASE:
 	case OP_EXTENTS:
+	case OP_READLINK:
 		return sizeof(struct proto_ino_req);
 	case OP_SETATTR:
 		return sizeof(struct proto_setattr_req);
@@ -98,7 +99,9 @@ static int expected_req(uint16_t op, const uint8_t *p, uint32_t len)
 	memcpy(&r, p, sizeof(r));
 	if (len != sizeof(r) + (size_t)r.namelen)
 		return -EPROTO;
-	return name_ok(p + sizeof(r), r.namelen) ? 0 : -EINVAL;
+	if (name_ok(p + sizeof(r), r.namelen))
+		return 0;
+	return r.namelen > PROTO_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
 }
 
 /* What an accepted variable-length request guarantees its handler. */
@@ -108,8 +111,31 @@ static void accepted_req(uint16_t op, const uint8_t *p, uint32_t len)
 	struct proto_rename_req rn;
 	struct proto_create_req cr;
 	struct proto_open_req op_;
+	struct proto_symlink_req sl;
+	struct proto_link_req lk;
+	struct proto_mknod_req mk;
 
 	switch (op) {
+	case OP_SYMLINK:
+		FUZZ_CHECK(len >= sizeof(sl));
+		memcpy(&sl, p, sizeof(sl));
+		FUZZ_CHECK(len == sizeof(sl) + (size_t)sl.namelen + sl.targetlen);
+		FUZZ_CHECK(name_ok(p + sizeof(sl), sl.namelen));
+		FUZZ_CHECK(sl.targetlen >= 1 && sl.targetlen < PROTO_PATH_MAX);
+		FUZZ_CHECK(!memchr(p + sizeof(sl) + sl.namelen, '\0', sl.targetlen));
+		break;
+	case OP_LINK:
+		FUZZ_CHECK(len >= sizeof(lk));
+		memcpy(&lk, p, sizeof(lk));
+		FUZZ_CHECK(len == sizeof(lk) + (size_t)lk.namelen);
+		FUZZ_CHECK(name_ok(p + sizeof(lk), lk.namelen));
+		break;
+	case OP_MKNOD:
+		FUZZ_CHECK(len >= sizeof(mk));
+		memcpy(&mk, p, sizeof(mk));
+		FUZZ_CHECK(len == sizeof(mk) + (size_t)mk.namelen);
+		FUZZ_CHECK(name_ok(p + sizeof(mk), mk.namelen));
+		break;
 	case OP_READ:
 	case OP_WRITE:
 		FUZZ_CHECK(len >= sizeof(io));
@@ -148,13 +174,17 @@ static long fixed_rep_size(uint16_t op)
 	switch (op) {
 	case OP_PING:
 	case OP_RMDIR:
-	case OP_RENAME:
 	case OP_UNLINK:
 	case OP_ABANDON:
 	case OP_RELEASE:
 	case OP_HINT:
+	case OP_HINTV:
 	case OP_SUBSCRIBE:
 		return 0;
+	case OP_RENAME:
+		return sizeof(struct proto_rename_rep);
+	case OP_HINT_WAIT:
+		return sizeof(struct proto_hint_wait_rep);
 	case OP_HELLO:
 		return sizeof(struct proto_hello_rep);
 	case OP_STATFS:
@@ -192,7 +222,7 @@ static void check_payload(uint16_t op, const uint8_t *p, uint32_t len, int *req,
 
 	*req = proto_req_check(op, p, len);
 	*rep = proto_rep_check(op, p, len);
-	FUZZ_CHECK(*req == 0 || *req == -EPROTO || *req == -EINVAL);
+	FUZZ_CHECK(*req == 0 || *req == -EPROTO || *req == -EINVAL || *req == -ENAMETOOLONG);
 	FUZZ_CHECK(*rep == 0 || *rep == -EPROTO);
 	if (!op_known(op) || op == OP_EVENT)
 		FUZZ_CHECK(*req == -EPROTO);

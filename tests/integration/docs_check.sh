@@ -105,6 +105,8 @@ opts=$(grep -o -- '--[a-z][a-z-]*' "$T/usage" | sort -u)
 for o in $opts; do
 	[ "$o" = --help ] && continue
 	grep -q -- "\*$o\*" "$SRCDIR/man/marud.8.scd" || fail "marud.8 does not document $o"
-	grep -q -- "^\*${o#--}\* = " "$SRCDIR/man/marud.conf.5.scd" ||
-		fail "marud.conf.5 does not document key ${o#--}"
+	key=${o#--}
+	key=${key#no-}	# --no-journal is the key journal = no
+	grep -q -- "^\*$key\* = " "$SRCDIR/man/marud.conf.5.scd" ||
+		fail "marud.conf.5 does not document key $key"
 done

@@ -4,7 +4,7 @@
 # engine_lmcache: LMCache's `fs` connector (remote_url
 # fs://localhost:0/<dir>, or remote_storage_plugins ["fs"] with base_path
 # <dir>) on marufs, replayed by tools/engine_lmcache.c as
-# ../shared/engines.md records it: puts through ONE shared `<name>.tmp`
+# the engine's own sources (read in late 2026) have it: puts through ONE shared `<name>.tmp`
 # beside the target (O_WRONLY|O_CREAT|O_TRUNC, 28-byte header, payload,
 # close, os.replace), gets by stat + one readinto, glob("*.data"), os.remove.
 # On one mount, 8 writers race on each of 24 keys with the bytes an engine

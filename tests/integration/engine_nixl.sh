@@ -4,11 +4,11 @@
 # engine_nixl: SGLang's `nixl` HiCache backend
 # (SGLANG_HICACHE_NIXL_BACKEND_STORAGE_DIR on marufs) through NIXL's POSIX
 # plugin with synchronous pwrite/pread, replayed by tools/engine_nixl.c as
-# ../shared/engines.md records it: 64 files opened O_RDWR|O_CREAT|O_DIRECT
+# the engine's own sources (read in late 2026) have it: 64 files opened O_RDWR|O_CREAT|O_DIRECT
 # for puts and gets, written in place (no temp, no rename) in 256 KiB
 # requests at offsets, interleaved across the open files; every byte read
 # back here and through a second mount; an in-place rewrite of a published
-# file (write-once, documented in DESIGN 2 and 4.1: it starts from a copy,
+# file (write-once, documented in marufs-design(7) §2 and §4.1: it starts from a copy,
 # the other mount sees it at close, an earlier reader keeps the old bytes);
 # two mounts putting one file in place at once, requests interleaved (one
 # writer's whole bytes win, the last close, never a mix); the cleaner deleting the oldest files (then ENOENT). engine_nixl_uring is

@@ -3,7 +3,7 @@
 #
 # engine_sglang: SGLang's HiCacheFile storage backend
 # (SGLANG_HICACHE_FILE_BACKEND_STORAGE_DIR on marufs), replayed by
-# tools/engine_sglang.c as ../shared/engines.md records it: ONE flat
+# tools/engine_sglang.c as the engine's own sources (read in late 2026) have it: ONE flat
 # directory of ENGINE_SGLANG_PAGES pages (default PAGES_DEFAULT below),
 # written by 4 threads through the three releases' writers in turn (older:
 # numpy.tofile onto the final name, truncating in place; newer:

@@ -4,7 +4,7 @@
 # engine_vllm: vLLM's OffloadingConnector with TieringOffloadingSpec and a
 # secondary tier of type `fs` (`fs_python` in older releases) whose root_dir
 # is on marufs, replayed call for call by tools/engine_vllm.c as
-# ../shared/engines.md records it: the O_DIRECT probe
+# the engine's own sources (read in late 2026) have it: the O_DIRECT probe
 # (.o_direct_probe_*.tmp, written and removed; it must work on marufs),
 # config.json, hash-fanned block names, 32 I/O threads each storing through
 # its own `<final>_<random>.tmp` (O_CREAT|O_EXCL|O_WRONLY|O_TRUNC|O_DIRECT,

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# fault_engine_kill: an engine process killed mid-write (DESIGN §7: no
+# fault_engine_kill: an engine process killed mid-write (marufs-design(7) §7: no
 # version published; its memory back to free once the fd is closed).
 #  1. through marufs: a writer replacing a published chunk is SIGKILLed with
 #     half of the new bytes written; the kernel closes its fd (FLUSH and

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # fault_grace: a client's connections dropped and restored, within and
-# beyond the grace period (DESIGN §2, §7), through a proxy the case cuts
+# beyond the grace period (marufs-design(7) §2, §7), through a proxy the case cuts
 # (lib/cutproxy.py resets every connection and refuses new ones).
 #  within: transparent: the client reconnects, reclaims its session by
 #    token, and its lease and half-written pending version work on (calls

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # fault_marud_phases: marud stopped by a fail point at each phase of a
-# chunk's life, then restarted on the same pool (DESIGN §7: clients see the
+# chunk's life, then restarted on the same pool (marufs-design(7) §7: clients see the
 # new generation and reconnect by themselves; what was in flight fails with
 # ESTALE through libmaru and EIO through marufs, never with stale or partial
 # bytes; new opens work; the pool's books balance; what was published

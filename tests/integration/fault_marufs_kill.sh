@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# fault_marufs_kill: the marufs daemon SIGKILLed (DESIGN §7).
+# fault_marufs_kill: the marufs daemon SIGKILLed (marufs-design(7) §7).
 #  mid-write: a writer replacing a published chunk has half of the new bytes
 #    in its pending version when its marufs dies: the pending version lives
 #    for the grace period (marud cannot tell a crash from a network drop),

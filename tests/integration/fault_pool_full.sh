@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# fault_pool_full: the pool fills up while readers hold leases (DESIGN §2,
+# fault_pool_full: the pool fills up while readers hold leases (marufs-design(7) §2,
 # §7). Through libmaru (fault_pool, precise): with LRU eviction writes
 # succeed by evicting unleased chunks, leased ones stay whole, a chunk
 # larger than any free run still fits, and ENOSPC comes at write time only

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# fault_security: DESIGN §8 on the wire (maru_raw speaks the protocol
+# fault_security: marufs-design(7) §8 on the wire (maru_raw speaks the protocol
 # itself) and through libmaru.
 #  validation: a session may not write, reserve, truncate, publish, abandon,
 #    read or map another session's pending version, nor write, truncate or

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# fs_close_to_open: DESIGN §4.2 across two mounts of one pool, with no
+# fs_close_to_open: marufs-design(7) §4.2 across two mounts of one pool, with no
 # retries and no sleeps. Mount B first looks a name up and finds it missing
 # (the kernel caches that negative entry); mount A then creates, writes and
 # closes it; a stat and a read on B issued right after A's close returned

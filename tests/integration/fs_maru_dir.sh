@@ -12,7 +12,7 @@ marud_start
 marufs_mount
 marufs_mount
 
-assert_eq "$(ls "$MNT/.maru" | tr '\n' ' ')" "events pool stats " ".maru listing"
+assert_eq "$(ls "$MNT/.maru" | tr '\n' ' ')" "events hints pool stats " ".maru listing"
 [ -d "$MNT/.maru" ] && [ ! -e "$MNT/sub/.maru" ] || fail ".maru lookup"
 
 # pool

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# zc_map: zero-copy mappings of marufs files (DESIGN §5) with libmaru's
+# zc_map: zero-copy mappings of marufs files (marufs-design(7) §5) with libmaru's
 # maru_map(): the MARUFS_IOC_EXTENTS ioctl agrees with user.maru.extent and
 # .maru/pool; mappings are byte-identical to FUSE reads for 1 B, 4 KiB,
 # 2 MiB+1, 32 MiB and multi-extent files; a mapping survives unlink and

@@ -32,6 +32,9 @@ static const char *const op_names[OP_MAX] = {
 	[OP_RELEASE] = "RELEASE", [OP_EXTENTS] = "EXTENTS", [OP_READ] = "READ",
 	[OP_WRITE] = "WRITE", [OP_HINT] = "HINT", [OP_SUBSCRIBE] = "SUBSCRIBE",
 	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK", [OP_RKEY] = "RKEY",
+	[OP_SYMLINK] = "SYMLINK", [OP_READLINK] = "READLINK", [OP_LINK] = "LINK",
+	[OP_MKNOD] = "MKNOD",
+	[OP_HINTV] = "HINTV", [OP_HINT_WAIT] = "HINT_WAIT",
 };
 
 const char *proto_op_name(uint16_t op)
@@ -71,8 +74,10 @@ int proto_hdr_check(const struct proto_hdr *h, uint32_t max_frame)
 
 int proto_name_valid(const char *name, size_t len)
 {
-	if (!name || len == 0 || len > PROTO_NAME_MAX)
+	if (!name || len == 0)
 		return -EINVAL;
+	if (len > PROTO_NAME_MAX)
+		return -ENAMETOOLONG;
 	if (memchr(name, '/', len) || memchr(name, '\0', len))
 		return -EINVAL;
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
@@ -113,8 +118,54 @@ static int check_rename_req(const uint8_t *p, uint32_t len)
 	if (r.flags & ~PROTO_RENAME_NOREPLACE)
 		return -EINVAL;
 	if (proto_name_valid(names, r.oldlen))
-		return -EINVAL;
+		return proto_name_valid(names, r.oldlen);
 	return proto_name_valid(names + r.oldlen, r.newlen);
+}
+
+static int check_symlink_req(const uint8_t *p, uint32_t len)
+{
+	const char *name = (const char *)p + sizeof(struct proto_symlink_req);
+	struct proto_symlink_req r;
+
+	if (len < sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (len != sizeof(r) + (size_t)r.namelen + r.targetlen)
+		return -EPROTO;
+	if (r.targetlen == 0 || memchr(name + r.namelen, '\0', r.targetlen))
+		return -EINVAL;
+	if (r.targetlen >= PROTO_PATH_MAX)
+		return -ENAMETOOLONG;
+	return proto_name_valid(name, r.namelen);
+}
+
+static int check_link_req(const uint8_t *p, uint32_t len)
+{
+	struct proto_link_req r;
+
+	if (len < sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (len != sizeof(r) + (size_t)r.namelen)
+		return -EPROTO;
+	return proto_name_valid((const char *)p + sizeof(r), r.namelen);
+}
+
+static int check_mknod_req(const uint8_t *p, uint32_t len)
+{
+	struct proto_mknod_req r;
+	uint32_t t;
+
+	if (len < sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (len != sizeof(r) + (size_t)r.namelen)
+		return -EPROTO;
+	t = r.mode & 0170000;
+	/* FIFO, character device, block device, socket */
+	if (t != 0010000 && t != 0020000 && t != 0060000 && t != 0140000)
+		return -EINVAL;
+	return proto_name_valid((const char *)p + sizeof(r), r.namelen);
 }
 
 static int check_readdir_req(const uint8_t *p, uint32_t len)
@@ -151,7 +202,7 @@ static int check_exists_req(const uint8_t *p, uint32_t len)
 		if (len - off < n)
 			return -EPROTO;
 		if (proto_name_valid((const char *)p + off, n))
-			bad = -EINVAL;
+			bad = proto_name_valid((const char *)p + off, n);
 		off += n;
 	}
 	if (off != len)
@@ -189,6 +240,32 @@ static int check_open_req(const uint8_t *p, uint32_t len)
 	if (r.ino != 0 && r.namelen == 0)
 		return 0;
 	return proto_name_valid((const char *)p + sizeof(r), r.namelen);
+}
+
+/* Body, request id (padded to 8) and exactly count ranges. */
+static int check_hintv_req(uint16_t op, const uint8_t *p, uint32_t len)
+{
+	struct proto_hintv_req r;
+	size_t want;
+
+	if (len < sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (r.count > PROTO_MAX_HINT_RANGES || r.reqlen > PROTO_HINT_REQ_MAX)
+		return -EPROTO;
+	want = sizeof(r) + ALIGN8(r.reqlen) + (size_t)r.count * sizeof(struct proto_hint_range);
+	if (len != want)
+		return -EPROTO;
+	if (r.reqlen && memchr(p + sizeof(r), '\0', r.reqlen))
+		return -EINVAL;
+	if (op == OP_HINT_WAIT) {
+		if (r.action != HINT_A_READ_WAIT && r.action != HINT_A_WRITE_WAIT)
+			return -EINVAL;
+		return r.timeout_ms >= 1 && r.timeout_ms <= 10000 ? 0 : -EINVAL;
+	}
+	if (r.action < HINT_A_READ || r.action > HINT_A_WRITE || r.timeout_ms)
+		return -EINVAL;
+	return 0;
 }
 
 static int check_io_req(uint16_t op, const uint8_t *p, uint32_t len)
@@ -229,7 +306,14 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 	case OP_ABANDON:
 	case OP_RELEASE:
 	case OP_EXTENTS:
+	case OP_READLINK:
 		return check_fixed(len, sizeof(struct proto_ino_req));
+	case OP_SYMLINK:
+		return check_symlink_req(p, len);
+	case OP_LINK:
+		return check_link_req(p, len);
+	case OP_MKNOD:
+		return check_mknod_req(p, len);
 	case OP_SETATTR:
 		return check_fixed(len, sizeof(struct proto_setattr_req));
 	case OP_RENAME:
@@ -252,6 +336,9 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 		return check_io_req(op, p, len);
 	case OP_HINT:
 		return check_fixed(len, sizeof(struct proto_hint_req));
+	case OP_HINTV:
+	case OP_HINT_WAIT:
+		return check_hintv_req(op, p, len);
 	case OP_SUBSCRIBE:
 		return check_fixed(len, sizeof(struct proto_subscribe_req));
 	case OP_EVENT_ACK:
@@ -381,15 +468,21 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 	if (len > 0 && !p)
 		return -EPROTO;
 	switch (op) {
+	case OP_RENAME:
+		return check_fixed(len, sizeof(struct proto_rename_rep));
+	case OP_READLINK:
+		return len >= 1 && len < PROTO_PATH_MAX ? 0 : -EPROTO;
 	case OP_PING:
 	case OP_RMDIR:
-	case OP_RENAME:
 	case OP_UNLINK:
 	case OP_ABANDON:
 	case OP_RELEASE:
 	case OP_HINT:
+	case OP_HINTV:
 	case OP_SUBSCRIBE:
 		return check_fixed(len, 0);
+	case OP_HINT_WAIT:
+		return check_fixed(len, sizeof(struct proto_hint_wait_rep));
 	case OP_HELLO:
 		return check_hello_rep(p, len);
 	case OP_AUTH:
@@ -404,6 +497,9 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 	case OP_GETATTR:
 	case OP_SETATTR:
 	case OP_PUBLISH:
+	case OP_SYMLINK:
+	case OP_LINK:
+	case OP_MKNOD:
 		return check_attr_rep(p, len, false);
 	case OP_CREATE:
 	case OP_RESERVE:

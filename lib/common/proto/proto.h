@@ -20,8 +20,8 @@
  * frames (reqid 0) from then on and reads nothing more from it but PING and
  * EVENT_ACK. A subscriber that sends EVENT_ACK {seq} says every event up to
  * seq has been applied to its caches; marud answers nothing, and from the
- * first ACK on, a PUBLISH, RENAME, UNLINK, MKDIR, RMDIR or SETATTR by any
- * other session waits (bounded) for it to acknowledge that change before it
+ * first ACK on, a PUBLISH, RENAME, UNLINK, MKDIR, RMDIR, SETATTR, SYMLINK,
+ * LINK or MKNOD by any other session waits (bounded) for it to acknowledge that change before it
  * replies. The HELLO of an event socket (HELLO_F_EVENTS) may carry the token
  * of the session it serves, without HELLO_F_RECLAIM: that session's own
  * changes do not wait for it (its caches are kept by the requests).
@@ -62,10 +62,11 @@ enum proto_op {
 	OP_LOOKUP = 12,		/* proto_name_req+name     -> proto_attr        */
 	OP_GETATTR = 13,	/* proto_ino_req           -> proto_attr        */
 	OP_SETATTR = 14,	/* proto_setattr_req       -> proto_attr        */
-	OP_RENAME = 15,		/* proto_rename_req+old+new -> -                */
+	OP_RENAME = 15,		/* proto_rename_req+old+new -> proto_rename_rep */
 	OP_UNLINK = 16,		/* proto_name_req+name     -> -                 */
 	OP_READDIR = 17,	/* proto_readdir_req       -> proto_readdir_rep+entries */
 	OP_EXISTS = 18,		/* proto_exists_req+names  -> count bytes, 0/1  */
+	OP_SYMLINK = 19,	/* proto_symlink_req+name+target -> proto_attr  */
 	OP_CREATE = 20,		/* proto_create_req+name   -> proto_attr+extents */
 	OP_RESERVE = 21,	/* proto_size_req          -> proto_attr+extents */
 	OP_TRUNCATE = 22,	/* proto_size_req          -> proto_attr+extents */
@@ -77,9 +78,14 @@ enum proto_op {
 	OP_READ = 28,		/* proto_io_req            -> data              */
 	OP_WRITE = 29,		/* proto_io_req+data       -> proto_io_rep      */
 	OP_HINT = 30,		/* proto_hint_req          -> -                 */
+	OP_READLINK = 31,	/* proto_ino_req           -> target bytes      */
+	OP_LINK = 32,		/* proto_link_req+name     -> proto_attr        */
+	OP_MKNOD = 33,		/* proto_mknod_req+name    -> proto_attr        */
 	OP_SUBSCRIBE = 40,	/* proto_subscribe_req     -> - then EVENTs     */
 	OP_EVENT = 41,		/* pushed: proto_event+names+paths              */
 	OP_EVENT_ACK = 42,	/* subscriber: proto_ack_req -> no reply         */
+	OP_HINTV = 43,		/* proto_hintv_req+request+ranges -> -          */
+	OP_HINT_WAIT = 44,	/* proto_hintv_req+request+ranges -> proto_hint_wait_rep */
 	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
 	OP_MAX
 };
@@ -125,8 +131,12 @@ struct proto_hello_rep {
 	uint32_t rdma_port;	/* 0: no rdma data path offered */
 	uint32_t rdma_flags;	/* RDMA_F_* */
 	char rdma_host[64];	/* listener address; "" or 0.0.0.0: the control host */
+	/* The region extension, if marud loaded one. */
+	uint32_t hint_actions;	/* 1 << action the region extension takes; 0 none */
+	uint32_t ext_abi;	/* its marud_extension ABI version; 0 none */
+	/* New fields go here, at the end. */
 };
-_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72, "hello_rep size");
+_Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72 + 8, "hello_rep size");
 
 /*
  * The rdma data path (marufs-design(7) §6). Control stays on the authenticated stream
@@ -244,6 +254,51 @@ struct proto_rename_req {
 	uint16_t oldlen, newlen;	/* oldname then newname follow */
 };
 _Static_assert(sizeof(struct proto_rename_req) == 24, "rename size");
+/*
+ * seq: the event this rename pushed (DEV_RENAME), 0 when it pushed none
+ * (the name was only this session's pending version, or old == new, or
+ * both names bind one version): a client waiting for its own change to
+ * come back on the event stream waits only when seq != 0.
+ */
+struct proto_rename_rep {
+	uint64_t seq;
+};
+_Static_assert(sizeof(struct proto_rename_rep) == 8, "rename_rep size");
+
+/*
+ * Symbolic link: name (namelen) then the target (targetlen bytes,
+ * 1..PROTO_PATH_MAX-1, no NUL) follow. The entry holds no pool memory;
+ * its size is targetlen. READLINK of its ino returns the target bytes.
+ */
+struct proto_symlink_req {
+	uint64_t parent;
+	uint32_t uid, gid;
+	uint16_t namelen, targetlen;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct proto_symlink_req) == 24, "symlink size");
+
+/* Hard link: bind one more name (newparent, name) to published version ino. */
+struct proto_link_req {
+	uint64_t ino;
+	uint64_t newparent;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_link_req) == 24, "link size");
+
+/*
+ * Special file: mode is S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK plus
+ * permission bits; rdev (devices) as the kernel's 32-bit encoding. A
+ * metadata-only entry: no pool memory, size 0.
+ */
+struct proto_mknod_req {
+	uint64_t parent;
+	uint32_t mode, uid, gid, rdev;
+	uint16_t namelen;
+	uint16_t pad[3];
+};
+_Static_assert(sizeof(struct proto_mknod_req) == 32, "mknod size");
 
 struct proto_readdir_req {
 	uint64_t dir;
@@ -313,7 +368,7 @@ struct proto_attr {
 	uint32_t mode, uid, gid, nlink;
 	uint32_t state, leases;
 	uint32_t nextents;	/* proto_extent entries following (held versions) */
-	uint32_t pad;
+	uint32_t rdev;		/* device nodes: the kernel's 32-bit dev_t; else 0 */
 };
 _Static_assert(sizeof(struct proto_attr) == 96, "attr size");
 
@@ -333,9 +388,54 @@ struct proto_io_rep {
 	uint64_t size;	/* version size after the write */
 };
 
+/*
+ * Hints are advice (marufs-design(7) §4.3): marud checks them and hands them to its
+ * region extension, never grants access because of one. HINT names one
+ * whole version; HINTV carries a request id and up to PROTO_MAX_HINT_RANGES
+ * ranges. Actions: 1 read, 2 read_end, 3 promote, 4 write (for HINT_WAIT:
+ * 5 read_wait, 6 write_wait). Every range must lie in a version the
+ * connection may read (a lease it holds, or published); write and
+ * write_wait only in its own pending version; else the whole message fails
+ * with -EPERM (an unknown version: -ENOENT, past its end: -ERANGE). An
+ * action the extension does not take (HELLO hint_actions): -EOPNOTSUPP.
+ * read opens a hint request per (connection, request id), read_end closes
+ * it; beyond PROTO_MAX_HINT_OPEN open ones marud answers -EMFILE.
+ */
 struct proto_hint_req {
 	uint64_t ino;
 	uint32_t hint;
+	uint32_t pad;
+};
+
+#define PROTO_MAX_HINT_RANGES	4096
+#define PROTO_MAX_HINT_OPEN	4096
+#define PROTO_HINT_REQ_MAX	63	/* request id bytes */
+#define HINT_A_READ		1
+#define HINT_A_READ_END		2
+#define HINT_A_PROMOTE		3
+#define HINT_A_WRITE		4
+#define HINT_A_READ_WAIT	5
+#define HINT_A_WRITE_WAIT	6
+
+/* Then reqlen request id bytes, zero-padded to 8, then count ranges. */
+struct proto_hintv_req {
+	uint32_t action;
+	uint32_t count;
+	uint16_t reqlen;
+	uint16_t pad;
+	uint32_t timeout_ms;	/* HINT_WAIT: 1..10000; else 0 */
+};
+_Static_assert(sizeof(struct proto_hintv_req) == 16, "hintv_req size");
+
+struct proto_hint_range {
+	uint64_t ino;		/* a version */
+	uint64_t off;		/* within it */
+	uint64_t len;		/* 0: to its end */
+};
+_Static_assert(sizeof(struct proto_hint_range) == 24, "hint_range size");
+
+struct proto_hint_wait_rep {
+	uint32_t ready;		/* leading ranges ready */
 	uint32_t pad;
 };
 
@@ -371,13 +471,16 @@ void proto_hdr_init(struct proto_hdr *h, uint16_t op, uint32_t len,
 int proto_hdr_check(const struct proto_hdr *h, uint32_t max_frame);
 /*
  * Check a request payload of op for the body size and every length field
- * against len (names 1..255 bytes and valid per DESIGN §2 where the op
+ * against len (names 1..255 bytes and valid per marufs-design(7) §2 where the op
  * names an entry). Returns 0 or -EPROTO / -EINVAL (bad name).
  */
 int proto_req_check(uint16_t op, const void *payload, uint32_t len);
 /* Same for replies as a client receives them (status 0). */
 int proto_rep_check(uint16_t op, const void *payload, uint32_t len);
-/* 0 if a name is valid: 1..255 bytes, no '/' or NUL, not "." or "..". */
+/*
+ * 0 if a name is valid: 1..255 bytes, no '/' or NUL, not "." or "..";
+ * -ENAMETOOLONG over 255 bytes, else -EINVAL.
+ */
 int proto_name_valid(const char *name, size_t len);
 const char *proto_op_name(uint16_t op);
 

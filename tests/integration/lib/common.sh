@@ -62,10 +62,10 @@ WRAP=()			# MARU_WRAP_DAEMONS, split into words
 if [ -n "${MARU_WRAP_DAEMONS:-}" ]; then
 	read -r -a WRAP <<<"$MARU_WRAP_DAEMONS"
 fi
-PRELOAD=()		# MARU_RDMA_PRELOAD as an env(1) prefix
+RDMA_ENV=()		# MARU_RDMA_PRELOAD as an env(1) prefix
 if [ -n "${MARU_RDMA_PRELOAD:-}" ]; then
 	export SOFTVERBS_NS="maru-it-$$"
-	PRELOAD=(env "$MARU_RDMA_PRELOAD")
+	RDMA_ENV=(env "$MARU_RDMA_PRELOAD")
 	# the cases' own libmaru tools need the device too
 	export "${MARU_RDMA_PRELOAD?}"
 fi
@@ -260,7 +260,7 @@ marud_launch()
 {
 	rm -f "$MARUD_SOCK"
 	echo "=== $(date +%T) marud -d ${MARUD_ARGS[*]}" >>"$T/marud.log"
-	"${WRAP[@]}" "${PRELOAD[@]}" "$MARUD" -d "${MARUD_ARGS[@]}" >>"$T/marud.log" 2>&1 &
+	"${WRAP[@]}" "${RDMA_ENV[@]}" "$MARUD" -d "${MARUD_ARGS[@]}" >>"$T/marud.log" 2>&1 &
 	MARUD_PID=$!
 	if ! wait_up "$MARUD_PID" "$MARU_IT_TIMEOUT" test -S "$MARUD_SOCK"; then
 		proc_alive "$MARUD_PID" || fail "marud exited at start"
@@ -358,7 +358,7 @@ marufs_mount()
 	logf=$T/marufs-$n.log
 	mkdir -p "$mnt"
 	echo "=== $(date +%T) marufs -f ${opts[*]} $uri $mnt" >>"$logf"
-	"${WRAP[@]}" "${PRELOAD[@]}" "$MARUFS" -f "${opts[@]}" "$uri" "$mnt" >>"$logf" 2>&1 &
+	"${WRAP[@]}" "${RDMA_ENV[@]}" "$MARUFS" -f "${opts[@]}" "$uri" "$mnt" >>"$logf" 2>&1 &
 	pid=$!
 	MARUFS_PID_OF[$mnt]=$pid
 	MARUFS_LOG_OF[$mnt]=$logf

@@ -2,8 +2,8 @@
 /*
  * tests/integration/tools/engine_lmcache.c: the calls of LMCache's `fs`
  * remote connector (remote_url fs://localhost:0/<dir>, or the `fs` storage
- * plugin / L2 adapter with base_path <dir>), as ../shared/engines.md
- * records them: one flat directory of `<key, / as -SEP->.data`; a put
+ * plugin / L2 adapter with base_path <dir>), as the engine's own sources (late 2026)
+ * record them: one flat directory of `<key, / as -SEP->.data`; a put
  * writes `<name>.tmp` BESIDE the target, the SAME temp name for every
  * concurrent writer of a key, opened O_WRONLY|O_CREAT|O_TRUNC (aiofiles
  * "wb"), a 28-byte header then the payload, close, os.replace; a get is

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/integration/tools/engine_nixl.c: the calls of SGLang's `nixl`
- * HiCache backend through NIXL's POSIX plugin, as ../shared/engines.md
- * records them: every file opened O_RDWR|O_CREAT|O_DIRECT, for puts and
+ * HiCache backend through NIXL's POSIX plugin, as the engine's own sources (late 2026)
+ * record them: every file opened O_RDWR|O_CREAT|O_DIRECT, for puts and
  * gets alike, and written IN PLACE (no temp file, no rename) by requests at
  * offsets, many in flight across the open files, through pwrite/pread or
  * (-u) io_uring (IORING_OP_WRITE/READ); a cleaner that deletes the oldest
@@ -10,7 +10,7 @@
  * `<64 hex>.nixl`. Every completion's result and every byte read is checked.
  *
  * On marufs a file is written once and published on the last close
- * (DESIGN 2, 4.1), and the tool asserts that documented behaviour where it
+ * (marufs-design(7) §2, §4.1), and the tool asserts that documented behaviour where it
  * differs from a local filesystem: an in-place rewrite of a published file
  * starts from a copy of its bytes, is invisible to another mount until the
  * writer closes, and a reader that opened the file before keeps the old

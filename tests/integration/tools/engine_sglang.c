@@ -2,7 +2,7 @@
 /*
  * tests/integration/tools/engine_sglang.c: the calls SGLang's HiCacheFile
  * storage backend (--hicache-storage-backend file) makes in its ONE flat
- * directory, as ../shared/engines.md records them. Pages are named
+ * directory, as the engine's own sources (read in late 2026) have them. Pages are named
  * `<64 hex>_<model>_<tp_rank>_<tp_size>.bin` (the newer form, used for all
  * three writers here). A store is skipped when stat() finds the page, else
  * written by one of the three releases' writers, chosen by page number:
@@ -262,7 +262,7 @@ static struct entry *list_and_stat(const struct sglang *s, unsigned int *count)
 	return v;
 }
 
-/* The statvfs the evictor reads: DESIGN 4.1's bsize, bfree, bavail. */
+/* The statvfs the evictor reads: marufs-design(7) §4.1's bsize, bfree, bavail. */
 static void statvfs_check(const struct sglang *s)
 {
 	struct statvfs vfs;

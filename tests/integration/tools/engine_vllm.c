@@ -2,8 +2,8 @@
 /*
  * tests/integration/tools/engine_vllm.c: the calls vLLM's OffloadingConnector
  * makes on the root_dir of an `fs` secondary tier (TieringOffloadingSpec;
- * older releases name the tier type `fs_python`), as ../shared/engines.md
- * records them: an O_DIRECT probe file `.o_direct_probe_<n>.tmp` written and
+ * older releases name the tier type `fs_python`), as the engine's own sources (late 2026)
+ * record them: an O_DIRECT probe file `.o_direct_probe_<n>.tmp` written and
  * removed; `config.json` once per run config; blocks named
  * `<root>/<model, / as _>_<12 hex>_r<rank>/<h[0:3]>/<h[3:5]>_g<group>/<h>.bin`;
  * a store skipped when access(F_OK) finds the block, else mkdir -p, open

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/integration/tools/fault_pool.c: a pool filling up while readers
- * hold leases (DESIGN §2, §7), through libmaru with two clients: a writer
+ * hold leases (marufs-design(7) §2, §7), through libmaru with two clients: a writer
  * and a reader that leases chunks. Chunks are self-checking (chunk.h), one
  * eighth of the pool each.
  *

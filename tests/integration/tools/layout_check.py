@@ -81,12 +81,12 @@ def nm(archive):
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in "TDBR":
-            member = parts[0].split(":")[1]
+            member = os.path.basename(parts[0].split(":")[1])
             defs.setdefault(member, set()).add(parts[2])
     for line in und.splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[-2] == "U":
-            member = parts[0].split(":")[1]
+            member = os.path.basename(parts[0].split(":")[1])
             uses.setdefault(member, set()).add(parts[-1])
     return defs, uses
 

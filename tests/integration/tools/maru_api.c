@@ -59,7 +59,7 @@ static uint64_t test_names(void)
 	FAILS(maru_lookup(c, MARU_ROOT_ID, "a/b", &b), EINVAL);
 	memset(longname, 'x', 256);
 	longname[256] = '\0';
-	FAILS(maru_lookup(c, MARU_ROOT_ID, longname, &b), EINVAL);
+	FAILS(maru_lookup(c, MARU_ROOT_ID, longname, &b), ENAMETOOLONG);
 	OK(maru_getattr(c, a.ino, &b));
 	CHECK(b.ino == a.ino && b.state == MARU_STATE_DIR);
 	return a.ino;

@@ -4,7 +4,9 @@
  * byte for byte. For sizes around page and frame boundaries, a chunk
  * written over one path (out of order, leaving a hole that is filled last)
  * reads back identically over the other, and marud's publish checksum of
- * the same content is the same whichever path wrote it. Exits 77 when the
+ * the same content is the same whichever path wrote it, and whether marud
+ * computed it (out of order) or the shm client hashed while it copied (in
+ * order, in uneven pieces). Exits 77 when the
  * pool cannot be mapped here (no shm path to compare).
  *
  *   usage: maru_dpcheck URI
@@ -31,6 +33,25 @@ static void put(struct maru_client *c, const char *name, const uint8_t *p, size_
 	CHECK(a.size == len);
 	*xxh = a.xxh3;
 	maru_file_close(f);
+}
+
+/* In order from byte 0, in uneven pieces: the client hashes as it copies. */
+static uint64_t put_in_order(struct maru_client *c, const char *name, const uint8_t *p,
+			     size_t len)
+{
+	struct maru_file *f;
+	struct maru_attr a;
+	size_t off, k;
+
+	OK(maru_file_create(c, MARU_ROOT_ID, name, 0644, 0, 0, 0, 0, &f));
+	for (off = 0; off < len; off += k) {
+		k = len - off < 65536 + 7 ? len - off : 65536 + 7;
+		CHECK((size_t)OK(maru_file_pwrite(f, p + off, k, off)) == k);
+	}
+	OK(maru_file_publish(f));
+	OK(maru_file_attr(f, &a));
+	maru_file_close(f);
+	return a.xxh3;
 }
 
 static void get(struct maru_client *c, const char *name, const uint8_t *p, size_t len)
@@ -82,6 +103,9 @@ int main(int argc, char **argv)
 		put(tcp, name, p, sizes[i], &x2);
 		get(shm, name, p, sizes[i]);
 		CHECK(x1 == x2 && x1 != 0);
+		snprintf(name, sizeof(name), "inorder%zu", i);
+		CHECK(put_in_order(shm, name, p, sizes[i]) == x1);
+		get(tcp, name, p, sizes[i]);
 		free(p);
 	}
 	maru_client_free(tcp);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/integration/tools/maru_raw.c: DESIGN §8 checked on the wire. Speaks
+ * tests/integration/tools/maru_raw.c: marufs-design(7) §8 checked on the wire. Speaks
  * the protocol directly (lib/common/proto/proto.h), so it can send what libmaru never
  * would: requests on versions another session owns, writes through a lease,
  * offsets and lengths outside a version, oversized frames, more connections

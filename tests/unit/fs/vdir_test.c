@@ -50,9 +50,9 @@ static void test_claims_and_lookup(void **state)
 static void test_readdir(void **state)
 {
 	vdir_ops.readdir(fake_req(&m), VIRT_INO_DIR, 4096, 0, NULL);
-	assert_string_equal(fk.last_buf, ".\n..\nstats\nevents\npool\n");
+	assert_string_equal(fk.last_buf, ".\n..\nstats\nevents\npool\nhints\n");
 	vdir_ops.readdir(fake_req(&m), VIRT_INO_DIR, 4096, 3, NULL);
-	assert_string_equal(fk.last_buf, "events\npool\n");
+	assert_string_equal(fk.last_buf, "events\npool\nhints\n");
 }
 
 static void test_stats(void **state)

@@ -34,7 +34,7 @@ static void test_name_check(void **state)
 	longest[PROTO_NAME_MAX] = 'a';
 	longest[PROTO_NAME_MAX + 1] = '\0';
 	n = 7;
-	assert_int_equal(name_check(longest, &n), -EINVAL);
+	assert_int_equal(name_check(longest, &n), -ENAMETOOLONG);
 	assert_int_equal(n, 7);		/* untouched on failure */
 	assert_int_equal(name_check(NULL, &n), -EINVAL);
 	assert_int_equal(name_check("", &n), -EINVAL);

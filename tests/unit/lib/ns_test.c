@@ -44,6 +44,7 @@ struct tree {
 	struct proto_setattr_req last_setattr;
 	struct proto_name_req last_mkdir;
 	struct proto_rename_req last_rename;
+	uint64_t rename_seq;
 	uint32_t max_entries;
 };
 
@@ -159,6 +160,7 @@ static int do_name(struct fake_req *q, struct tree *t)
 static int do_rename(struct fake_req *q, struct tree *t)
 {
 	struct proto_rename_req r;
+	struct proto_rename_rep rep;
 	const char *on, *nn;
 	struct ent *src, *dst;
 
@@ -177,7 +179,9 @@ static int do_rename(struct fake_req *q, struct tree *t)
 	src = find_name(t, r.oldparent, on, r.oldlen);
 	src->parent = r.newparent;
 	snprintf(src->name, sizeof(src->name), "%.*s", (int)r.newlen, nn);
-	return reply_status(q, 0);
+	/* The reply carries the seq of the event the rename made. */
+	rep.seq = ++t->rename_seq;
+	return fake_reply(q, 0, &rep, sizeof(rep), NULL, 0) ? -1 : 0;
 }
 
 /* Entries of dir after cookie (cookies are inos), at most max_entries. */
@@ -396,7 +400,7 @@ static void test_invalid_names_not_sent(void **state)
 		assert_int_equal(maru_rename(x->c, 1, "file", 1, n, 0), -EINVAL);
 		assert_int_equal(maru_rename(x->c, 1, n, 1, "file", 0), -EINVAL);
 	}
-	assert_int_equal(maru_lookup(x->c, 1, longname, &a), -EINVAL);
+	assert_int_equal(maru_lookup(x->c, 1, longname, &a), -ENAMETOOLONG);
 	assert_int_equal(maru_rename(x->c, 1, "file", 1, "f2", 0x80), -EINVAL);
 	assert_int_equal(maru_lookup(NULL, 1, "file", &a), -EINVAL);
 	assert_int_equal(sent(x), before);
@@ -408,6 +412,7 @@ static void test_rename(void **state)
 {
 	struct fx *x = *state;
 	struct maru_attr a;
+	uint64_t seq;
 
 	assert_int_equal(maru_rename(x->c, 1, "file", 2, "moved", 0), 0);
 	assert_int_equal(x->t.last_rename.oldparent, 1);
@@ -416,6 +421,14 @@ static void test_rename(void **state)
 	assert_int_equal(x->t.last_rename.newlen, 5);
 	assert_int_equal(maru_lookup(x->c, 2, "moved", &a), 0);
 	assert_int_equal(a.ino, 4);
+	/* maru_rename_seq hands back the seq marud says the rename pushed. */
+	seq = 0;
+	assert_int_equal(maru_rename_seq(x->c, 2, "moved", 2, "moved2", 0, &seq), 0);
+	assert_int_equal(seq, x->t.rename_seq);
+	assert_true(seq != 0);
+	assert_int_equal(maru_rename_seq(x->c, 2, "nothere", 2, "x", 0, &seq), -ENOENT);
+	assert_int_equal(seq, 0);
+	assert_int_equal(maru_rename(x->c, 2, "moved2", 2, "moved", 0), 0);
 	assert_int_equal(maru_rename(x->c, 2, "moved", 2, "c00001", MARU_RENAME_NOREPLACE),
 			 -EEXIST);
 	assert_int_equal(x->t.last_rename.flags, PROTO_RENAME_NOREPLACE);

@@ -122,7 +122,7 @@ static void test_names(void **state)
 	assert_int_equal(dir_lookup(f.d, NULL, ROOT, longname, 255, &at), 0);
 	assert_int_equal(dir_create(f.d, f.s1, at.ino, longname, 255, 0, 0, 0644, 0, 0,
 				    0, &at), 0);
-	assert_int_equal(dir_mkdir(f.d, ROOT, longname, 256, 0755, 0, 0, &at), -EINVAL);
+	assert_int_equal(dir_mkdir(f.d, ROOT, longname, 256, 0755, 0, 0, &at), -ENAMETOOLONG);
 	assert_int_equal(dir_mkdir(f.d, ROOT, "", 0, 0755, 0, 0, &at), -EINVAL);
 	assert_int_equal(dir_mkdir(f.d, ROOT, ".", 1, 0755, 0, 0, &at), -EINVAL);
 	assert_int_equal(dir_mkdir(f.d, ROOT, "..", 2, 0755, 0, 0, &at), -EINVAL);

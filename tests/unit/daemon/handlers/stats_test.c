@@ -124,7 +124,10 @@ static void test_text_matches_the_directory(void **state)
 	served[OP_PING] = served[OP_STATS] = 1;
 	dir_stats(f->t.srv->dir, &st);
 	stats_of(f, served);
-	assert_int_equal(check_exposition(f->text), 29);
+	/* 29 pool and server metrics, 7 of hints and the region extension */
+	assert_int_equal(check_exposition(f->text), 36);
+	assert_int_equal(value(f->text, "marud_region_in_use"), 1);
+	assert_int_equal(value(f->text, "marud_hints_refused_total"), 0);
 	assert_int_equal(value(f->text, "marud_pool_capacity_bytes"), st.capacity);
 	assert_int_equal(value(f->text, "marud_pool_free_bytes"), st.free);
 	assert_int_equal(value(f->text, "marud_dirs"), st.dirs);

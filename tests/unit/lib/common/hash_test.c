@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/unit/lib/common/hash_test.c: the content hash (common/hash.c) is
- * XXH3-64 with seed 0: a published value and sensitivity to length and bytes.
+ * XXH3-64 with seed 0: a published value and sensitivity to length and bytes;
+ * the streaming form gives the same digest whatever the pieces.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,10 +45,40 @@ static void test_xxh3(void **state)
 	assert_true(hash_xxh3("marufs", 6) != hash_xxh3("marufS", 6));
 }
 
+static void test_stream(void **state)
+{
+	static const size_t cuts[] = { 1, 63, 64, 240, 4096, 100000 };
+	size_t n = 300000, off, k, i;
+	struct hash_stream *h;
+	uint8_t *buf = malloc(n);
+
+	(void)state;
+	assert_non_null(buf);
+	for (off = 0; off < n; off++)
+		buf[off] = (uint8_t)(off * 131 + (off >> 9));
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		h = hash_stream_new();
+		assert_non_null(h);
+		for (off = 0; off < n; off += k) {
+			k = n - off < cuts[i] ? n - off : cuts[i];
+			hash_stream_update(h, buf + off, k);
+		}
+		assert_true(hash_stream_digest(h) == hash_xxh3(buf, n));
+		hash_stream_free(h);
+	}
+	h = hash_stream_new();
+	assert_non_null(h);
+	assert_true(hash_stream_digest(h) == hash_xxh3("", 0));
+	hash_stream_free(h);
+	hash_stream_free(NULL);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xxh3),
+		cmocka_unit_test(test_stream),
 	};
 
 	return cmocka_run_group_tests_name("hash", tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * tests/unit/lib/common/proto_test.c: the wire codec. Every request op is built with
  * pbuf, framed, and must pass proto_hdr_check and proto_req_check; every
  * shorter (and one longer) length of it must fail. Headers with bad magic,
- * version, op or length, names that DESIGN §2 forbids, replies as libmaru
+ * version, op or length, names that marufs-design(7) §2 forbids, replies as libmaru
  * checks them, random garbage and randomly mutated frames are all fed in;
  * payloads live in exactly-sized heap buffers so valgrind catches any read
  * past the length. Finally a 4 MiB frame crosses a socketpair.
@@ -28,7 +28,7 @@ static const uint16_t req_ops[] = {
 	OP_LOOKUP, OP_GETATTR, OP_SETATTR, OP_RENAME, OP_UNLINK, OP_READDIR,
 	OP_EXISTS, OP_CREATE, OP_RESERVE, OP_TRUNCATE, OP_PUBLISH, OP_ABANDON,
 	OP_OPEN, OP_RELEASE, OP_EXTENTS, OP_READ, OP_WRITE, OP_HINT, OP_SUBSCRIBE,
-	OP_EVENT_ACK, OP_RKEY,
+	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT, OP_RKEY,
 };
 #define NREQ (sizeof(req_ops) / sizeof(req_ops[0]))
 
@@ -159,6 +159,17 @@ static void build_req(uint16_t op, struct pbuf *b)
 		put(b, &r, sizeof(r));
 		break;
 	}
+	case OP_HINTV: case OP_HINT_WAIT: {
+		struct proto_hintv_req r = { .action = op == OP_HINTV ? 1 : 5, .count = 2,
+					     .reqlen = 3, .timeout_ms = op == OP_HINTV ? 0 : 50 };
+		struct proto_hint_range g[2] = { { 5, 0, 0 }, { 6, 4096, 8192 } };
+		uint8_t id[8] = "r17";
+
+		put(b, &r, sizeof(r));
+		put(b, id, sizeof(id));
+		put(b, g, sizeof(g));
+		break;
+	}
 	case OP_SUBSCRIBE: {
 		struct proto_subscribe_req r = { .after_seq = 10 };
 		put(b, &r, sizeof(r));
@@ -253,7 +264,7 @@ static void test_truncated_and_extended(void **state)
 
 static void test_bad_headers(void **state)
 {
-	static const uint16_t bad_ops[] = { 0, 6, 9, 19, 31, 39, 43, OP_MAX, 0x7fff, 0xffff };
+	static const uint16_t bad_ops[] = { 0, 6, 9, 34, 39, 45, 47, OP_MAX, 0x7fff, 0xffff };
 	struct proto_hdr h;
 	size_t i;
 
@@ -372,7 +383,7 @@ static void test_names(void **state)
 	check_name_on_ops("a/b", 3, -EINVAL);
 	check_name_on_ops("/", 1, -EINVAL);
 	check_name_on_ops("a\0b", 3, -EINVAL);
-	check_name_on_ops(big, PROTO_NAME_MAX + 1, -EINVAL);
+	check_name_on_ops(big, PROTO_NAME_MAX + 1, -ENAMETOOLONG);
 	check_name_on_ops(big, PROTO_NAME_MAX, 0);
 	check_name_on_ops("...", 3, 0);
 	check_name_on_ops(".hidden", 7, 0);
@@ -721,6 +732,52 @@ static void test_pipe_io(void **state)
 	close(p[1]);
 }
 
+/* SYMLINK, LINK, MKNOD, READLINK and the RENAME reply (issue 13 ops). */
+static void test_link_ops(void **state)
+{
+	struct proto_symlink_req sl = { .parent = 1, .namelen = 1, .targetlen = 3 };
+	struct proto_link_req lk = { .ino = 9, .newparent = 1, .namelen = 2 };
+	struct proto_mknod_req mk = { .parent = 1, .mode = 0010644, .namelen = 1 };
+	struct proto_rename_rep rr = { .seq = 5 };
+	static char target[PROTO_PATH_MAX + 1];
+	struct pbuf b = { 0 };
+
+	(void)state;
+	put(&b, &sl, sizeof(sl));
+	put(&b, "ltgt", 4);
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len), 0);
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len - 1), -EPROTO);
+	b.data[sizeof(sl) + 2] = '\0';
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len), -EINVAL);
+	b.len = 0;
+	memset(target, 't', sizeof(target));
+	sl.targetlen = PROTO_PATH_MAX;
+	put(&b, &sl, sizeof(sl));
+	put(&b, "l", 1);
+	put(&b, target, PROTO_PATH_MAX);
+	assert_int_equal(req_check_exact(OP_SYMLINK, b.data, (uint32_t)b.len), -ENAMETOOLONG);
+	b.len = 0;
+	put(&b, &lk, sizeof(lk));
+	put(&b, "ab", 2);
+	assert_int_equal(req_check_exact(OP_LINK, b.data, (uint32_t)b.len), 0);
+	b.data[sizeof(lk)] = '/';
+	assert_int_equal(req_check_exact(OP_LINK, b.data, (uint32_t)b.len), -EINVAL);
+	b.len = 0;
+	put(&b, &mk, sizeof(mk));
+	put(&b, "f", 1);
+	assert_int_equal(req_check_exact(OP_MKNOD, b.data, (uint32_t)b.len), 0);
+	mk.mode = 0100644;	/* a regular file is no mknod */
+	memcpy(b.data, &mk, sizeof(mk));
+	assert_int_equal(req_check_exact(OP_MKNOD, b.data, (uint32_t)b.len), -EINVAL);
+	pbuf_free(&b);
+	assert_int_equal(rep_check_exact(OP_RENAME, &rr, sizeof(rr)), 0);
+	assert_int_equal(rep_check_exact(OP_RENAME, &rr, 0), -EPROTO);
+	assert_int_equal(rep_check_exact(OP_READLINK, target, 4), 0);
+	assert_int_equal(rep_check_exact(OP_READLINK, target, PROTO_PATH_MAX), -EPROTO);
+	assert_string_equal(proto_op_name(OP_SYMLINK), "SYMLINK");
+	assert_string_equal(proto_op_name(OP_MKNOD), "MKNOD");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -738,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_pbuf),
 		cmocka_unit_test(test_socket_io),
 		cmocka_unit_test(test_pipe_io),
+		cmocka_unit_test(test_link_ops),
 	};
 
 	/* SIGPIPE stays at its default: proto_*() must not raise it */
