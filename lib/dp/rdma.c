@@ -13,9 +13,11 @@
  * completion channel watched with epoll (no polling while idle), bounded by
  * the client's timeout. Any error completion or a timeout fails the call
  * with -EIO (a log line names the operation and the reason), moves the QP
- * to the error state, drains it and drops it; the next call connects a new
- * one. A write that failed poisons its handle: sync (so publish) fails.
- * Transfers of a client run one at a time (dp_rdma.lock). Only this file
+ * to the error state, drains it and drops it, and connects a new one
+ * before it returns (marud fences the old QP first). A write that failed
+ * poisons its handle: sync (so publish) fails. A write feeds file.c's
+ * publish digest (f->hs) from each staging buffer right after the copy, so
+ * marud need not read the version to hash it. Transfers of a client run one at a time (dp_rdma.lock). Only this file
  * of libmaru includes the verbs headers; file.c decides everything else.
  */
 #include <errno.h>
@@ -41,6 +43,7 @@
 
 #include "failpoint.h"
 #include "frame.h"
+#include "hash.h"
 #include "transport.h"
 
 #define STAGE_BUF	(1u << 20)
@@ -339,7 +342,7 @@ static const char *op_name(int write)
 }
 
 static int post_piece(struct rdma_dp *d, const struct piece *p, unsigned int slot,
-		      int write)
+		      int write, struct hash_stream *hs)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)(d->stage + (size_t)slot * STAGE_BUF),
 			       .length = p->n, .lkey = d->mr->lkey };
@@ -350,9 +353,12 @@ static int post_piece(struct rdma_dp *d, const struct piece *p, unsigned int slo
 	wr.wr.rdma.remote_addr = p->addr;
 	wr.wr.rdma.rkey = p->rkey;
 	if (write) {
-		if (p->u)
+		if (p->u) {
 			memcpy(d->stage + (size_t)slot * STAGE_BUF, p->u, p->n);
-		else
+			/* pieces are posted in file order: PUBLISH's digest */
+			if (hs)
+				hash_stream_update(hs, d->stage + (size_t)slot * STAGE_BUF, p->n);
+		} else
 			memset(d->stage + (size_t)slot * STAGE_BUF, 0, p->n);
 	}
 	return ibv_post_send(d->id->qp, &wr, &bad) ? -EIO : 0;
@@ -437,7 +443,7 @@ static int wc_done(struct maru_client *c, struct maru_file *f, const struct ibv_
  * a read copies each completed buffer out. d->lock held.
  */
 static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *f,
-		    uint8_t *u, size_t len, uint64_t off, int write)
+		    uint8_t *u, size_t len, uint64_t off, int write, struct hash_stream *hs)
 {
 	struct cutter ct = { .c = c, .f = f, .off = off, .left = len, .u = u };
 	struct piece slots[64];
@@ -454,7 +460,7 @@ static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *
 				;
 			rc = cut_next(&ct, &slots[i]);
 			if (!rc)
-				rc = post_piece(d, &slots[i], i, write);
+				rc = post_piece(d, &slots[i], i, write, hs);
 			if (!rc) {
 				used++;
 				atomic_fetch_add(&c->st.rdma.in_flight, 1);
@@ -569,7 +575,9 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	return k->k ? 0 : -ENOMEM;
 }
 
-static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, int write)
+/* hs: a write's bytes feed it (file.c's PUBLISH digest), or NULL */
+static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, int write,
+		   struct hash_stream *hs)
 {
 	struct maru_client *c = f->c;
 	struct rdma_dp *d = c->rdma;
@@ -582,7 +590,7 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 	if (!rc)
 		rc = keys_ready(c, d, f, f->pending);
 	if (!rc)
-		rc = transfer(c, d, f, u, len, off, write);
+		rc = transfer(c, d, f, u, len, off, write, hs);
 	if (rc && d->id) {
 		/*
 		 * The QP is in error or may still carry our WRs: drop it, and
@@ -603,7 +611,7 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct dp_counters *d = &f->c->st.dp[MARU_DATA_RDMA];
-	int rc = rdma_io(f, buf, len, off, 0);
+	int rc = rdma_io(f, buf, len, off, 0, NULL);
 
 	if (rc)
 		return rc;
@@ -615,7 +623,7 @@ static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t of
 /* Zeros over [f->size, end): holes read as zeros. */
 static int zero_gap(struct maru_file *f, uint64_t end)
 {
-	return end > f->size ? rdma_io(f, NULL, end - f->size, f->size, 1) : 0;
+	return end > f->size ? rdma_io(f, NULL, end - f->size, f->size, 1, NULL) : 0;
 }
 
 static ssize_t rdma_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
@@ -624,7 +632,7 @@ static ssize_t rdma_write(struct maru_file *f, const void *buf, size_t len, uint
 	int rc = zero_gap(f, off);
 
 	if (!rc)
-		rc = rdma_io(f, (uint8_t *)buf, len, off, 1);
+		rc = rdma_io(f, (uint8_t *)buf, len, off, 1, f->hs);
 	if (rc)
 		return rc;
 	if (off + len > f->size)
@@ -667,7 +675,7 @@ int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rke
 	if (!d || len > STAGE_BUF)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
-	rc = d->id ? post_piece(d, &p, 0, write) : -ENOTCONN;
+	rc = d->id ? post_piece(d, &p, 0, write, NULL) : -ENOTCONN;
 	if (!rc)
 		rc = cq_wait(c, d, &wc, mono_ms() + c->opts.timeout_ms);
 	if (!rc && wc.status == IBV_WC_SUCCESS && !write)
@@ -808,6 +816,7 @@ const struct dp_ops dp_rdma_ops = {
 	.kind = MARU_DATA_RDMA,
 	.name = "rdma",
 	.direct = 1,
+	.hashes = 1,
 	.read = rdma_read,
 	.write = rdma_write,
 	.truncate = rdma_truncate,
