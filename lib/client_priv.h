@@ -61,8 +61,18 @@ struct dp_counters {
 	atomic_uint_fast64_t rd_bytes, rd_ops, wr_bytes, wr_ops;
 };
 
+/* The rdma data path's own counters (dp/rdma.c; kinds: enum rdma_err). */
+enum rdma_err { RDMA_ERR_REMOTE_ACCESS, RDMA_ERR_RETRY, RDMA_ERR_FLUSH, RDMA_ERR_LOCAL,
+		RDMA_ERR_TIMEOUT, RDMA_ERR_OTHER, RDMA_ERR_KINDS };
+struct rdma_counters {
+	atomic_uint_fast64_t wrs_read, wrs_write, qp_connects, qp_errors, rkey_calls;
+	atomic_int_fast64_t in_flight;
+	atomic_uint_fast64_t err[RDMA_ERR_KINDS];
+};
+
 struct client_stats {
 	struct dp_counters dp[4];
+	struct rdma_counters rdma;
 	atomic_uint_fast64_t requests, reconnects, timeouts, new_sessions;
 };
 

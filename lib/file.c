@@ -584,6 +584,9 @@ static int publish_locked(struct maru_file *f)
 		return rc;
 	q.xxh3 = hash_for_publish(f);
 	rc = (int)lost_session(f, client_call(f->c, &r));
+	/* marud ends the rdma rights of a pending version before it hashes
+	 * it, refused or not: its cached rkeys are dead either way */
+	rdma_file_forget(f);
 	if (rc)
 		return rc;
 	rc = file_take_attr(f, &r);

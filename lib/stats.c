@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/datapath.h"
 #include "frame.h"
 #include "session.h"
 #include "transport.h"
@@ -106,6 +107,14 @@ static void stats_counter(struct text *t, const char *metric, const char *help, 
 		    metric, (unsigned long long)v);
 }
 
+/* dp/rdma.c's counters (WRs in flight, errors by kind, QP reconnects). */
+static void stats_rdma(struct text *t, struct maru_client *c)
+{
+	char buf[2048];
+
+	text_put(t, buf, rdma_dp_stats(c, buf, sizeof(buf)));
+}
+
 static void stats_client(struct text *t, struct maru_client *c)
 {
 	enum maru_data_path cur;
@@ -131,6 +140,7 @@ static void stats_client(struct text *t, struct maru_client *c)
 	text_printf(t, "maru_client_data_path{path=\"shm\"} %d\n", cur == MARU_DATA_SHM);
 	text_printf(t, "maru_client_data_path{path=\"rdma\"} %d\n", cur == MARU_DATA_RDMA);
 	text_printf(t, "maru_client_data_path{path=\"tcp\"} %d\n", cur == MARU_DATA_TCP);
+	stats_rdma(t, c);
 	text_printf(t, "# HELP maru_client_connected 1 while marud answers, 0 during an outage.\n"
 		    "# TYPE maru_client_connected gauge\nmaru_client_connected %d\n", !down);
 	text_printf(t, "# HELP maru_client_generation Pool generation of the current session.\n"

@@ -25,6 +25,26 @@
  * of the published bytes then runs here with no lock held, so other
  * requests go on meanwhile, and dir_fill_done() gives the size and extents.
  */
+/*
+ * dir_fill_done() drops the copy's pin on its source; when that is the
+ * session's last lease on it, the session's rdma rights on it end first
+ * (a RELEASE meanwhile saw the pin and kept them).
+ */
+static int fill_done_unpin(struct conn *c, struct dir_session *ds, struct dir_fill *f,
+			   int err, struct dir_attr *a, struct extent_list *ext)
+{
+	int rc;
+
+	if (!c->srv->rdma || !f->src_ino)
+		return dir_fill_done(c->srv->dir, ds, f, err, a, ext);
+	rdma_end_lock(c->srv->rdma);
+	if (dir_lease_count(c->srv->dir, ds, f->src_ino) <= 1)
+		rdma_end_revoke(c->srv->rdma, c->sess, f->src_ino, 0);
+	rc = dir_fill_done(c->srv->dir, ds, f, err, a, ext);
+	rdma_end_done(c->srv->rdma);
+	return rc;
+}
+
 HANDLER(h_create)
 {
 	const struct proto_create_req *r = (const void *)p;
@@ -48,7 +68,7 @@ HANDLER(h_create)
 	/* tests: the version exists, its creator has not heard of it yet;
 	 * an error from here abandons it (dir_fill_done) */
 	rc = FAILPOINT("marud.create.after");
-	rc = dir_fill_done(c->srv->dir, ds, &f, rc, &a, &ext);
+	rc = fill_done_unpin(c, ds, &f, rc, &a, &ext);
 	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
 }
 

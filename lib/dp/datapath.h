@@ -54,6 +54,8 @@ int rdma_dp_open(struct maru_client *c, const char **why);
 void rdma_dp_close(struct maru_client *c);
 /* The handle is going away: drop its cached rkeys. */
 void rdma_file_forget(struct maru_file *f);
+/* The Prometheus lines of the rdma counters (c->st.rdma) into buf; length. */
+size_t rdma_dp_stats(const struct maru_client *c, char *buf, size_t cap);
 /*
  * Tests only (not exported by libmaru.so): key i cached for f, and one raw
  * READ/WRITE of len bytes at (addr, rkey) on the client's current QP, with

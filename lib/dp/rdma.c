@@ -13,15 +13,22 @@
  * completion channel watched with epoll (no polling while idle), bounded by
  * the client's timeout. Any error completion or a timeout fails the call
  * with -EIO (a log line names the operation and the reason), moves the QP
- * to the error state, drains it and drops it; the next call connects a new
- * one. A write that failed poisons its handle: sync (so publish) fails.
- * Transfers of a client run one at a time (dp_rdma.lock). Only this file
+ * to the error state, drains it and drops it, and connects a new one
+ * before it returns (marud fences the old QP first). A write that failed
+ * poisons its handle: sync (so publish) fails. A write feeds file.c's
+ * publish digest (f->hs) from each staging buffer right after the copy, so
+ * marud need not read the version to hash it. Transfers of a client run one at a time (dp_rdma.lock). Only this file
  * of libmaru includes the verbs headers; file.c decides everything else.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 
+#include "client_priv.h"
 #include "config.h"
 #include "datapath.h"
+#include "log.h"
 
 #if HAVE_RDMA
 #include <fcntl.h>
@@ -36,6 +43,7 @@
 
 #include "failpoint.h"
 #include "frame.h"
+#include "hash.h"
 #include "transport.h"
 
 #define STAGE_BUF	(1u << 20)
@@ -217,6 +225,7 @@ static int qp_open(struct maru_client *c, struct rdma_dp *d, const char **why)
 		return rc;
 	}
 	d->qp_gen++;
+	atomic_fetch_add(&c->st.rdma.qp_connects, 1);
 	d->generation = s.generation;
 	d->epoch = s.epoch;
 	return 0;
@@ -291,6 +300,7 @@ static void qp_fail(struct maru_client *c, struct rdma_dp *d)
 
 	if (!d->id)
 		return;
+	atomic_fetch_add(&c->st.rdma.qp_errors, 1);
 	ibv_modify_qp(d->id->qp, &a, IBV_QP_STATE);
 	while (ibv_poll_cq(d->cq, 16, wc) > 0)
 		;
@@ -332,7 +342,7 @@ static const char *op_name(int write)
 }
 
 static int post_piece(struct rdma_dp *d, const struct piece *p, unsigned int slot,
-		      int write)
+		      int write, struct hash_stream *hs)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)(d->stage + (size_t)slot * STAGE_BUF),
 			       .length = p->n, .lkey = d->mr->lkey };
@@ -343,9 +353,12 @@ static int post_piece(struct rdma_dp *d, const struct piece *p, unsigned int slo
 	wr.wr.rdma.remote_addr = p->addr;
 	wr.wr.rdma.rkey = p->rkey;
 	if (write) {
-		if (p->u)
+		if (p->u) {
 			memcpy(d->stage + (size_t)slot * STAGE_BUF, p->u, p->n);
-		else
+			/* pieces are posted in file order: PUBLISH's digest */
+			if (hs)
+				hash_stream_update(hs, d->stage + (size_t)slot * STAGE_BUF, p->n);
+		} else
 			memset(d->stage + (size_t)slot * STAGE_BUF, 0, p->n);
 	}
 	return ibv_post_send(d->id->qp, &wr, &bad) ? -EIO : 0;
@@ -353,6 +366,7 @@ static int post_piece(struct rdma_dp *d, const struct piece *p, unsigned int slo
 
 /* Cut [off, off+len) of f into pieces of at most STAGE_BUF, one per extent run. */
 struct cutter {
+	struct maru_client *c;
 	const struct maru_file *f;
 	uint32_t i;		/* extent index */
 	uint64_t base;		/* file offset of extent i */
@@ -365,12 +379,17 @@ static int cut_next(struct cutter *ct, struct piece *p)
 	const struct maru_file *f = ct->f;
 	uint64_t in, n;
 
-	while (ct->i < f->next && ct->base + f->ext[ct->i].len <= ct->off)
-		ct->base += f->ext[ct->i++].len;
-	if (ct->i >= f->next || ct->i >= f->rk->n)
-		return -EIO;	/* never a short transfer: the caller checked bounds */
+	/* the keys' lengths: a lease's last one may be shorter (keys_match) */
+	while (ct->i < f->rk->n && ct->base + f->rk->k[ct->i].len <= ct->off)
+		ct->base += f->rk->k[ct->i++].len;
+	if (ct->i >= f->rk->n) {
+		clog_warnx(ct->c, "%s: version %llu: [%llu, +%llu) beyond its %u extents",
+			   ct->c->uri, (unsigned long long)f->ino, (unsigned long long)ct->off,
+			   (unsigned long long)ct->left, f->rk->n);
+		return -EIO;
+	}	/* never a short transfer: the caller checked bounds */
 	in = ct->off - ct->base;
-	n = f->ext[ct->i].len - in;
+	n = f->rk->k[ct->i].len - in;
 	if (n > ct->left)
 		n = ct->left;
 	if (n > STAGE_BUF)
@@ -386,11 +405,34 @@ static int cut_next(struct cutter *ct, struct piece *p)
 	return 0;
 }
 
+/* The kind an error completion is counted as in the stats. */
+static enum rdma_err wc_kind(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+		return RDMA_ERR_REMOTE_ACCESS;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return RDMA_ERR_RETRY;
+	case IBV_WC_WR_FLUSH_ERR:
+		return RDMA_ERR_FLUSH;
+	case IBV_WC_LOC_LEN_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+		return RDMA_ERR_LOCAL;
+	default:
+		return RDMA_ERR_OTHER;
+	}
+}
+
 static int wc_done(struct maru_client *c, struct maru_file *f, const struct ibv_wc *wc,
 		   int write)
 {
 	if (wc->status == IBV_WC_SUCCESS)
 		return 0;
+	atomic_fetch_add(&c->st.rdma.err[wc_kind(wc->status)], 1);
 	clog_warnx(c, "%s: %s of version %llu failed: %s", c->uri, op_name(write),
 		   (unsigned long long)f->ino, ibv_wc_status_str(wc->status));
 	return -EIO;
@@ -401,9 +443,9 @@ static int wc_done(struct maru_client *c, struct maru_file *f, const struct ibv_
  * a read copies each completed buffer out. d->lock held.
  */
 static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *f,
-		    uint8_t *u, size_t len, uint64_t off, int write)
+		    uint8_t *u, size_t len, uint64_t off, int write, struct hash_stream *hs)
 {
-	struct cutter ct = { .f = f, .off = off, .left = len, .u = u };
+	struct cutter ct = { .c = c, .f = f, .off = off, .left = len, .u = u };
 	struct piece slots[64];
 	unsigned int nb = d->nbuf < 64 ? d->nbuf : 64, used = 0, i;
 	uint64_t deadline = mono_ms() + c->opts.timeout_ms;
@@ -418,44 +460,66 @@ static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *
 				;
 			rc = cut_next(&ct, &slots[i]);
 			if (!rc)
-				rc = post_piece(d, &slots[i], i, write);
-			if (!rc)
+				rc = post_piece(d, &slots[i], i, write, hs);
+			if (!rc) {
 				used++;
+				atomic_fetch_add(&c->st.rdma.in_flight, 1);
+				atomic_fetch_add(write ? &c->st.rdma.wrs_write :
+						 &c->st.rdma.wrs_read, 1);
+			}
 		}
 		if (rc || !used)
 			break;
 		if (write && FAILPOINT("libmaru.rdma.write.posted"))
 			deadline = mono_ms();
 		rc = cq_wait(c, d, &wc, deadline);
-		if (rc == -ETIMEDOUT)
+		if (rc == -ETIMEDOUT) {
+			atomic_fetch_add(&c->st.rdma.err[RDMA_ERR_TIMEOUT], 1);
 			clog_warnx(c, "%s: %s of version %llu timed out after %u ms", c->uri,
 				   op_name(write), (unsigned long long)f->ino,
 				   c->opts.timeout_ms);
-		if (!rc)
+		}
+		if (!rc) {
+			/* a completion, good or bad, frees its WR */
+			used--;
+			atomic_fetch_sub(&c->st.rdma.in_flight, 1);
 			rc = wc_done(c, f, &wc, write);
+		}
 		if (!rc && wc.wr_id < nb) {
 			struct piece *p = &slots[wc.wr_id];
 
 			if (!write)
 				memcpy(p->u, d->stage + (size_t)wc.wr_id * STAGE_BUF, p->n);
 			p->n = 0;
-			used--;
 		}
 	}
+	/* the caller errors the QP: what is still posted is flushed with it */
+	atomic_fetch_sub(&c->st.rdma.in_flight, (int_fast64_t)used);
 	return rc;
 }
 
-/* The cached keys cover exactly f's extents (a pending one grows at its tail). */
-static int keys_match(const struct rdma_keys *k, const struct maru_file *f)
+/*
+ * The keys fit f: a pending version's cover exactly its extents (they only
+ * grow, at the tail, with the handle's reserve calls); a lease's may be a
+ * prefix of the handle's, the last one shorter, because PUBLISH trims the
+ * reserved tail past the size and its reply carries no extents. Either way
+ * they must cover the handle's size.
+ */
+static int keys_match(const struct rdma_keys *k, const struct maru_file *f, int rw)
 {
+	uint64_t bytes = 0;
 	uint32_t i;
 
-	if (k->n != f->next)
+	if (rw ? k->n != f->next : k->n > f->next)
 		return 0;
-	for (i = 0; i < k->n; i++)
-		if (k->k[i].off != f->ext[i].off || k->k[i].len != f->ext[i].len)
+	for (i = 0; i < k->n; i++) {
+		if (k->k[i].off != f->ext[i].off || k->k[i].len > f->ext[i].len)
 			return 0;
-	return 1;
+		if (k->k[i].len != f->ext[i].len && (rw || i + 1 < k->n))
+			return 0;
+		bytes += k->k[i].len;
+	}
+	return bytes >= f->size;
 }
 
 /* The rkeys of f for the current QP, asked for again when missing; d->lock held. */
@@ -468,13 +532,21 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	struct rdma_keys *k = f->rk;
 	int rc;
 
-	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f))
+	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f, rw))
 		return 0;
+	atomic_fetch_add(&c->st.rdma.rkey_calls, 1);
 	rc = client_call(c, &r);
-	if (rc)
+	if (rc) {
+		clog_warnx(c, "%s: RKEY of version %llu (%s) refused: %s", c->uri,
+			   (unsigned long long)f->ino, rw ? "pending" : "lease", strerror(-rc));
 		return rc;
+	}
 	h = r.rep;
-	if (r.rlen < sizeof(*h) || h->count != f->next) {
+	if (r.rlen < sizeof(*h) || h->count > f->next ||
+	    r.rlen != sizeof(*h) + h->count * sizeof(*k->k)) {
+		clog_warnx(c, "%s: RKEY of version %llu: %u extents, the handle has %u (%s)",
+			   c->uri, (unsigned long long)f->ino, r.rlen < sizeof(*h) ? 0 : h->count,
+			   f->next, rw ? "pending" : "lease");
 		req_done(&r);
 		return -EIO;
 	}
@@ -491,7 +563,9 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	k->n = k->k ? h->count : 0;
 	if (k->k)
 		memcpy(k->k, h + 1, h->count * sizeof(*k->k));
-	if (k->k && !keys_match(k, f)) {
+	if (k->k && !keys_match(k, f, rw)) {
+		clog_warnx(c, "%s: RKEY of version %llu: other extents than the handle's (%s)",
+			   c->uri, (unsigned long long)f->ino, rw ? "pending" : "lease");
 		req_done(&r);
 		return -EIO;	/* marud answered other extents than the handle's */
 	}
@@ -501,7 +575,9 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	return k->k ? 0 : -ENOMEM;
 }
 
-static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, int write)
+/* hs: a write's bytes feed it (file.c's PUBLISH digest), or NULL */
+static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, int write,
+		   struct hash_stream *hs)
 {
 	struct maru_client *c = f->c;
 	struct rdma_dp *d = c->rdma;
@@ -514,10 +590,17 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 	if (!rc)
 		rc = keys_ready(c, d, f, f->pending);
 	if (!rc)
-		rc = transfer(c, d, f, u, len, off, write);
+		rc = transfer(c, d, f, u, len, off, write, hs);
 	if (rc && d->id) {
-		/* the QP is in error or may still carry our WRs: drop it */
+		/*
+		 * The QP is in error or may still carry our WRs: drop it, and
+		 * connect a new one now. marud fences (errors and drains) the
+		 * old QP before it accepts the new, so once this call returned,
+		 * no WRITE of it can land any more: the ABANDON that follows a
+		 * failed write reaches marud only after the fence.
+		 */
 		qp_fail(c, d);
+		qp_ready(c, d);
 	}
 	if (rc && write && f->rk)
 		f->rk->poisoned = 1;
@@ -528,7 +611,7 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct dp_counters *d = &f->c->st.dp[MARU_DATA_RDMA];
-	int rc = rdma_io(f, buf, len, off, 0);
+	int rc = rdma_io(f, buf, len, off, 0, NULL);
 
 	if (rc)
 		return rc;
@@ -540,7 +623,7 @@ static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t of
 /* Zeros over [f->size, end): holes read as zeros. */
 static int zero_gap(struct maru_file *f, uint64_t end)
 {
-	return end > f->size ? rdma_io(f, NULL, end - f->size, f->size, 1) : 0;
+	return end > f->size ? rdma_io(f, NULL, end - f->size, f->size, 1, NULL) : 0;
 }
 
 static ssize_t rdma_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
@@ -549,7 +632,7 @@ static ssize_t rdma_write(struct maru_file *f, const void *buf, size_t len, uint
 	int rc = zero_gap(f, off);
 
 	if (!rc)
-		rc = rdma_io(f, (uint8_t *)buf, len, off, 1);
+		rc = rdma_io(f, (uint8_t *)buf, len, off, 1, f->hs);
 	if (rc)
 		return rc;
 	if (off + len > f->size)
@@ -592,7 +675,7 @@ int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rke
 	if (!d || len > STAGE_BUF)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
-	rc = d->id ? post_piece(d, &p, 0, write) : -ENOTCONN;
+	rc = d->id ? post_piece(d, &p, 0, write, NULL) : -ENOTCONN;
 	if (!rc)
 		rc = cq_wait(c, d, &wc, mono_ms() + c->opts.timeout_ms);
 	if (!rc && wc.status == IBV_WC_SUCCESS && !write)
@@ -600,6 +683,7 @@ int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rke
 	if (!rc && wc.status != IBV_WC_SUCCESS) {
 		clog_warnx(c, "%s: test %s failed: %s", c->uri, op_name(write),
 			   ibv_wc_status_str(wc.status));
+		atomic_fetch_add(&c->st.rdma.err[wc_kind(wc.status)], 1);
 		rc = (int)wc.status;	/* > 0: the completion status */
 		qp_fail(c, d);
 	}
@@ -666,10 +750,73 @@ static int rdma_sync(struct maru_file *f)
 }
 #endif
 
+static const char *const rdma_err_names[RDMA_ERR_KINDS] = {
+	[RDMA_ERR_REMOTE_ACCESS] = "remote_access", [RDMA_ERR_RETRY] = "retry_exceeded",
+	[RDMA_ERR_FLUSH] = "flush", [RDMA_ERR_LOCAL] = "local",
+	[RDMA_ERR_TIMEOUT] = "timeout", [RDMA_ERR_OTHER] = "other",
+};
+
+struct sbuf {
+	char *p;
+	size_t cap, len;
+};
+
+static void LOG_PRINTF(2, 3) sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->len >= b->cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len = b->len + (size_t)n < b->cap ? b->len + (size_t)n : b->cap - 1;
+}
+
+static void sb_counter(struct sbuf *b, const char *m, const char *help, const char *type,
+		       long long v)
+{
+	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", m, help, m, type, m, v);
+}
+
+size_t rdma_dp_stats(const struct maru_client *c, char *buf, size_t cap)
+{
+	const struct rdma_counters *r = &c->st.rdma;
+	struct sbuf b = { .p = buf, .cap = cap };
+	int i;
+
+	if (!cap)
+		return 0;
+	buf[0] = '\0';
+	sb_counter(&b, "maru_client_rdma_wrs_in_flight", "RDMA work requests posted, "
+		   "not yet completed.", "gauge", (long long)atomic_load(&r->in_flight));
+	sb_printf(&b, "# HELP maru_client_rdma_wrs_total RDMA READ/WRITE work requests "
+		  "posted.\n# TYPE maru_client_rdma_wrs_total counter\n"
+		  "maru_client_rdma_wrs_total{op=\"read\"} %llu\n"
+		  "maru_client_rdma_wrs_total{op=\"write\"} %llu\n",
+		  (unsigned long long)r->wrs_read, (unsigned long long)r->wrs_write);
+	sb_printf(&b, "# HELP maru_client_rdma_errors_total Failed RDMA transfers by kind "
+		  "(error completions and timeouts).\n"
+		  "# TYPE maru_client_rdma_errors_total counter\n");
+	for (i = 0; i < RDMA_ERR_KINDS; i++)
+		sb_printf(&b, "maru_client_rdma_errors_total{kind=\"%s\"} %llu\n",
+			  rdma_err_names[i], (unsigned long long)r->err[i]);
+	sb_counter(&b, "maru_client_rdma_qp_connects_total", "QPs connected to marud.",
+		   "counter", (long long)r->qp_connects);
+	sb_counter(&b, "maru_client_rdma_qp_errors_total", "QPs moved to the error state "
+		   "and dropped after a failed transfer.", "counter", (long long)r->qp_errors);
+	sb_counter(&b, "maru_client_rdma_rkey_requests_total", "RKEY calls (rights asked "
+		   "of marud).", "counter", (long long)r->rkey_calls);
+	return b.len;
+}
+
 const struct dp_ops dp_rdma_ops = {
 	.kind = MARU_DATA_RDMA,
 	.name = "rdma",
 	.direct = 1,
+	.hashes = 1,
 	.read = rdma_read,
 	.write = rdma_write,
 	.truncate = rdma_truncate,

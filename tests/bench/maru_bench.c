@@ -51,6 +51,8 @@ static struct maru_client *connect_uri(const char *uri)
 		o.data_path = MARU_DATA_TCP;
 	else if (dp && !strcmp(dp, "shm"))
 		o.data_path = MARU_DATA_SHM;
+	else if (dp && !strcmp(dp, "rdma"))
+		o.data_path = MARU_DATA_RDMA;
 	rc = maru_client_new(&o, &c);
 	if (rc < 0)
 		die("connect", rc);
@@ -140,7 +142,8 @@ static int bench_putget(const char *uri, size_t size, int iters, int get_only)
 		snprintf(name, sizeof(name), "bench-%d-%d", (int)getpid(), i);
 		maru_unlink(c, MARU_ROOT_ID, name);
 	}
-	printf("data_path %s\n", pi.data_path == MARU_DATA_SHM ? "shm" : "tcp");
+	printf("data_path %s\n", pi.data_path == MARU_DATA_SHM ? "shm" :
+	       pi.data_path == MARU_DATA_RDMA ? "rdma" : "tcp");
 	printf("chunk_bytes %zu\niters %d\n", size, iters);
 	printf("memcpy_Bps %.0f\n", (double)size * iters / t_memcpy);
 	if (!get_only)

@@ -2,6 +2,8 @@
 # tests/bench/run.sh BUILD_DIR [--quick]: run every side-by-side benchmark
 # and print a Markdown table of marufs/peer ratios (>1 = marufs faster).
 # Peers run in the same invocation: memcpy, iperf3 (raw TCP stream), tmpfs,
+# libmaru tcp for the rdma rows (tests/bench/rdma_bench.sh, on the software
+# verbs device when it is built: those measure the emulation, not a NIC),
 # bindfs and libfuse's passthrough_ll over tmpfs (FUSE passthroughs), Redis
 # (a private redis-server on loopback, no persistence). The rows added for
 # issue 12 (Redis, passthrough_ll, control plane) are medians of $ROUNDS
@@ -153,6 +155,13 @@ echo "# names at scale: $SCALE_NAMES names"
 marud_stop
 kill "$REDIS_PID"
 wait "$REDIS_PID" 2>/dev/null || true
+# rdma vs tcp on the software verbs device, with its own marud (only when
+# tests/softverbs was built): it measures the emulation, and marud's CPU
+if [ -e "$B/tests/softverbs/libsoftverbs.so" ]; then
+	bash "$SRC/tests/bench/rdma_bench.sh" "$B" "$QUICK" | tee "$T/rdma_bench"
+else
+	log "no software verbs device built: no rdma rows"
+fi
 
 {
 echo
@@ -215,6 +224,7 @@ zrow "read 32 MiB, preload shim" read_Bps preload "marufs FUSE read (page cache 
 zrow "read 32 MiB, maru_map+memcpy" map_Bps map "marufs FUSE read (page cache cold)" readcold_Bps fusecold
 zrow "read 32 MiB, preload shim" read_Bps preload "tmpfs read" read_Bps tmpfs
 zrow "read 32 MiB, maru_map+memcpy" map_Bps map "tmpfs read" read_Bps tmpfs
+[ ! -e "$T/rdma_bench" ] || grep '^| ' "$T/rdma_bench"
 row "mmap 32 MiB: time to first byte, preload shim" "$(us "$(val ttfb_ns "$T/zc_ttfb_maru")")" "tmpfs $(us "$(val ttfb_ns "$T/zc_ttfb_tmpfs")")" "$(ratio "$(val ttfb_ns "$T/zc_ttfb_tmpfs")" "$(val ttfb_ns "$T/zc_ttfb_maru")")"
 # every measured value must be a positive number (a failed run is an error)
 for f in "$T"/putget "$T"/tcpget "$T"/lk_small "$T"/lk_big "$T"/big_* "$T"/small_* "$T"/zc_* \

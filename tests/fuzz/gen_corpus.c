@@ -207,6 +207,22 @@ static void hello(struct scen *s, uint8_t sel, uint8_t reclaim_k)
 	req(s, sel, OP_HELLO, &r, sizeof(r), NULL, 0);
 }
 
+static void hello_rdma(struct scen *s, uint8_t sel)
+{
+	struct proto_hello_req r = { .flags = HELLO_F_RDMA, .proto_version = PROTO_VERSION,
+				     .pid = 42 };
+
+	memcpy(r.client_name, "gen_corpus", 10);
+	req(s, sel, OP_HELLO, &r, sizeof(r), NULL, 0);
+}
+
+static void rkey_op(struct scen *s, uint8_t sel, uint64_t ino, uint32_t flags)
+{
+	struct proto_rkey_req r = { .ino = ino, .flags = flags };
+
+	req(s, sel, OP_RKEY, &r, sizeof(r), NULL, 0);
+}
+
 static void ino_op(struct scen *s, uint8_t sel, uint16_t op, uint64_t ino)
 {
 	struct proto_ino_req r = { .ino = ino };
@@ -413,6 +429,21 @@ static void server_seeds(void)
 	req(&s, 0, OP_SUBSCRIBE, &sub, sizeof(sub), NULL, 0);
 	scen_save(&s, "subscribe");
 
+	/* RKEY on a pending version, after its publish and after the release
+	 * (no rdma listener in the fuzzed server: refused each time, and a
+	 * HELLO_F_RDMA HELLO is answered with no rdma fields) */
+	scen_start(&s, 0, 60);
+	hello_rdma(&s, 0);
+	create(&s, 0, 1, "r", 0, 0, 4096);
+	write_op(&s, 0, 2, 0, 64);
+	rkey_op(&s, 0, 2, RKEY_F_WRITE);
+	publish(&s, 0, 2, 64);
+	rkey_op(&s, 0, 2, 0);
+	ino_op(&s, 0, OP_RELEASE, 2);
+	rkey_op(&s, 0, 2, 0);
+	rkey_op(&s, 0, 2, 2);	/* an unknown flag */
+	scen_save(&s, "rkey");
+
 	/* 16 KiB of pool: the third 8 KiB file evicts the first. */
 	for (i = 0; i < 2; i++) {
 		scen_start(&s, i ? FUZZ_F_EVICT_NONE : 0, 0);
@@ -609,6 +640,7 @@ static void proto_req_seeds(void)
 	struct proto_hint_req hint = { .ino = 2, .hint = 2 };
 	struct proto_subscribe_req sub = { .after_seq = 3 };
 	struct proto_ack_req ack = { .seq = 3 };
+	struct proto_rkey_req rkey = { .ino = 2, .flags = RKEY_F_WRITE };
 	uint8_t buf[512];
 
 	proto_save("req", OP_PING, NULL, 0, NULL, 0);
@@ -642,6 +674,7 @@ static void proto_req_seeds(void)
 	proto_save("req", OP_READLINK, &ino, sizeof(ino), NULL, 0);
 	proto_save("req", OP_LINK, buf, link_req(buf, 2, 1, "g"), NULL, 0);
 	proto_save("req", OP_MKNOD, buf, mknod_req(buf, 1, "p", 0010644, 0), NULL, 0);
+	proto_save("req", OP_RKEY, &rkey, sizeof(rkey), NULL, 0);
 	hintv_seeds();
 }
 
@@ -675,6 +708,9 @@ static void proto_rep_seeds(void)
 	struct proto_rename_rep ren = { .seq = 4 };
 	struct proto_event ev = { .seq = 4, .type = 7, .ino = 2, .parent = 1, .parent2 = 1,
 				  .namelen = 1, .name2len = 1, .pathlen = 2, .path2len = 2 };
+	struct proto_rkey_rep rk = { .count = 2, .flags = RDMA_F_WINDOWS };
+	struct proto_rkey keys[2] = { { .off = 2 << 20, .len = 4096, .addr = 2 << 20, .rkey = 0x1180 },
+				      { .off = 3 << 20, .len = 8192, .addr = 3 << 20, .rkey = 0x1281 } };
 	struct pbuf b = { 0 };
 
 	if (!hello_r)
@@ -702,6 +738,14 @@ static void proto_rep_seeds(void)
 	proto_save("rep", OP_RENAME, &ren, sizeof(ren), NULL, 0);
 	proto_save("rep", OP_READLINK, "target", 6, NULL, 0);
 	proto_save("rep", OP_SYMLINK, &a, sizeof(a), NULL, 0);
+	proto_save("rep", OP_RKEY, &rk, sizeof(rk), keys, sizeof(keys));
+	/* a HELLO answered with the rdma listener (HELLO_F_RDMA) */
+	hello_r->rdma_port = 18515;
+	hello_r->rdma_flags = RDMA_F_WINDOWS;
+	snprintf(hello_r->rdma_host, sizeof(hello_r->rdma_host), "127.0.0.1");
+	frame(&b, OP_HELLO, 1, 0, hello_r, sizeof(*hello_r), NULL, 0);
+	save("proto", "rep-hello-rdma", &b);
+	pbuf_free(&b);
 	free(hello_r);
 }
 

@@ -719,8 +719,23 @@ static int sv_req_notify(struct ibv_cq *cq, int solicited_only)
 {
 	struct sv_cq *c = sv_container(cq, struct sv_cq, cq);
 
+	uint64_t now = sv_now_ns();
+	bool due = false;
+
 	sv_lock();
 	c->armed = solicited_only ? 2 : 1;
+	/* a CQE held back by delay_cqe_ms is not in the CQ yet, as on a NIC
+	 * that has not written it: it fires the armed CQ when it shows up */
+	sv_foreach(l, &c->entries) {
+		struct sv_cqe *e = sv_container(l, struct sv_cqe, link);
+
+		if (e->ready_ns > now && sv_cq_wants(c, e))
+			due = true;
+	}
+	if (due) {
+		c->notify_due = true;
+		sv_nic_wake();
+	}
 	sv_unlock();
 	return 0;
 }

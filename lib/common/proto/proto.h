@@ -154,8 +154,10 @@ _Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72 + 8, "
  * extent order (addr is the remote address to use; pool offsets are the
  * MR's iova). A later RKEY of the same version answers the same
  * windows, plus new ones for extents added since.
- * The windows are invalidated before RELEASE, PUBLISH, ABANDON or TRUNCATE
- * of that version returns and before the session ends, so no access
+ * The windows are invalidated before RELEASE, PUBLISH (refused or not),
+ * ABANDON or TRUNCATE of that version returns, before a CREATE_COPY drops
+ * its pin when that was the last lease, and before the session ends (see
+ * marufs-protocol(7) for the lifecycle in detail), so no access
  * reaches memory after the right to it ended: it fails with a remote access
  * error, and the QP goes to the error state (the client reconnects it).
  * A device without type 2 windows: marud registers the pool as one MR with

@@ -27,9 +27,12 @@
 # its exit status.
 # MARU_DATA=rdma|tcp|shm mounts every marufs with -o data=$MARU_DATA (unless
 # the case names data= itself); with rdma, marud_start adds an rdma listener
-# (rdma://127.0.0.1:$MARU_RDMA_PORT). MARU_RDMA_PRELOAD="LD_PRELOAD=.../
+# (rdma://${MARU_RDMA_ADDR:-127.0.0.1}:$MARU_RDMA_PORT). MARU_RDMA_PRELOAD="LD_PRELOAD=.../
 # libsoftverbs.so" runs marud, marufs and run_rdma with the software verbs
 # device (tests/softverbs), in a namespace of this case (SOFTVERBS_NS).
+# On a real device (rdma_hw.sh) MARU_RDMA_ADDR is its IPv4 address, and
+# MARU_RDMA_KEY_FILE a shared key given to marud and every marufs (marud
+# serves a peer that is not loopback only with a key).
 
 set -euo pipefail
 
@@ -245,7 +248,8 @@ marud_start()
 	args_have size "${args[@]}" || args+=(--size 256M)
 	args_have listen "${args[@]}" || args+=(--listen "unix:$MARUD_SOCK")
 	if [ "${MARU_DATA:-}" = rdma ]; then
-		args+=(--listen "rdma://127.0.0.1:$MARU_RDMA_PORT")
+		args+=(--listen "rdma://${MARU_RDMA_ADDR:-127.0.0.1}:$MARU_RDMA_PORT")
+		[ -z "${MARU_RDMA_KEY_FILE:-}" ] || args+=(--key-file "$MARU_RDMA_KEY_FILE")
 	fi
 	MARUD_ARGS=("${args[@]}")
 	marud_launch
@@ -342,6 +346,7 @@ marufs_mount()
 	if [ -n "${MARU_DATA:-}" ] && [[ " ${opts[*]} " != *data=* ]]; then
 		opts+=(-o "data=$MARU_DATA")
 	fi
+	[ -z "${MARU_RDMA_KEY_FILE:-}" ] || opts+=(-o "key_file=$MARU_RDMA_KEY_FILE")
 
 	MARUFS_SEQ=$((MARUFS_SEQ + 1))
 	n=$MARUFS_SEQ

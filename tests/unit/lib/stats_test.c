@@ -110,6 +110,13 @@ static void test_stats_text(void **state)
 	assert_non_null(strstr(t, "maru_client_generation 99\n"));
 	assert_non_null(strstr(t, "maru_client_sessions_total 0\n"));
 	assert_non_null(strstr(t, "maru_client_timeouts_total 0\n"));
+	/* the rdma path's own lines are there, idle, on a tcp client */
+	assert_non_null(strstr(t, "# TYPE maru_client_rdma_wrs_in_flight gauge\n"
+				 "maru_client_rdma_wrs_in_flight 0\n"));
+	assert_non_null(strstr(t, "maru_client_rdma_wrs_total{op=\"write\"} 0\n"));
+	assert_non_null(strstr(t, "maru_client_rdma_errors_total{kind=\"remote_access\"} 0\n"));
+	assert_non_null(strstr(t, "maru_client_rdma_errors_total{kind=\"timeout\"} 0\n"));
+	assert_non_null(strstr(t, "maru_client_rdma_qp_connects_total 0\n"));
 	/* create, reserve, 2 writes, read, STATS twice so far */
 	assert_non_null(strstr(t, "maru_client_requests_total 7\n"));
 	n = (ssize_t)strlen(t);

@@ -4,7 +4,8 @@
  * daemon/handlers/stats.c on a real server: the Prometheus text of STATS
  * (every metric a HELP, a TYPE and one sample, in that order; values as the
  * directory and the server count them; one request counter per served op
- * and none for the rest) and STATFS, both called directly and over the wire.
+ * and none for the rest) and STATFS, both called directly and over the wire;
+ * built with STATS_RDMA, also the rdma lines (see test_rdma_lines).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -22,6 +24,9 @@
 #include "handlers/handlers.h"
 #include "server_harness.h"
 #include "server_priv.h"
+
+/* marud's metrics before the op counters, without an rdma listener */
+#define BASE_METRICS	36
 
 struct fx {
 	struct th t;
@@ -123,7 +128,7 @@ static void test_text_matches_the_directory(void **state)
 	dir_stats(f->t.srv->dir, &st);
 	stats_of(f, served);
 	/* 29 pool and server metrics, 7 of hints and the region extension */
-	assert_int_equal(check_exposition(f->text), 36);
+	assert_int_equal(check_exposition(f->text), BASE_METRICS);
 	assert_int_equal(value(f->text, "marud_region_in_use"), 1);
 	assert_int_equal(value(f->text, "marud_hints_refused_total"), 0);
 	assert_int_equal(value(f->text, "marud_pool_capacity_bytes"), st.capacity);
@@ -202,12 +207,65 @@ static void test_statfs(void **state)
 	assert_int_equal(sf.free + sf.used + sf.pending + sf.orphaned, sf.capacity);
 }
 
+#if STATS_RDMA
+#include "softverbs.h"
+
+/*
+ * Built a second time with STATS_RDMA and the software verbs device linked
+ * ahead of libibverbs (tests/softverbs: an emulated NIC in this process; no
+ * RNIC): with an rdma:// listener, STATS carries marud's rdma lines, each a
+ * HELP, a TYPE and one sample, all zero before any client connected.
+ */
+static int setup_rdma(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f || softverbs_active() != 1)	/* the emulated NIC, not a real one */
+		return -1;
+	th_config(&f->t);
+	snprintf(f->t.cfg.listen[f->t.cfg.nlisten++], sizeof(f->t.cfg.listen[0]),
+		 "rdma://127.0.0.1:%u", 20000u + (unsigned int)getpid() % 20000u);
+	if (th_new(&f->t, NULL))
+		return -1;
+	tc_open(&f->t, &f->a);
+	*state = f;
+	return 0;
+}
+
+static void test_rdma_lines(void **state)
+{
+	static const char *const names[] = {
+		"marud_rdma_pool_exposed", "marud_rdma_qps", "marud_rdma_windows",
+		"marud_rdma_quarantined_bytes", "marud_rdma_quarantined_bytes_total",
+		"marud_rdma_fences_total", "marud_rdma_binds_total", "marud_rdma_revokes_total",
+		"marud_rdma_accepted_total", "marud_rdma_rejected_total",
+		"marud_rdma_rkey_refused_total", "marud_rdma_bind_errors_total",
+	};
+	unsigned char served[OP_MAX] = { 0 };
+	struct fx *f = *state;
+	char help[96];
+	size_t i;
+
+	assert_non_null(f->t.srv->rdma);
+	stats_of(f, served);
+	assert_int_equal(check_exposition(f->text), BASE_METRICS + sizeof(names) / sizeof(names[0]));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(help, sizeof(help), "# HELP %s ", names[i]);
+		assert_non_null(strstr(f->text, help));
+		assert_int_equal(value(f->text, names[i]), 0);
+	}
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_text_matches_the_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counters_over_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statfs, setup, teardown),
+#if STATS_RDMA
+		cmocka_unit_test_setup_teardown(test_rdma_lines, setup_rdma, teardown),
+#endif
 	};
 
 	return cmocka_run_group_tests_name("handlers/stats", tests, NULL, NULL);

@@ -28,7 +28,7 @@ static const uint16_t req_ops[] = {
 	OP_LOOKUP, OP_GETATTR, OP_SETATTR, OP_RENAME, OP_UNLINK, OP_READDIR,
 	OP_EXISTS, OP_CREATE, OP_RESERVE, OP_TRUNCATE, OP_PUBLISH, OP_ABANDON,
 	OP_OPEN, OP_RELEASE, OP_EXTENTS, OP_READ, OP_WRITE, OP_HINT, OP_SUBSCRIBE,
-	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT,
+	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT, OP_RKEY,
 };
 #define NREQ (sizeof(req_ops) / sizeof(req_ops[0]))
 
@@ -177,6 +177,11 @@ static void build_req(uint16_t op, struct pbuf *b)
 	}
 	case OP_EVENT_ACK: {
 		struct proto_ack_req r = { .seq = 11 };
+		put(b, &r, sizeof(r));
+		break;
+	}
+	case OP_RKEY: {
+		struct proto_rkey_req r = { .ino = 78, .flags = RKEY_F_WRITE };
 		put(b, &r, sizeof(r));
 		break;
 	}
@@ -514,6 +519,56 @@ static void test_reply_other(void **state)
 	pbuf_free(&b);
 }
 
+/*
+ * The rdma data path's wire: RKEY's fixed request and its count-prefixed
+ * keys, HELLO's appended rdma fields (the layout before them unchanged),
+ * the rdma_cm private data.
+ */
+static void test_rdma(void **state)
+{
+	struct proto_rkey_req q = { .ino = 5 };
+	struct proto_rkey_rep h = { .count = 2, .flags = RDMA_F_WINDOWS };
+	struct proto_rkey k[2] = { { .off = 4096, .len = 8192, .addr = 4096, .rkey = 0x1234 },
+				   { .off = 65536, .len = 4096, .addr = 65536, .rkey = 0x5678 } };
+	struct proto_hello_rep *hello = calloc(1, sizeof(*hello));
+	struct pbuf b = { 0 };
+	uint32_t l;
+
+	(void)state;
+	assert_string_equal(proto_op_name(OP_RKEY), "RKEY");
+	assert_int_equal(req_check_exact(OP_RKEY, &q, sizeof(q)), 0);
+	assert_int_equal(req_check_exact(OP_RKEY, &q, sizeof(q) - 1), -EPROTO);
+	assert_int_equal(req_check_exact(OP_RKEY, &q, 0), -EPROTO);
+
+	put(&b, &h, sizeof(h));
+	put(&b, k, sizeof(k));
+	assert_int_equal(rep_check_exact(OP_RKEY, b.data, (uint32_t)b.len), 0);
+	for (l = 0; l < b.len; l++)
+		assert_int_equal(rep_check_exact(OP_RKEY, b.data, l), -EPROTO);
+	h.count = 0;	/* a version of size 0 has no extents, so no keys */
+	assert_int_equal(rep_check_exact(OP_RKEY, &h, sizeof(h)), 0);
+	h.count = PROTO_MAX_EXTENTS + 1;
+	assert_int_equal(rep_check_exact(OP_RKEY, &h, sizeof(h)), -EPROTO);
+	h.count = 0xffffffffu;	/* count * 32 must not wrap into a match */
+	assert_int_equal(rep_check_exact(OP_RKEY, &h, sizeof(h)), -EPROTO);
+	pbuf_free(&b);
+
+	/* HELLO: the rdma fields come after everything older clients read */
+	assert_int_equal(HELLO_F_RDMA, 1u << 31);
+	assert_int_equal(offsetof(struct proto_hello_rep, rdma_port), 80 + PROTO_PATH_MAX);
+	assert_non_null(hello);
+	memcpy(hello->pool_path, "/dev/shm/maru", 14);
+	hello->rdma_port = 18515;
+	hello->rdma_flags = RDMA_F_WHOLE_POOL;
+	memcpy(hello->rdma_host, "10.0.0.7", 9);
+	assert_int_equal(rep_check_exact(OP_HELLO, hello, sizeof(*hello)), 0);
+	assert_int_equal(rep_check_exact(OP_HELLO, hello, offsetof(struct proto_hello_rep,
+								   rdma_port)), -EPROTO);
+	free(hello);
+	assert_int_equal(sizeof(struct proto_rdma_cm), 32);
+	assert_int_equal(RDMA_CM_MAGIC, 0x4d44524dU);
+}
+
 /* Random bytes with a random op and length: only "no crash" and a sane code. */
 static void test_fuzz_garbage(void **state)
 {
@@ -734,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_reply_attr),
 		cmocka_unit_test(test_reply_readdir),
 		cmocka_unit_test(test_reply_other),
+		cmocka_unit_test(test_rdma),
 		cmocka_unit_test(test_fuzz_garbage),
 		cmocka_unit_test(test_fuzz_mutated),
 		cmocka_unit_test(test_pbuf),
