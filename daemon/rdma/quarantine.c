@@ -8,10 +8,13 @@
  * completions drained, and the QP destroyed; only then are the windows
  * dropped and may the caller let the directory free the memory. Fencing is
  * synchronous and bounded: callers hold rdma_srv.lock throughout, so no
- * right is handed out for the memory meanwhile. Also the bounded wait for
- * marud's own work requests (window binds).
+ * right is handed out for the memory meanwhile. Also revoking a session's
+ * windows (rwin_revoke: the NIC refuses their rkeys from then on) and the
+ * bounded wait for marud's own work requests (window binds); rkey.c, which
+ * hands the rights out, and rdma_listen.c call down into this file.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "clock.h"
@@ -42,6 +45,31 @@ int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
 		}
 		if (n == 0)
 			nanosleep(&nap, NULL);
+	}
+}
+
+/* Unlink and free the windows of ino (all: every window) of rs. */
+void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
+{
+	struct rwin **pp = &rs->wins, *w;
+	int rc;
+
+	while ((w = *pp)) {
+		if (!all && w->ino != ino) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		if (w->mw) {
+			/* a bound type 2 window dies with its deallocation */
+			rc = ibv_dealloc_mw(w->mw);
+			if (rc)
+				log_warn(rc, "rdma: invalidating window of version %llu",
+					 (unsigned long long)w->ino);
+		}
+		atomic_fetch_sub(&r->st.windows, 1);
+		atomic_fetch_add(&r->st.revokes, 1);
+		free(w);
 	}
 }
 

@@ -9,7 +9,8 @@
  * that ends the right calls the directory, under the lock RKEY binds with,
  * and every window of a session goes before dir_session_end(). In
  * whole-pool mode (no windows) the same bookkeeping runs, but the rkey is
- * the pool MR's and reaches everything.
+ * the pool MR's and reaches everything. Revoking windows and fencing a QP
+ * are quarantine.c's, below this file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -65,31 +66,6 @@ void rdma_hello(struct rdma_srv *r, struct session *s, const char *ctl_host,
 	rep->rdma_port = r->port;
 	rep->rdma_flags = r->whole_pool ? RDMA_F_WHOLE_POOL : RDMA_F_WINDOWS;
 	snprintf(rep->rdma_host, sizeof(rep->rdma_host), "%s", r->host);
-}
-
-/* Unlink and free the windows of ino (all: every window) of rs. */
-void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
-{
-	struct rwin **pp = &rs->wins, *w;
-	int rc;
-
-	while ((w = *pp)) {
-		if (!all && w->ino != ino) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		if (w->mw) {
-			/* a bound type 2 window dies with its deallocation */
-			rc = ibv_dealloc_mw(w->mw);
-			if (rc)
-				log_warn(rc, "rdma: invalidating window of version %llu",
-					 (unsigned long long)w->ino);
-		}
-		atomic_fetch_sub(&r->st.windows, 1);
-		atomic_fetch_add(&r->st.revokes, 1);
-		free(w);
-	}
 }
 
 /* Bind one window over [e->off, +len) on rc's QP; whole-pool: the MR's rkey. */
