@@ -648,17 +648,20 @@ void pend_release(struct pending *p, int writer, int *h_active, int failed)
 	pend_put(p);
 }
 
+/*
+ * Attach to p first, then leave old: a writer that stays on old (p was
+ * published under us) never left it, so no other handle's close can find
+ * old without users meanwhile and close its file, the bytes the writer's
+ * private copy (rewrite.c) is made of.
+ */
 int pend_switch_writer(struct pending *old, struct pending *p, int *h_active)
 {
-	int left, wl;
+	int active = 0, left, wl;
 
+	if (pend_attach_writer(p, &active) < 0)
+		return -EAGAIN;	/* stay on old: the caller retries */
 	left = detach(old, 1, h_active, &wl);
-	if (pend_attach_writer(p, h_active) < 0) {
-		/* published under us already: stay on old, the caller retries */
-		attach(old, 1, h_active);
-		pend_put(old);	/* attach took a second ref */
-		return -EAGAIN;
-	}
+	*h_active = active;
 	return left;
 }
 
