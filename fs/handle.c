@@ -19,17 +19,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "failpoint.h"
+#include "fileio.h"
 #include "handle.h"
 #include "superblock.h"
 #include "notify.h"
 #include "pending.h"
 #include "pin.h"
+#include "ratelog.h"
 #include "rewrite.h"
 
 #define ROOT_INO		1
@@ -245,8 +248,11 @@ static int handle_pending(struct handle *h, struct pending **out)
 	if (!h->writer)
 		return -EBADF;
 	for (tries = 0; tries < COW_TRIES; tries++) {
-		if (stale(h))
+		if (stale(h)) {
+			RATELOG_WARN("write to inode %" PRIu64 ": opened before marud's pool "
+				     "generation changed: EIO", h->ino);
 			return -EIO;
+		}
 		pthread_mutex_lock(&h->lock);
 		p = h->p;
 		pend_get(p);
@@ -264,6 +270,8 @@ static int handle_pending(struct handle *h, struct pending **out)
 		if (rc < 0)
 			return rc;
 	}
+	RATELOG_WARN("write to inode %" PRIu64 ": each of %d copy-on-write versions was "
+		     "published before the write reached it: EIO", h->ino, COW_TRIES);
 	return -EIO;
 }
 
@@ -369,10 +377,18 @@ static int open_writer(struct mfs *m, uint64_t ino, int flags, struct handle **o
 		if (h->p) {
 			/* attached but the truncate failed: let go, say why */
 			handle_free(h, 0);
+			if (io_errno(rc) == EIO)
+				RATELOG_WARN("open(O_TRUNC) of inode %" PRIu64 ": truncate: "
+					     "%s (EIO)", ino, maru_strerror(rc));
 			return -io_errno(rc);
 		}
 	}
 	handle_free(h, 0);
+	if (rc == -EAGAIN)
+		RATELOG_WARN("open for writing of inode %" PRIu64 ": each of %d pendings "
+			     "it joined was published first: EIO", ino, OPEN_TRIES);
+	else if (rc == -EIO)
+		RATELOG_WARN("open for writing of inode %" PRIu64 ": EIO", ino);
 	return rc == -ESTALE ? -ESTALE : -io_errno(rc == -EAGAIN ? -EIO : rc);
 }
 
@@ -409,6 +425,8 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 		pend_put(p);
 		if (h->p) {
 			handle_free(h, 0);	/* attached, then failed: say why */
+			if (io_errno(rc) == EIO)
+				RATELOG_WARN("create of %s: %s (EIO)", name, maru_strerror(rc));
 			return -io_errno(rc);
 		}
 		if (rc != -EAGAIN && rc != -ENOENT)
@@ -416,6 +434,11 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 	}
 	if (rc < 0) {
 		handle_free(h, 0);
+		if (rc == -EAGAIN)
+			RATELOG_WARN("create of %s: each of %d pendings it joined was "
+				     "published first: EIO", name, OPEN_TRIES);
+		else if (io_errno(rc) == EIO)
+			RATELOG_WARN("create of %s: %s (EIO)", name, maru_strerror(rc));
 		return -io_errno(rc == -EAGAIN ? -EIO : rc);
 	}
 	h->ino = a->ino;

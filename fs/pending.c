@@ -26,7 +26,9 @@
 #include "failpoint.h"
 #include "log.h"
 #include "notify.h"
+#include "fileio.h"
 #include "pending.h"
+#include "ratelog.h"
 
 #define PEND_BUCKETS	4096
 
@@ -583,7 +585,11 @@ static int publish_locked(struct pending *p, int *rc)
 		return 1;
 	}
 	CNT_INC(p->m, publish_failures);
-	log_debug("publish of version %" PRIu64 ": %s", p->ino, maru_strerror(*rc));
+	if (*rc == -ENOENT)
+		log_debug("publish of version %" PRIu64 ": %s", p->ino, maru_strerror(*rc));
+	else
+		RATELOG_WARN("publish of version %" PRIu64 " failed, not published: %s%s",
+			     p->ino, maru_strerror(*rc), *rc == -ESTALE ? " (EIO)" : "");
 	abandon_locked(p);
 	/* Name or directory removed while pending: like a local unlinked
 	 * file, close() succeeds and nothing appears. */
@@ -608,9 +614,13 @@ int pend_finish(struct pending *p, int at_flush)
 	}
 	if (pend_stale(p)) {
 		rc = -EIO;
+		RATELOG_WARN("close of version %" PRIu64 ": made before marud's pool "
+			     "generation changed, not published: EIO", p->ino);
 		abandon_locked(p);
 	} else if (p->state == PEND_FAILED) {
 		rc = p->err;
+		RATELOG_WARN("close of version %" PRIu64 ": a write in it failed (%s), "
+			     "not published", p->ino, maru_strerror(rc));
 		abandon_locked(p);
 	} else if (p->unlinked || p->killed || (p->src_ino && !p->modified)) {
 		abandon_locked(p);
@@ -648,17 +658,20 @@ void pend_release(struct pending *p, int writer, int *h_active, int failed)
 	pend_put(p);
 }
 
+/*
+ * Attach to p first, then leave old: a writer that stays on old (p was
+ * published under us) never left it, so no other handle's close can find
+ * old without users meanwhile and close its file, the bytes the writer's
+ * private copy (rewrite.c) is made of.
+ */
 int pend_switch_writer(struct pending *old, struct pending *p, int *h_active)
 {
-	int left, wl;
+	int active = 0, left, wl;
 
+	if (pend_attach_writer(p, &active) < 0)
+		return -EAGAIN;	/* stay on old: the caller retries */
 	left = detach(old, 1, h_active, &wl);
-	if (pend_attach_writer(p, h_active) < 0) {
-		/* published under us already: stay on old, the caller retries */
-		attach(old, 1, h_active);
-		pend_put(old);	/* attach took a second ref */
-		return -EAGAIN;
-	}
+	*h_active = active;
 	return left;
 }
 
@@ -690,9 +703,16 @@ int pend_io_begin(struct pending *p)
 	st = p->state;
 	err = p->err;
 	pthread_rwlock_unlock(&p->rw);
-	if (pend_stale(p))
+	if (pend_stale(p)) {
+		RATELOG_WARN("write to version %" PRIu64 ": made before marud's pool "
+			     "generation changed: EIO", p->ino);
 		return -EIO;
-	return st == PEND_FAILED ? err : -EAGAIN;
+	}
+	if (st != PEND_FAILED)
+		return -EAGAIN;
+	RATELOG_WARN("write to version %" PRIu64 " refused: an earlier write in it "
+		     "failed (%s)", p->ino, maru_strerror(err));
+	return err;
 }
 
 void pend_io_end(struct pending *p)
@@ -733,6 +753,10 @@ ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
 	if (n < 0 || done < size) {
 		/* never publish a file a write failed in */
 		pend_fail(p, n < 0 ? (int)n : -EIO);
+		RATELOG_WARN("write of %zu bytes at %lld to version %" PRIu64 " failed "
+			     "after %zu: %s; it will not be published", size,
+			     (long long)off, p->ino, done,
+			     n < 0 ? maru_strerror((int)n) : "no progress (EIO)");
 		return n < 0 ? n : -EIO;
 	}
 	pend_touched(p, 1);
@@ -747,6 +771,9 @@ int pend_truncate_held(struct pending *p, uint64_t size, struct maru_attr *a)
 		pend_touched(p, 1);
 		rc = maru_file_attr(p->file, a);
 	}
+	if (rc < 0)
+		RATELOG_WARN("truncate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
+			     size, maru_strerror(rc));
 	return rc;
 }
 
@@ -763,6 +790,9 @@ int pend_fallocate_held(struct pending *p, uint64_t end)
 		if (rc == 0)
 			pend_touched(p, 1);
 	}
+	if (rc < 0)
+		RATELOG_WARN("fallocate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
+			     end, maru_strerror(rc));
 	return rc;
 }
 
@@ -801,24 +831,6 @@ int pend_with_file(struct pending *p, int (*fn)(void *arg, struct maru_file *f),
 	return rc;
 }
 
-ssize_t file_read_full(struct maru_file *f, char *buf, size_t size, off_t off)
-{
-	size_t got = 0;
-	ssize_t n;
-
-	/* Never hand the kernel a short read inside the file: it would take
-	 * it for EOF (O_DIRECT readers see a truncated block). */
-	while (got < size) {
-		n = maru_file_pread(f, buf + got, size - got, (uint64_t)off + got);
-		if (n < 0)
-			return got ? (ssize_t)got : n;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
 ssize_t pend_read(struct pending *p, char *buf, size_t size, off_t off)
 {
 	ssize_t n = -ENOENT;
@@ -840,6 +852,10 @@ int pend_sync(struct pending *p)
 	else if (pend_stale(p))
 		rc = -EIO;
 	pthread_rwlock_unlock(&p->rw);
+	if (rc < 0)
+		RATELOG_WARN("fsync of version %" PRIu64 ": %s", p->ino,
+			     pend_stale(p) ? "made before marud's pool generation changed (EIO)" :
+			     maru_strerror(rc));
 	return rc;
 }
 

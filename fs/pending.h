@@ -129,7 +129,4 @@ int pend_zc_begin(struct pending *p, int writer, struct maru_file **f, int *pend
 struct pending *pend_new_detached(struct mfs *m, struct maru_file *f, uint64_t parent,
 				  uint64_t src_ino);
 
-/* Read size bytes at off from f, never short inside the file. */
-ssize_t file_read_full(struct maru_file *f, char *buf, size_t size, off_t off);
-
 #endif

@@ -18,6 +18,7 @@
 
 #include "notify.h"
 #include "pending.h"
+#include "ratelog.h"
 #include "rewrite.h"
 
 #define ROOT_INO	1
@@ -199,12 +200,18 @@ static int detached_copy(struct mfs *m, struct pending *old, uint64_t parent, ui
 	struct copy_req q = { m, parent, pend_ino(old), tag, NULL };
 	int rc = pend_with_file(old, copy_cb, &q);
 
-	/* no file: marud refused its publish (name removed meanwhile) and
-	 * dropped the bytes; nothing left to copy */
-	if (rc == -ENOENT)
-		rc = -EIO;
-	if (rc < 0)
+	/* No file: closed, though the writer asking is attached to it (a
+	 * handle's file stays open while any is), or of an older generation. */
+	if (rc == -ENOENT) {
+		RATELOG_WARN("copy-on-write of version %" PRIu64 ": its file is closed, "
+			     "nothing to copy the private copy from: EIO", pend_ino(old));
+		return -EIO;
+	}
+	if (rc < 0) {
+		RATELOG_WARN("copy-on-write of version %" PRIu64 ": private copy: %s%s",
+			     pend_ino(old), maru_strerror(rc), io_errno(rc) == EIO ? " (EIO)" : "");
 		return rc;
+	}
 	*out = pend_new_detached(m, q.f, parent, pend_ino(old));
 	if (!*out) {
 		maru_file_close(q.f);
@@ -235,6 +242,9 @@ int rewrite_for_cow(struct mfs *m, struct pending *old, uint64_t tag, struct pen
 			return -ENOMEM;
 	} else if (rc == -ESTALE || rc == -ENOENT) {
 		rc = detached_copy(m, old, named ? parent : ROOT_INO, tag, &p);
+	} else {
+		RATELOG_WARN("copy-on-write of version %" PRIu64 ": rewrite: %s%s",
+			     pend_ino(old), maru_strerror(rc), io_errno(rc) == EIO ? " (EIO)" : "");
 	}
 	if (rc < 0)
 		return rc;
@@ -273,6 +283,8 @@ static int truncate_published(struct mfs *m, uint64_t ino, uint64_t size,
 	maru_file_close(f);
 	if (rc < 0) {
 		notify_expect_cancel(m->nt, w);
+		RATELOG_WARN("truncate of inode %" PRIu64 " to %" PRIu64 ": new version: %s",
+			     ino, size, maru_strerror(rc));
 		return rc;
 	}
 	CNT_INC(m, publishes);

@@ -277,8 +277,11 @@ int __wrap_maru_file_publish(struct maru_file *f);
 int __wrap_maru_file_publish(struct maru_file *f)
 {
 	struct fake_ver *v = fake_ver(f->ino), *old;
-	int rc = fk.publish_rc;
+	int rc;
 
+	if (fk.publish_hook)
+		fk.publish_hook();
+	rc = fk.publish_rc;
 	if (rc)
 		return rc;
 	old = fake_named(v->parent, v->name);

@@ -31,6 +31,7 @@ struct fake {
 	uint64_t next_ino;
 	int files_open, publishes, closes, rewrites, creates;
 	int publish_rc;		/* next maru_file_publish() result */
+	void (*publish_hook)(void);	/* called as maru_file_publish() begins */
 	int open_ino_rc;	/* forced maru_file_open_ino() result (0: normal) */
 	/* replies */
 	int replies, last_err;

@@ -4,7 +4,9 @@
  * under it) against the fake libmaru: create, write, flush publishes and a
  * reader reads it; a write after publish starts a copy-on-write version;
  * O_TRUNC rewrites; a stale open asks for a pin; zero-copy holds keep a
- * flush from publishing; handles of an older generation fail with EIO.
+ * flush from publishing; handles of an older generation fail with EIO; a
+ * copy-on-write that loses its race to a publish keeps its old version's
+ * bytes for the private copy it falls back to.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +14,9 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "fake.h"
@@ -196,6 +200,94 @@ static void test_fallocate_truncate(void **state)
 	assert_int_equal(fake_named(1, "h")->size, 7);
 }
 
+/* ---- a copy-on-write racing a publish ---- */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int in_publish, go;
+	struct handle *h;
+	const char *text;
+	ssize_t n;
+	int rc;
+} race = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, NULL, 0, 0 };
+
+/* maru_file_publish() stops here until the test says go. */
+static void publish_gate(void)
+{
+	pthread_mutex_lock(&race.lock);
+	race.in_publish = 1;
+	pthread_cond_broadcast(&race.cond);
+	while (!race.go)
+		pthread_cond_wait(&race.cond, &race.lock);
+	pthread_mutex_unlock(&race.lock);
+}
+
+static void *flush_thread(void *arg)
+{
+	race.rc = handle_flush(arg, 1);
+	return NULL;
+}
+
+static void *write_thread(void *arg)
+{
+	race.n = handle_write(race.h, race.text, strlen(race.text), 0);
+	return NULL;
+}
+
+/*
+ * Writer a published its version P (a reader r still on it) and writes
+ * again: its copy-on-write finds the name's live pending Q, which another
+ * writer is publishing right then (Q's lock held), and waits to attach to
+ * it. Meanwhile r closes. Q's publish wins, so a stays on P and falls back
+ * to a private copy of P's bytes: P must not have been closed under it (r's
+ * close saw no handle left while a was moving), or the write fails with EIO.
+ */
+static void test_cow_loses_race_to_publish(void **state)
+{
+	struct handle *a, *r, *c;
+	struct maru_attr at;
+	pthread_t tf, tw;
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	int keep, direct;
+	char *buf;
+
+	a = create("cw", &at);
+	put(a, "one", 0);
+	assert_int_equal(handle_open(&m, at.ino, O_RDONLY, &r, &keep, &direct), 0);
+	assert_int_equal(handle_flush(a, 1), 0);	/* P published */
+	assert_int_equal(handle_open(&m, at.ino, O_WRONLY, &c, &keep, &direct), 0);
+	put(c, "new", 0);				/* Q, the name's pending */
+	race.in_publish = race.go = 0;
+	fk.publish_hook = publish_gate;
+	assert_int_equal(pthread_create(&tf, NULL, flush_thread, c), 0);
+	pthread_mutex_lock(&race.lock);
+	while (!race.in_publish)
+		pthread_cond_wait(&race.cond, &race.lock);
+	pthread_mutex_unlock(&race.lock);
+	race.h = a;
+	race.text = "after";
+	assert_int_equal(pthread_create(&tw, NULL, write_thread, NULL), 0);
+	nanosleep(&ts, NULL);	/* a waits to attach to Q */
+	handle_close(r);
+	pthread_mutex_lock(&race.lock);
+	race.go = 1;
+	pthread_cond_broadcast(&race.cond);
+	pthread_mutex_unlock(&race.lock);
+	pthread_join(tf, NULL);
+	pthread_join(tw, NULL);
+	fk.publish_hook = NULL;
+	assert_int_equal(race.rc, 0);
+	assert_int_equal(race.n, 5);		/* no EIO */
+	assert_int_equal(handle_read(a, 64, 0, &buf), 5);
+	assert_memory_equal(buf, "after", 5);	/* its private copy */
+	assert_int_equal(handle_flush(a, 1), 0);
+	handle_close(a);
+	handle_close(c);
+	assert_int_equal(fk.publishes, 2);	/* the copy is never published */
+	assert_reads(fake_named(1, "cw")->ino, "new");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +300,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_older_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_truncate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_loses_race_to_publish, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("fs/handle", tests, NULL, NULL);
