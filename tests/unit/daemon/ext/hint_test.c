@@ -146,7 +146,8 @@ static int hintv(struct fx *f, struct tconn *tc, uint16_t op, uint32_t action,
 	memcpy(f->buf, &q, sizeof(q));
 	memcpy(f->buf + at, req, q.reqlen);
 	at += (q.reqlen + 7u) & ~7u;
-	memcpy(f->buf + at, g, n * sizeof(*g));
+	if (n)	/* memcpy's source must not be NULL, even for 0 bytes */
+		memcpy(f->buf + at, g, n * sizeof(*g));
 	return tc_call(tc, op, reqid(), f->buf, at + n * sizeof(*g), &f->r, NULL);
 }
 
