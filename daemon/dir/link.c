@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
+#include "journal.h"
 #include "log.h"
 
 /* The version lost a name: subscribers re-read its nlink and ctime. */
@@ -103,6 +104,8 @@ static int link_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 		return -EEXIST;
 	if (v->links == UINT16_MAX)
 		return -EMLINK;
+	if ((rc = persist_room(d, JR_LINK, nlen, 0)) != 0)
+		return rc;
 	if (index_reserve(d))
 		return -ENOMEM;
 	n = node_alloc(nlen);
@@ -155,6 +158,8 @@ static int special_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 		return rc;
 	if (name_find(d, &k) || pend_find(d, s, &k))
 		return -EEXIST;
+	if ((rc = persist_room(d, JR_SPECIAL, nlen + (sp->target ? sp->size : 0), 0)) != 0)
+		return rc;
 	if (index_reserve(d))
 		return -ENOMEM;
 	n = node_alloc(nlen);

@@ -9,7 +9,14 @@
  * under d->lock at the moment of the change: PUBLISH/REPLACE record the
  * bound version in full (after flushing its data on dax), UNLINK, EVICT
  * and RMDIR its id, RENAME both names, MKDIR the directory, SETATTR the
- * attributes. Pending versions, leases and sessions are never recorded:
+ * attributes, SYMLINK and MKNOD the new entry whole (target, rdev), LINK
+ * the new name and the version it binds. A name of a version with other
+ * names (hard links) is not the version: its UNLINK records that one name
+ * (JR_UNNAME; restore promotes another name when the primary goes), an
+ * EVICT records the version once, for its primary name, and recovery
+ * drops every name with it; publishing or renaming over a shared name
+ * needs nothing more, since restore drops only the name a JR_FILE or
+ * JR_RENAME lands on. Pending versions, leases and sessions are never recorded:
  * they do not survive a restart. A record that does not fit triggers a
  * checkpoint of the state after the change (which then needs no record).
  * Changes that grow the state (publish, mkdir, rename) first ask
@@ -17,6 +24,9 @@
  * always fits a half and no change is ever applied without being recorded.
  * Ids handed out are covered by JR_IDS marks, one per JOURNAL_ID_BATCH, so
  * a restarted marud never reuses an id a client may have seen.
+ *
+ * A checkpoint writes directories, files and special files in tree order,
+ * then every extra name from d->links, so each link follows its version.
  *
  * Restoring: records are applied in order with the low-level calls of
  * node.c, without events; every extent of a recovered version is claimed
@@ -93,20 +103,54 @@ static uint8_t *enc_dir(struct dir *d, const struct node *n, uint32_t *blen)
 	return p;
 }
 
-static uint8_t *enc_rename(struct dir *d, uint64_t ino, const struct evname *a,
-			   const struct evname *b, uint32_t *blen)
+/* A symlink, FIFO, socket or device node: metadata and the target or rdev. */
+static uint8_t *enc_special(struct dir *d, const struct node *n, uint32_t *blen)
 {
-	struct jb_rename r = { ino, a->parent, b->parent, (uint32_t)a->nlen, (uint32_t)b->nlen };
+	const struct ver *v = &n->u.v;
+	uint32_t tlen = S_ISLNK(v->mode) ? (uint32_t)v->size : 0;
+	struct jb_special b = { v->id, n->parent, v->size, tlen ? 0 : v->ext.rdev,
+				v->atime, v->mtime, v->ctime, v->mode, v->uid, v->gid,
+				n->nlen, tlen, 0 };
 	uint8_t *p;
 
-	*blen = (uint32_t)(sizeof(r) + a->nlen + b->nlen);
+	*blen = (uint32_t)(sizeof(b) + tlen + n->nlen);
 	p = jb_room(d, *blen);
 	if (!p)
 		return NULL;
-	memcpy(p, &r, sizeof(r));
-	memcpy(p + sizeof(r), a->name, a->nlen);
-	memcpy(p + sizeof(r) + a->nlen, b->name, b->nlen);
+	memcpy(p, &b, sizeof(b));
+	memcpy(p + sizeof(b), v->ext.target, tlen);
+	memcpy(p + sizeof(b) + tlen, n->name, n->nlen);
 	return p;
+}
+
+/* Link node n: its name, the version it binds and that version's ctime. */
+static uint8_t *enc_link(struct dir *d, struct node *n, uint32_t *blen)
+{
+	const struct ver *v = node_ver(d, n);
+	struct jb_link b = { n->u.l.target, n->parent, v ? v->ctime : 0, n->nlen, 0 };
+	uint8_t *p;
+
+	*blen = (uint32_t)(sizeof(b) + n->nlen);
+	p = jb_room(d, *blen);
+	if (!p)
+		return NULL;
+	memcpy(p, &b, sizeof(b));
+	memcpy(p + sizeof(b), n->name, n->nlen);
+	return p;
+}
+
+/*
+ * Into p (sizeof(struct jb_unname) + PROTO_NAME_MAX bytes), not d->jb: the
+ * record is written before the change, and a checkpoint on the way (which
+ * uses d->jb) must not overwrite it before it is appended again.
+ */
+static uint32_t enc_unname(uint8_t *p, uint32_t why, uint64_t id, const struct evname *a)
+{
+	struct jb_unname b = { id, a->parent, (uint32_t)a->nlen, why };
+
+	memcpy(p, &b, sizeof(b));
+	memcpy(p + sizeof(b), a->name, a->nlen);
+	return (uint32_t)(sizeof(b) + a->nlen);
 }
 
 static int enc_attr(uintptr_t it, struct jb_attr *b)
@@ -125,16 +169,63 @@ static int enc_attr(uintptr_t it, struct jb_attr *b)
 	return 0;
 }
 
+/* The moved item's ctime follows the names (a rename changes it). */
+static uint8_t *enc_rename(struct dir *d, uint64_t ino, const struct evname *a,
+			   const struct evname *b, uint32_t *blen)
+{
+	struct jb_rename r = { ino, a->parent, b->parent, (uint32_t)a->nlen, (uint32_t)b->nlen };
+	struct jb_attr at = { 0 };
+	uint8_t *p;
+
+	enc_attr(id_find(d, ino), &at);
+	*blen = (uint32_t)(sizeof(r) + a->nlen + b->nlen + sizeof(at.ctime));
+	p = jb_room(d, *blen);
+	if (!p)
+		return NULL;
+	memcpy(p, &r, sizeof(r));
+	memcpy(p + sizeof(r), a->name, a->nlen);
+	memcpy(p + sizeof(r) + a->nlen, b->name, b->nlen);
+	memcpy(p + sizeof(r) + a->nlen + b->nlen, &at.ctime, sizeof(at.ctime));
+	return p;
+}
+
 /* ---- checkpoint ---- */
 
+/* One tree entry; link nodes wait for ckpt_links (after their versions). */
 static int ckpt_node(struct dir *d, const struct node *n)
 {
-	uint32_t blen;
-	uint8_t *p = n->kind == NODE_DIR ? enc_dir(d, n, &blen) : enc_file(d, n, &blen);
+	uint32_t blen, type;
+	uint8_t *p;
 
+	if (n->kind == NODE_LINK)
+		return 0;
+	if (n->kind == NODE_DIR) {
+		type = JR_DIR;
+		p = enc_dir(d, n, &blen);
+	} else if (ver_regular(&n->u.v)) {
+		type = JR_FILE;
+		p = enc_file(d, n, &blen);
+	} else {
+		type = JR_SPECIAL;
+		p = enc_special(d, n, &blen);
+	}
 	if (!p)
 		return -ENOMEM;
-	return journal_ckpt_add(d->j, n->kind == NODE_DIR ? JR_DIR : JR_FILE, p, blen);
+	return journal_ckpt_add(d->j, type, p, blen);
+}
+
+static int ckpt_links(struct dir *d)
+{
+	struct rb_node *r;
+	uint32_t blen;
+	uint8_t *p;
+	int rc = 0;
+
+	for (r = rb_first(&d->links); r && !rc; r = rb_next(r)) {
+		p = enc_link(d, container_of(r, struct node, u.l.rb), &blen);
+		rc = p ? journal_ckpt_add(d->j, JR_LINK, p, blen) : -ENOMEM;
+	}
+	return rc;
 }
 
 /* Every directory before its children, depth first (explicit stack). */
@@ -191,6 +282,8 @@ static int checkpoint_locked(struct dir *d)
 		rc = journal_ckpt_add(d->j, JR_ATTR, &root, sizeof(root));
 	if (!rc)
 		rc = ckpt_tree(d);
+	if (!rc)
+		rc = ckpt_links(d);
 	if (!rc)
 		rc = journal_ckpt_commit(d->j);
 	if (rc) {
@@ -297,6 +390,56 @@ static void record_remove(struct dir *d, uint32_t type, uint64_t ino, const char
 	jwrite(d, JR_REMOVE, &b, sizeof(b), op, 1);
 }
 
+/* The node an event names (still bound when the event is pushed). */
+static struct node *ev_target(const struct dir *d, const struct evname *a)
+{
+	struct nkey k;
+
+	if (!a)
+		return NULL;
+	nkey_set(&k, a->parent, a->name, a->nlen);
+	return name_find(d, &k);
+}
+
+/*
+ * UNLINK and EVICT come before the change. A name of a version with other
+ * names is one JR_UNNAME; an eviction drops every name, recorded once, at
+ * the primary name's event (restore drops the links with it).
+ */
+static void record_drop(struct dir *d, uint32_t type, uint64_t ino,
+			const struct evname *a, const char *op)
+{
+	struct node *n = ev_target(d, a);
+	uint8_t body[sizeof(struct jb_unname) + PROTO_NAME_MAX];
+
+	if (type == DEV_EVICT && n && n->kind == NODE_LINK)
+		return;
+	if (type != DEV_UNLINK || !n || n->kind == NODE_DIR || !node_shared(d, n)) {
+		record_remove(d, type, ino, op);
+		return;
+	}
+	d->jremoved++;
+	jwrite(d, JR_UNNAME, body, enc_unname(body, type, ino, a), op, 1);
+}
+
+/* SYMLINK, MKNOD, LINK: after the change, from the new node. */
+static void record_new_name(struct dir *d, uint32_t type, const struct evname *a)
+{
+	struct node *n = ev_target(d, a);
+	const char *op = type == DEV_LINK ? "link" : type == DEV_SYMLINK ? "symlink" : "mknod";
+	uint32_t blen;
+	uint8_t *p = NULL;
+
+	if (n && type == DEV_LINK && n->kind == NODE_LINK)
+		p = enc_link(d, n, &blen);
+	else if (n && type != DEV_LINK && n->kind == NODE_FILE && !ver_regular(&n->u.v))
+		p = enc_special(d, n, &blen);
+	if (p)
+		jwrite(d, type == DEV_LINK ? JR_LINK : JR_SPECIAL, p, blen, op, 0);
+	else
+		log_warnx("journal: %s not recorded: %s", op, n ? "out of memory" : "no such name");
+}
+
 static void record_other(struct dir *d, uint32_t type, uint64_t ino,
 			 const struct evname *a, const struct evname *b)
 {
@@ -319,6 +462,11 @@ static void record_other(struct dir *d, uint32_t type, uint64_t ino,
 		if (!enc_attr(id_find(d, ino), &at))
 			jwrite(d, JR_ATTR, &at, sizeof(at), "setattr", 0);
 		break;
+	case DEV_SYMLINK:
+	case DEV_LINK:
+	case DEV_MKNOD:
+		record_new_name(d, type, a);
+		break;
 	}
 }
 
@@ -335,10 +483,10 @@ void persist_event(struct dir *d, uint32_t type, uint64_t ino,
 		record_file(d, ino, "replace");
 		break;
 	case DEV_UNLINK:
-		record_remove(d, type, ino, "unlink");
+		record_drop(d, type, ino, a, "unlink");
 		break;
 	case DEV_EVICT:
-		record_remove(d, type, ino, "evict");
+		record_drop(d, type, ino, a, "evict");
 		break;
 	case DEV_RMDIR:
 		record_remove(d, type, ino, "rmdir");
@@ -354,7 +502,17 @@ static uint32_t room_body_len(uint32_t type, size_t nlen, uint32_t next)
 		return file_body_len(nlen, next);
 	if (type == JR_DIR)
 		return (uint32_t)(sizeof(struct jb_dir) + nlen);
-	return (uint32_t)(sizeof(struct jb_rename) + nlen);
+	if (type == JR_SPECIAL)		/* nlen: name and target */
+		return (uint32_t)(sizeof(struct jb_special) + nlen);
+	if (type == JR_LINK)
+		return (uint32_t)(sizeof(struct jb_link) + nlen);
+	return (uint32_t)(sizeof(struct jb_rename) + nlen + sizeof(uint64_t));
+}
+
+/* A new name grows the state; a rename only moves one. */
+static int room_grows(uint32_t type)
+{
+	return type == JR_FILE || type == JR_DIR || type == JR_SPECIAL || type == JR_LINK;
 }
 
 int persist_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next)
@@ -381,7 +539,7 @@ int persist_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next)
 			return 0;
 		}
 	}
-	if (journal_fits(d->j, need) && type != JR_FILE && type != JR_DIR)
+	if (journal_fits(d->j, need) && !room_grows(type))
 		return 0;
 	if (!d->jfull_logged++)
 		log_warnx("journal: metadata area full (%" PRIu64 " names, %" PRIu64

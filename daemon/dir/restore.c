@@ -6,7 +6,13 @@
  * JR_FILE binds its version under its name (dropping what was there) and
  * claims its extents in the allocator, JR_REMOVE drops by id, JR_RENAME
  * drops what is at the target and moves the named item, JR_DIR and JR_ATTR
- * set directories and attributes, JR_IDS raises the id floor. A record
+ * set directories and attributes, JR_IDS raises the id floor. Hard links,
+ * symlinks and special files: JR_SPECIAL makes a symlink (with its target)
+ * or a FIFO, socket or device node, JR_LINK binds one more name to a
+ * version, JR_UNNAME drops one name of a version that keeps others (the
+ * primary name going promotes a link, as link.c does). A name a JR_FILE
+ * or JR_RENAME lands on goes alone; a JR_REMOVE of a version takes every
+ * name of it. Times are never set here but from records. A record
  * that does not apply (its parent is gone, its extents overlap live ones:
  * only a damaged journal does that) is skipped and counted. Last, every
  * version's bytes are hashed in pool memory; one whose XXH3 differs from
@@ -16,6 +22,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include "dir_priv.h"
@@ -72,17 +79,68 @@ static void rm_file(struct dir *d, struct node *n)
 	file_remove(d, n, NULL);
 }
 
-/* Drop whatever item n is; -ENOTEMPTY for a directory with entries. */
+/* An extra name of a version. */
+static void rm_link(struct dir *d, struct node *n)
+{
+	struct ver *v = node_ver(d, n);
+
+	link_unhook(d, n);
+	node_detach(d, n);
+	if (v)
+		v->links--;
+	d->nnames--;
+	free(n);
+}
+
+/* The primary name of a version with links: a link takes the version over. */
+static void rm_primary(struct dir *d, struct node *n)
+{
+	struct ver *v = &n->u.v;
+	struct node *l = link_first(d, v->id);
+
+	link_unhook(d, l);
+	lru_del(d, v);
+	node_detach(d, n);
+	ver_move(d, v, &l->u.v);
+	l->kind = NODE_FILE;
+	l->u.v.links--;
+	lru_settle(d, l);
+	d->nnames--;
+	free(n);
+}
+
+/* One name; the version goes only with its last name. */
+static void rm_name(struct dir *d, struct node *n)
+{
+	if (n->kind == NODE_LINK)
+		rm_link(d, n);
+	else if (n->u.v.links)
+		rm_primary(d, n);
+	else
+		rm_file(d, n);
+}
+
+/* Drop the name n, whatever it binds; -ENOTEMPTY for a directory with entries. */
 static int rdrop(struct dir *d, struct node *n)
 {
-	if (n->kind == NODE_FILE) {
-		rdetach_keep(d, n, rm_file);
+	if (n->kind != NODE_DIR) {
+		rdetach_keep(d, n, rm_name);
 		return 0;
 	}
 	if (n->u.d.nent || n->u.d.id == DIR_ROOT_ID)
 		return -ENOTEMPTY;
 	rdetach_keep(d, n, dir_remove);
 	return 0;
+}
+
+/* Drop a published version with every name it has (evict, unlink, bad sum). */
+static void rdrop_ver(struct dir *d, struct ver *v)
+{
+	struct node *l;
+
+	while ((l = link_first(d, v->id)) != NULL)
+		rdetach_keep(d, l, rm_link);
+	rdetach_keep(d, ver_node(v), rm_file);
 }
 
 static int apply_dir(struct restore *r, const void *body, uint32_t blen)
@@ -193,6 +251,9 @@ static int apply_file(struct restore *r, const uint8_t *body, uint32_t blen)
 		bytes += e[i].len;
 	seen_id(r, b.id);
 	rc = rkey(d, b.parent, (const char *)(e + b.next), b.nlen, &k, &pd);
+	/* A symlink needs its target: only JR_SPECIAL carries one. */
+	if (!rc && S_ISLNK(b.mode))
+		rc = -EBADMSG;
 	if (rc || b.size > bytes || id_find(d, b.id) || index_reserve(d))
 		return rc ? rc : -EEXIST;
 	old = name_find(d, &k);
@@ -224,7 +285,141 @@ static int apply_remove(struct restore *r, const void *body, uint32_t blen)
 		return rdrop(r->d, (struct node *)(it & ~(uintptr_t)TAG));
 	if (((struct ver *)it)->state != DIR_ST_PUBLISHED)
 		return -ENOENT;
-	return rdrop(r->d, ver_node((struct ver *)it));
+	rdrop_ver(r->d, (struct ver *)it);
+	return 0;
+}
+
+/* The version a non-directory name binds, or NULL. */
+static struct ver *name_ver(struct dir *d, struct node *n)
+{
+	return n && n->kind != NODE_DIR ? node_ver(d, n) : NULL;
+}
+
+static int apply_unname(struct restore *r, const uint8_t *body, uint32_t blen)
+{
+	struct dir *d = r->d;
+	struct jb_unname b;
+	struct node *pd, *n;
+	struct ver *v;
+	struct nkey k;
+
+	if (blen < sizeof(b))
+		return -EBADMSG;
+	memcpy(&b, body, sizeof(b));
+	if (sizeof(b) + (uint64_t)b.nlen > blen)
+		return -EBADMSG;
+	seen_id(r, b.id);
+	if (rkey(d, b.parent, (const char *)body + sizeof(b), b.nlen, &k, &pd))
+		return -ENOENT;
+	n = name_find(d, &k);
+	v = name_ver(d, n);
+	if (!v || v->id != b.id)
+		return -ENOENT;
+	return rdrop(d, n);
+}
+
+static int apply_link(struct restore *r, const uint8_t *body, uint32_t blen)
+{
+	struct dir *d = r->d;
+	struct jb_link b;
+	struct node *pd, *n;
+	struct ver *v;
+	struct nkey k;
+
+	if (blen < sizeof(b))
+		return -EBADMSG;
+	memcpy(&b, body, sizeof(b));
+	if (sizeof(b) + (uint64_t)b.nlen > blen)
+		return -EBADMSG;
+	seen_id(r, b.id);
+	v = id_ver(d, b.id);
+	if (!v || v->state != DIR_ST_PUBLISHED)
+		return -ENOENT;
+	if (rkey(d, b.parent, (const char *)body + sizeof(b), b.nlen, &k, &pd) ||
+	    name_find(d, &k) || v->links == UINT16_MAX || index_reserve(d))
+		return -EEXIST;
+	n = node_alloc(b.nlen);
+	if (!n)
+		return -ENOMEM;
+	node_set_name(n, &k);
+	n->kind = NODE_LINK;
+	n->u.l.target = b.id;
+	rattach(d, pd, n);	/* the link index orders by cookie: hook after */
+	link_hook(d, n);
+	v->links++;
+	v->ctime = b.ctime;
+	d->nnames++;
+	return 0;
+}
+
+/* mode, size and target of a recorded special file make sense together. */
+static int special_ok(const struct jb_special *b, const char *target)
+{
+	uint32_t t = b->mode & S_IFMT;
+
+	if (t == S_IFLNK)
+		return b->tlen && b->tlen == b->size && b->tlen < PROTO_PATH_MAX &&
+		       !memchr(target, '\0', b->tlen);
+	return !b->tlen && !b->size &&
+	       (t == S_IFIFO || t == S_IFSOCK || t == S_IFCHR || t == S_IFBLK);
+}
+
+static struct node *special_node(const struct jb_special *b, const char *target,
+				 const struct nkey *k)
+{
+	struct node *n = node_alloc(b->nlen);
+	struct ver *v;
+
+	if (!n)
+		return NULL;
+	node_set_name(n, k);
+	n->kind = NODE_FILE;
+	v = &n->u.v;
+	*v = (struct ver){ .id = b->id, .size = b->size, .atime = b->atime,
+			   .mtime = b->mtime, .ctime = b->ctime, .mode = b->mode,
+			   .uid = b->uid, .gid = b->gid, .state = DIR_ST_PUBLISHED };
+	if (!b->tlen) {
+		v->ext.rdev = b->rdev;
+		return n;
+	}
+	v->ext.target = malloc(b->tlen + 1);
+	if (!v->ext.target) {
+		free(n);
+		return NULL;
+	}
+	memcpy(v->ext.target, target, b->tlen);
+	v->ext.target[b->tlen] = '\0';
+	return n;
+}
+
+static int apply_special(struct restore *r, const uint8_t *body, uint32_t blen)
+{
+	struct dir *d = r->d;
+	struct jb_special b;
+	struct node *pd, *n;
+	const char *target;
+	struct nkey k;
+
+	if (blen < sizeof(b))
+		return -EBADMSG;
+	memcpy(&b, body, sizeof(b));
+	if (sizeof(b) + (uint64_t)b.tlen + b.nlen > blen)
+		return -EBADMSG;
+	target = (const char *)body + sizeof(b);
+	seen_id(r, b.id);
+	if (!special_ok(&b, target))
+		return -EBADMSG;
+	if (rkey(d, b.parent, target + b.tlen, b.nlen, &k, &pd) || name_find(d, &k) ||
+	    id_find(d, b.id) || index_reserve(d))
+		return -EEXIST;
+	n = special_node(&b, target, &k);
+	if (!n)
+		return -ENOMEM;
+	id_place_ver(d, &n->u.v);
+	rattach(d, pd, n);
+	d->nnames++;
+	d->nvers++;
+	return 0;
 }
 
 /* Move node src to key k under todir (a new allocation if the name length changes). */
@@ -243,18 +438,32 @@ static int rmove(struct dir *d, struct node *src, const struct nkey *k, struct n
 		return -ENOMEM;
 	}
 	rdetach_keep(d, src, node_detach);
+	if (src->kind == NODE_LINK)
+		link_unhook(d, src);
 	if (n != src) {
 		memcpy(n, src, offsetof(struct node, name));
 		if (src->kind == NODE_DIR)
 			d->ids.slot[htab_slot_of(&d->ids, (uintptr_t)src | TAG)] =
 				(uintptr_t)n | TAG;
-		else
+		else if (src->kind == NODE_FILE)
 			ver_move(d, &src->u.v, &n->u.v);
 		free(src);
 	}
 	node_set_name(n, k);
 	rattach(d, todir, n);
+	if (n->kind == NODE_LINK)
+		link_hook(d, n);
 	return 0;
+}
+
+static void rename_ctime(struct dir *d, uint64_t id, uint64_t ctime)
+{
+	uintptr_t it = id_find(d, id);
+
+	if (it & TAG)
+		((struct node *)(it & ~(uintptr_t)TAG))->u.d.ctime = ctime;
+	else if (it)
+		((struct ver *)it)->ctime = ctime;
 }
 
 static int apply_rename(struct restore *r, const uint8_t *body, uint32_t blen)
@@ -263,7 +472,9 @@ static int apply_rename(struct restore *r, const uint8_t *body, uint32_t blen)
 	struct node *fd, *td, *src, *dst;
 	struct nkey from, to;
 	struct jb_rename b;
+	uint64_t ctime = 0;
 	const char *fn;
+	int rc;
 
 	if (blen < sizeof(b))
 		return -EBADMSG;
@@ -276,12 +487,21 @@ static int apply_rename(struct restore *r, const uint8_t *body, uint32_t blen)
 	    rkey(d, b.to_parent, fn + b.from_len, b.to_len, &to, &td))
 		return -ENOENT;
 	src = name_find(d, &from);
-	if (src && (src->kind == NODE_DIR ? src->u.d.id : src->u.v.id) != b.id)
+	if (src && (src->kind == NODE_DIR ? src->u.d.id : node_ver(d, src)->id) != b.id)
 		src = NULL;
 	dst = name_find(d, &to);
+	/* Two names of one version: rename does nothing (never recorded). */
 	if (dst && dst != src && rdrop(d, dst))
 		return -ENOTEMPTY;
-	return src ? rmove(d, src, &to, td) : 0;
+	if (!src)
+		return 0;
+	/* A journal older than the ctime after the names has padding only. */
+	if (blen - sizeof(b) - b.from_len - b.to_len >= sizeof(ctime))
+		memcpy(&ctime, fn + b.from_len + b.to_len, sizeof(ctime));
+	rc = rmove(d, src, &to, td);
+	if (!rc && ctime)
+		rename_ctime(d, b.id, ctime);
+	return rc;
 }
 
 static int apply_attr(struct restore *r, const void *body, uint32_t blen)
@@ -339,6 +559,15 @@ static int apply(void *arg, uint32_t type, const void *body, uint32_t blen)
 	case JR_ATTR:
 		rc = apply_attr(r, body, blen);
 		break;
+	case JR_LINK:
+		rc = apply_link(r, body, blen);
+		break;
+	case JR_UNNAME:
+		rc = apply_unname(r, body, blen);
+		break;
+	case JR_SPECIAL:
+		rc = apply_special(r, body, blen);
+		break;
 	case JR_IDS:
 		rc = blen < sizeof(ids) ? -EBADMSG : 0;
 		if (!rc) {
@@ -395,7 +624,7 @@ static void drop_bad(struct dir *d, struct ver *v, uint64_t got,
 		  PRIx64, (int)n->nlen, n->name, v->id, n->parent, v->size, got, v->xxh3);
 	st->bad_sum++;
 	st->bad_sum_bytes += v->size;
-	rdrop(d, n);
+	rdrop_ver(d, v);
 }
 
 static int verify_all(struct dir *d, const uint8_t *base, struct dir_restore_stats *st)
@@ -408,7 +637,8 @@ static int verify_all(struct dir *d, const uint8_t *base, struct dir_restore_sta
 		struct ver *v = (struct ver *)it;
 		uint64_t h;
 
-		if (!it || (it & TAG) || v->state != DIR_ST_PUBLISHED)
+		/* symlinks and special files have no bytes to check */
+		if (!it || (it & TAG) || v->state != DIR_ST_PUBLISHED || !ver_regular(v))
 			continue;
 		h = ver_hash(v, base);
 		if (h == v->xxh3)

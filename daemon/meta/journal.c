@@ -8,7 +8,8 @@
  * Design. The area is two halves, each a 4 KiB header and then records.
  * One half is the journal: the one with a valid header (magic, pool UUID,
  * checksum) and the higher epoch. Every change of the namespace (publish,
- * replace, unlink, evict, rename, mkdir, rmdir, setattr) appends one record
+ * replace, unlink, evict, rename, mkdir, rmdir, setattr, link, symlink,
+ * mknod) appends one record
  * there, under the directory lock, so the log order is the order of the
  * changes. When the half is full, a checkpoint writes the whole live state
  * (one record per directory, parents first, and per published file) into

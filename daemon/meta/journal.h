@@ -32,6 +32,15 @@ enum jrec_type {
 	JR_RENAME = 4,	/* whatever is at `to` goes; the item `id` at `from` moves */
 	JR_ATTR = 5,	/* setattr */
 	JR_IDS = 6,	/* ids below next_id may be in use */
+	/*
+	 * Added with hard links, symlinks and special files. A journal
+	 * written before them simply holds none of these (and no JR_FILE of
+	 * a symlink), so it recovers as it always did; a marud older than
+	 * them skips these records as ones that do not apply.
+	 */
+	JR_LINK = 7,	/* one more name bound to the published version `id` */
+	JR_UNNAME = 8,	/* one name of a version with several goes; the others stay */
+	JR_SPECIAL = 9,	/* a symlink (with its target) or a FIFO, socket or device */
 };
 
 struct jrec_hdr {
@@ -63,7 +72,11 @@ struct jb_remove {
 struct jb_rename {
 	uint64_t id, from_parent, to_parent;
 	uint32_t from_len, to_len;
-	/* char from[from_len], to[to_len] */
+	/*
+	 * char from[from_len], to[to_len]; then (since hard links) the moved
+	 * item's new ctime, uint64_t, unaligned. Older records end with
+	 * less than 8 bytes of padding after the names, so they tell apart.
+	 */
 };
 
 struct jb_attr {
@@ -75,8 +88,31 @@ struct jb_ids {
 	uint64_t next_id;
 };
 
+/* Version id's ctime as of the link (the link count changed). */
+struct jb_link {
+	uint64_t id, parent, ctime;
+	uint32_t nlen, pad;
+	/* char name[nlen] */
+};
+
+/* Recorded before the change; the version's new ctime follows as JR_ATTR. */
+struct jb_unname {
+	uint64_t id, parent;
+	uint32_t nlen, why;	/* why: the event type (unlink) */
+	/* char name[nlen] */
+};
+
+/* size: the target's length (symlink) or 0; rdev: device nodes only. */
+struct jb_special {
+	uint64_t id, parent, size, rdev, atime, mtime, ctime;
+	uint32_t mode, uid, gid, nlen, tlen, pad;
+	/* char target[tlen]; char name[nlen] */
+};
+
 _Static_assert(sizeof(struct jrec_hdr) == 24, "record header");
 _Static_assert(sizeof(struct jb_dir) == 56 && sizeof(struct jb_file) == 80, "bodies");
+_Static_assert(sizeof(struct jb_link) == 32 && sizeof(struct jb_unname) == 24 &&
+	       sizeof(struct jb_special) == 80, "link bodies");
 
 /* Bytes a record with a body of blen bytes takes. */
 static inline uint32_t jrec_size(uint32_t blen)
