@@ -82,7 +82,8 @@ static uint8_t *enc_file(struct dir *d, const struct node *n, uint32_t *blen)
 	if (!p)
 		return NULL;
 	memcpy(p, &b, sizeof(b));
-	memcpy(p + sizeof(b), l->v, l->n * sizeof(struct extent));
+	if (l->n)
+		memcpy(p + sizeof(b), l->v, l->n * sizeof(struct extent));
 	memcpy(p + sizeof(b) + l->n * sizeof(struct extent), n->name, n->nlen);
 	return p;
 }
@@ -118,7 +119,8 @@ static uint8_t *enc_special(struct dir *d, const struct node *n, uint32_t *blen)
 	if (!p)
 		return NULL;
 	memcpy(p, &b, sizeof(b));
-	memcpy(p + sizeof(b), v->ext.target, tlen);
+	if (tlen)	/* only a symlink has a target (ext is rdev otherwise) */
+		memcpy(p + sizeof(b), v->ext.target, tlen);
 	memcpy(p + sizeof(b) + tlen, n->name, n->nlen);
 	return p;
 }
