@@ -163,7 +163,11 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 	if (!status && out->len > atomic_load(&c->srv->max_frame))
 		status = -EOVERFLOW;
 	refused(c, h, p, len, status);
-	if (cr == CACHE_MISS)
+	/* A failure that closes the connection (a WRITE whose payload broke off)
+	 * never reaches the client: its retry must run again, not be told it. */
+	if (cr == CACHE_MISS && status && c->close)
+		session_cache_forget(c->sess, h->reqid);
+	else if (cr == CACHE_MISS)
 		session_cache_finish(c->sess, h->reqid, status, out->data,
 				     status ? 0 : out->len, c->cache_ino);
 	if (!status && ack_ms)

@@ -475,6 +475,20 @@ enum cache_result session_cache_begin(struct session *s, uint64_t reqid, uint16_
 	return r;
 }
 
+void session_cache_forget(struct session *s, uint64_t reqid)
+{
+	struct cache_slot *c;
+
+	pthread_mutex_lock(&s->cache_lock);
+	c = cache_find(s, reqid);
+	if (c && c->state == SLOT_BUSY) {
+		c->state = SLOT_EMPTY;
+		c->reqid = 0;
+		pthread_cond_broadcast(&s->cache_cond);
+	}
+	pthread_mutex_unlock(&s->cache_lock);
+}
+
 void session_cache_finish(struct session *s, uint64_t reqid, int32_t status,
 			  const void *payload, size_t len, uint64_t ino)
 {

@@ -86,6 +86,12 @@ const uint8_t *session_token(const struct session *s);
 enum cache_result session_cache_begin(struct session *s, uint64_t reqid, uint16_t op,
 				      struct cache_reply *out);
 /* Record the reply of a CACHE_MISS request (payload may be NULL). */
+/*
+ * Give up a CACHE_MISS slot without recording anything: the request failed
+ * in a way its client never heard of (the connection broke under it), so a
+ * retry of the same id runs again instead of being answered that failure.
+ */
+void session_cache_forget(struct session *s, uint64_t reqid);
 void session_cache_finish(struct session *s, uint64_t reqid, int32_t status,
 			  const void *payload, size_t len, uint64_t ino);
 

@@ -331,6 +331,26 @@ static void test_cache_hit_miss(void **state)
 	free(r);
 }
 
+/* A request that broke its connection is forgotten: the retry runs again. */
+static void test_cache_forget(void **state)
+{
+	struct fixture *f = *state;
+	struct cache_reply *r = malloc(sizeof(*r));
+	struct session *s = hello(f, NULL, 0);
+
+	assert_non_null(r);
+	assert_int_equal(session_cache_begin(s, 9, OP_WRITE, r), CACHE_MISS);
+	session_cache_forget(s, 9);
+	assert_int_equal(session_cache_begin(s, 9, OP_WRITE, r), CACHE_MISS);
+	session_cache_finish(s, 9, 0, NULL, 0, 0);
+	assert_int_equal(session_cache_begin(s, 9, OP_WRITE, r), CACHE_HIT);
+	assert_int_equal(r->status, 0);
+	/* forgetting a finished reply changes nothing */
+	session_cache_forget(s, 9);
+	assert_int_equal(session_cache_begin(s, 9, OP_WRITE, r), CACHE_HIT);
+	free(r);
+}
+
 static void test_cache_eviction(void **state)
 {
 	struct fixture *f = *state;
@@ -437,6 +457,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expiry_releases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaper_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_miss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_eviction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_concurrent_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_token, setup, teardown),
