@@ -74,34 +74,11 @@ static int teardown(void **state)
 	return rc;
 }
 
-static int connect_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	return fd;
-}
-
-/* One request on a socket served by a connection thread. */
-static int call(int fd, uint16_t op, uint64_t reqid, const void *p, size_t n,
-		struct treply *r)
-{
-	tc_send(fd, op, reqid, TH_GENERATION, p, n);
-	assert_int_equal(tc_reply(fd, r, 5000), 0);
-	assert_int_equal(r->h.op, op);
-	assert_int_equal(r->h.reqid, reqid);
-	assert_int_equal(r->h.generation, TH_GENERATION);
-	return r->h.status;
-}
-
 static int hello(int fd, struct treply *r)
 {
 	struct proto_hello_req req = { .proto_version = PROTO_VERSION, .pid = 1 };
 
-	return call(fd, OP_HELLO, 1, &req, sizeof(req), r);
+	return th_call(fd, OP_HELLO, 1, &req, sizeof(req), r);
 }
 
 static void test_unix_serves_and_unlinks(void **state)
@@ -115,8 +92,8 @@ static void test_unix_serves_and_unlinks(void **state)
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0666);
 	assert_int_equal(server_start(f->t.srv), 0);
-	fd = connect_unix(f->sock);
-	assert_int_equal(call(fd, OP_PING, 9, NULL, 0, &f->r), 0);
+	fd = th_connect_unix(f->sock);
+	assert_int_equal(th_call(fd, OP_PING, 9, NULL, 0, &f->r), 0);
 	assert_int_equal(hello(fd, &f->r), 0);
 	assert_int_equal(f->r.len, sizeof(struct proto_hello_rep));
 	assert_int_equal(th_free(&f->t), 0);
@@ -140,8 +117,8 @@ static void test_stale_socket_replaced(void **state)
 	close(fd);
 	assert_int_equal(th_new(&f->t, NULL), 0);
 	assert_int_equal(server_start(f->t.srv), 0);
-	fd = connect_unix(f->sock);
-	assert_int_equal(call(fd, OP_PING, 1, NULL, 0, &f->r), 0);
+	fd = th_connect_unix(f->sock);
+	assert_int_equal(th_call(fd, OP_PING, 1, NULL, 0, &f->r), 0);
 	close(fd);
 }
 
@@ -163,8 +140,8 @@ static void test_live_socket_refused(void **state)
 	unlink(path);
 	/* the failed server left the live one's socket alone */
 	assert_int_equal(lstat(f->sock, &st), 0);
-	fd = connect_unix(f->sock);
-	assert_int_equal(call(fd, OP_PING, 1, NULL, 0, &f->r), 0);
+	fd = th_connect_unix(f->sock);
+	assert_int_equal(th_call(fd, OP_PING, 1, NULL, 0, &f->r), 0);
 	close(fd);
 }
 
@@ -215,7 +192,7 @@ static void test_tcp_ephemeral_port(void **state)
 	assert_int_not_equal(a.port, 0);
 	fd = addr_connect(&a, 5000);
 	assert_true(fd >= 0);
-	assert_int_equal(call(fd, OP_PING, 2, NULL, 0, &f->r), 0);
+	assert_int_equal(th_call(fd, OP_PING, 2, NULL, 0, &f->r), 0);
 	close(fd);
 }
 
@@ -238,9 +215,9 @@ static void test_max_conns_answers_eusers(void **state)
 	f->t.cfg.max_conns = 1;
 	assert_int_equal(th_new(&f->t, NULL), 0);
 	assert_int_equal(server_start(f->t.srv), 0);
-	a = connect_unix(f->sock);
+	a = th_connect_unix(f->sock);
 	assert_int_equal(hello(a, &f->r), 0);
-	b = connect_unix(f->sock);
+	b = th_connect_unix(f->sock);
 	/* told why (before any generation: 0), then closed */
 	tc_send(b, OP_HELLO, 3, TH_GENERATION, &req, sizeof(req));
 	assert_int_equal(tc_reply(b, &f->r, 5000), 0);
@@ -254,7 +231,7 @@ static void test_max_conns_answers_eusers(void **state)
 	/* the slot frees when the first client leaves */
 	close(a);
 	wait_no_conns(f->t.srv);
-	b = connect_unix(f->sock);
+	b = th_connect_unix(f->sock);
 	assert_int_equal(hello(b, &f->r), 0);
 	close(b);
 }

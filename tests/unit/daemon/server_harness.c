@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -173,4 +174,26 @@ size_t name_req(uint8_t *buf, uint64_t parent, const char *name, uint32_t mode)
 	memcpy(buf, &r, sizeof(r));
 	memcpy(buf + sizeof(r), name, r.namelen);
 	return sizeof(r) + r.namelen;
+}
+
+int th_connect_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+int th_call(int fd, uint16_t op, uint64_t reqid, const void *p, size_t n,
+	    struct treply *r)
+{
+	tc_send(fd, op, reqid, TH_GENERATION, p, n);
+	assert_int_equal(tc_reply(fd, r, 5000), 0);
+	assert_int_equal(r->h.op, op);
+	assert_int_equal(r->h.reqid, reqid);
+	assert_int_equal(r->h.generation, TH_GENERATION);
+	return r->h.status;
 }

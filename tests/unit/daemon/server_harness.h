@@ -66,6 +66,14 @@ int tc_call(struct tconn *tc, uint16_t op, uint64_t reqid, const void *p, size_t
 	    struct treply *r, int *step);
 /* HELLO (new session, or reclaim token); fills token if not NULL. */
 int tc_hello(struct tconn *tc, const uint8_t *reclaim, uint8_t token[16]);
+/* A blocking client socket connected to the Unix socket at path. */
+int th_connect_unix(const char *path);
+/*
+ * One request over a real socket served by a connection thread: send, read
+ * the reply (at most 5 s), check its op, reqid and generation; its status.
+ */
+int th_call(int fd, uint16_t op, uint64_t reqid, const void *p, size_t n,
+	    struct treply *r);
 /* A name request (MKDIR, RMDIR, LOOKUP, UNLINK) under parent. */
 size_t name_req(uint8_t *buf, uint64_t parent, const char *name, uint32_t mode);
 

@@ -38,27 +38,6 @@ struct fx {
 	uint8_t cli_token[16];
 };
 
-static int connect_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	return fd;
-}
-
-static int call(int fd, uint16_t op, uint64_t reqid, const void *p, size_t n,
-		struct treply *r)
-{
-	tc_send(fd, op, reqid, TH_GENERATION, p, n);
-	assert_int_equal(tc_reply(fd, r, 5000), 0);
-	assert_int_equal(r->h.op, op);
-	assert_int_equal(r->h.reqid, reqid);
-	return r->h.status;
-}
-
 static void hello(int fd, uint32_t flags, const uint8_t *token, uint8_t *out,
 		  struct treply *r)
 {
@@ -66,7 +45,7 @@ static void hello(int fd, uint32_t flags, const uint8_t *token, uint8_t *out,
 
 	if (token)
 		memcpy(req.token, token, sizeof(req.token));
-	assert_int_equal(call(fd, OP_HELLO, 1, &req, sizeof(req), r), 0);
+	assert_int_equal(th_call(fd, OP_HELLO, 1, &req, sizeof(req), r), 0);
 	if (out)
 		memcpy(out, r->p + offsetof(struct proto_hello_rep, token), 16);
 }
@@ -88,8 +67,8 @@ static int setup(void **state)
 	f->t.cfg.ack_publish_ms = ACK_MS;
 	if (th_new(&f->t, NULL) || server_start(f->t.srv))
 		return -1;
-	f->cli = connect_unix(f->sock);
-	f->sub = connect_unix(f->sock);
+	f->cli = th_connect_unix(f->sock);
+	f->sub = th_connect_unix(f->sock);
 	*state = f;
 	return 0;
 }
@@ -113,7 +92,7 @@ static void subscribe(struct fx *f, const uint8_t *owner)
 	struct proto_subscribe_req s = { .after_seq = 0 };
 
 	hello(f->sub, owner ? HELLO_F_EVENTS : 0, owner, NULL, &f->r);
-	assert_int_equal(call(f->sub, OP_SUBSCRIBE, 2, &s, sizeof(s), &f->r), 0);
+	assert_int_equal(th_call(f->sub, OP_SUBSCRIBE, 2, &s, sizeof(s), &f->r), 0);
 }
 
 /* Next pushed event on the subscriber (skipping other frames): its seq. */
