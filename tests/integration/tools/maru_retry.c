@@ -16,20 +16,6 @@
 
 #define LEN ((6u << 20) + 5)
 
-static uint64_t metric(struct maru_client *c, const char *name)
-{
-	static char buf[256 * 1024];
-	size_t n = strlen(name);
-	char *p;
-
-	OK(maru_stats_text(c, buf, sizeof(buf)));
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ' ')
-			return strtoull(p + n + 1, NULL, 10);
-	fprintf(stderr, "metric %s missing\n", name);
-	exit(1);
-}
-
 /* N of MARU_FAILPOINT=libmaru.reply=N*..., or 0. */
 static uint64_t armed_at(void)
 {
@@ -76,9 +62,9 @@ int main(int argc, char **argv)
 	OK(maru_statfs(c, &sf));
 	CHECK(sf.pending == 0 && sf.orphaned == 0);
 	CHECK(sf.free + sf.used + sf.pending + sf.orphaned == sf.capacity);
-	CHECK(metric(c, "marud_leases") == 0);
-	requests = metric(c, "maru_client_requests_total");
-	reconnects = metric(c, "maru_client_reconnects_total");
+	CHECK(tool_metric(c, "marud_leases") == 0);
+	requests = tool_metric(c, "maru_client_requests_total");
+	reconnects = tool_metric(c, "maru_client_reconnects_total");
 	if (armed_at() && armed_at() < requests)
 		CHECK(reconnects >= 1);
 	printf("maru_retry: ok (%llu requests, %llu reconnects)\n",

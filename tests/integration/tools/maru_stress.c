@@ -139,20 +139,6 @@ static int child(const char *uri, int proc, int nops, size_t maxsize)
 	return stored ? 0 : 1;
 }
 
-static uint64_t metric(struct maru_client *c, const char *name)
-{
-	static char buf[256 * 1024];
-	size_t n = strlen(name);
-	char *p;
-
-	OK(maru_stats_text(c, buf, sizeof(buf)));
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ' ')
-			return strtoull(p + n + 1, NULL, 10);
-	fprintf(stderr, "metric %s missing\n", name);
-	exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	int nproc, nops, i, st, bad = 0;
@@ -185,10 +171,10 @@ int main(int argc, char **argv)
 	       sf.pending, sf.orphaned, sf.names);
 	CHECK(sf.free + sf.used + sf.pending + sf.orphaned == sf.capacity);
 	CHECK(sf.pending == 0 && sf.orphaned == 0);
-	CHECK(metric(c, "marud_accounting_ok") == 1);
-	printf("evictions %" PRIu64 "\n", metric(c, "marud_evictions_total"));
+	CHECK(tool_metric(c, "marud_accounting_ok") == 1);
+	printf("evictions %" PRIu64 "\n", tool_metric(c, "marud_evictions_total"));
 	if (getenv("STRESS_EXPECT_EVICT"))
-		CHECK(metric(c, "marud_evictions_total") > 0);
+		CHECK(tool_metric(c, "marud_evictions_total") > 0);
 	maru_client_free(c);
 	printf("maru_stress: ok\n");
 	return 0;

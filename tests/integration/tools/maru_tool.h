@@ -57,6 +57,21 @@ static inline uint64_t tool_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A counter from marud's stats text (maru_stats_text); exits if absent. */
+static inline uint64_t tool_metric(struct maru_client *c, const char *name)
+{
+	static char buf[256 * 1024];
+	size_t n = strlen(name);
+	char *p;
+
+	OK(maru_stats_text(c, buf, sizeof(buf)));
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return strtoull(p + n + 1, NULL, 10);
+	fprintf(stderr, "metric %s missing\n", name);
+	exit(1);
+}
+
 static inline enum maru_data_path tool_data_path(void)
 {
 	const char *s = getenv("MARU_DATA");
