@@ -25,59 +25,9 @@
 #include "alloc.h"
 #include "dir.h"
 #include "journal.h"
+#include "journal_fixture.h"
 
-#define BLK	4096ull
 #define ROOT	DIR_ROOT_ID
-
-static const uint8_t uuid[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
-
-struct wfx {
-	uint8_t *pool;
-	uint64_t meta_len, data_len;
-	struct alloc *a;
-	struct dir *d;
-	struct journal *j;
-	struct dir_session *s;
-};
-
-static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
-		    const struct extent_list *src, uint64_t src_off, uint64_t len)
-{
-}
-
-static void wopen(struct wfx *f)
-{
-	struct dir_opts o = { .copy = no_copy };
-	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL };
-
-	assert_int_equal(alloc_new(BLK + f->meta_len, f->data_len, BLK, 16 * BLK, &f->a), 0);
-	o.alloc = f->a;
-	assert_int_equal(dir_new(&o, &f->d), 0);
-	assert_int_equal(dir_session_new(f->d, &f->s), 0);
-	assert_int_equal(journal_open(&jo, &f->j), 0);
-}
-
-static void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len)
-{
-	memset(f, 0, sizeof(*f));
-	f->meta_len = meta_len;
-	f->data_len = data_len;
-	f->pool = calloc(1, BLK + meta_len + data_len);
-	assert_non_null(f->pool);
-	wopen(f);
-	dir_set_journal(f->d, f->j);
-	assert_int_equal(dir_checkpoint(f->d), 0);
-}
-
-static void wclose(struct wfx *f)
-{
-	dir_session_end(f->d, f->s);
-	assert_int_equal(dir_check(f->d), 0);
-	dir_destroy(f->d);
-	alloc_destroy(f->a);
-	journal_close(f->j);
-	f->d = NULL;
-}
 
 static void wfree(struct wfx *f)
 {
@@ -91,7 +41,7 @@ static void wreopen(struct wfx *f, struct dir_restore_stats *st)
 	struct journal_scan sc;
 
 	wclose(f);
-	wopen(f);
+	wopen(f, 1);
 	assert_int_equal(dir_restore(f->d, f->j, f->pool, &sc, st), 0);
 	assert_int_equal(dir_check(f->d), 0);
 }
@@ -373,7 +323,7 @@ static void test_posix_roundtrip(void **state)
 	uint64_t sub, sgid;
 	char *before, *after, buf[4096];
 
-	wnew(&f, 256 * 1024, 256 * BLK);
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
 	build_posix(&f, &sub, &sgid);
 	before = listing(&f);
 	wrestart(&f, &st);
@@ -407,7 +357,7 @@ static void test_link_changes(void **state)
 	uint64_t sub, sgid, b;
 	char *before, *after;
 
-	wnew(&f, 256 * 1024, 256 * BLK);
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
 	build_posix(&f, &sub, &sgid);
 	attr_of(&f, ROOT, "b", &at);
 	b = at.ino;
@@ -466,7 +416,7 @@ static void test_evict_links(void **state)
 	char *before, *after;
 
 	memset(big, 'k', sizeof(big));
-	wnew(&f, 256 * 1024, 48 * BLK);
+	wnew(&f, 256 * 1024, 48 * BLK, 1);
 	build_posix(&f, &sub, &sgid);
 	v = wput_n(&f, ROOT, "kv", big, sizeof(big));
 	wlink(&f, v, sub, "kv-1");
@@ -500,7 +450,7 @@ static void test_checkpoint_equivalence(void **state)
 	char name[64], *before, *after;
 	int i;
 
-	wnew(&f, 160 * 1024, 512 * BLK);
+	wnew(&f, 160 * 1024, 512 * BLK, 1);
 	build_posix(&f, &sub, &sgid);
 	for (i = 0; i < 400; i++) {
 		snprintf(name, sizeof(name), "f%d", i % 40);
@@ -587,7 +537,7 @@ static void torn_op(op_fn op)
 	uint8_t *keep;
 	int fill, whole;
 
-	wnew(&f, 256 * 1024, 256 * BLK);
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
 	total = BLK + f.meta_len + f.data_len;
 	build_posix(&f, &sub, &sgid);
 	before = listing(&f);
@@ -609,7 +559,7 @@ static void torn_op(op_fn op)
 		for (k = 0; k <= len; k++) {
 			memcpy(f.pool, keep, total);
 			wclose(&f);
-			wopen(&f);
+			wopen(&f, 1);
 			memset(f.pool + off + k, fill ? 0xa5 : 0, len - k);
 			wreopen(&f, &st);
 			assert_int_equal(st.skipped, 0);
@@ -685,7 +635,7 @@ static void test_pre_link_journal(void **state)
 	const char *bytes = "old journal bytes";
 	uint64_t data = BLK + 256 * 1024, n = strlen(bytes);
 
-	wnew(&f, 256 * 1024, 256 * BLK);
+	wnew(&f, 256 * 1024, 256 * BLK, 1);
 	memcpy(f.pool + data, bytes, n);
 	memset(&dir, 0, sizeof(dir));
 	dir.b = (struct jb_dir){ 50, ROOT, 1, 2, 3, S_IFDIR | 0755, 0, 0, 3 };

@@ -23,25 +23,9 @@
 #include "alloc.h"
 #include "dir.h"
 #include "journal.h"
+#include "journal_fixture.h"
 
-#define BLK	4096ull
 #define ROOT	DIR_ROOT_ID
-
-static const uint8_t uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
-
-struct wfx {
-	uint8_t *pool;
-	uint64_t meta_len, data_len;
-	struct alloc *a;
-	struct dir *d;
-	struct journal *j;
-	struct dir_session *s;
-};
-
-static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
-		    const struct extent_list *src, uint64_t src_off, uint64_t len)
-{
-}
 
 static double now_s(void)
 {
@@ -49,45 +33,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A directory (and journal, unless journal == 0) over f's pool bytes. */
-static void wopen(struct wfx *f, int journal)
-{
-	struct dir_opts o = { .copy = no_copy };
-	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL };
-
-	assert_int_equal(alloc_new(BLK + f->meta_len, f->data_len, BLK, 16 * BLK, &f->a), 0);
-	o.alloc = f->a;
-	assert_int_equal(dir_new(&o, &f->d), 0);
-	assert_int_equal(dir_session_new(f->d, &f->s), 0);
-	f->j = NULL;
-	if (journal)
-		assert_int_equal(journal_open(&jo, &f->j), 0);
-}
-
-static void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal)
-{
-	memset(f, 0, sizeof(*f));
-	f->meta_len = meta_len;
-	f->data_len = data_len;
-	f->pool = calloc(1, BLK + meta_len + data_len);
-	assert_non_null(f->pool);
-	wopen(f, journal);
-	if (journal) {
-		dir_set_journal(f->d, f->j);
-		assert_int_equal(dir_checkpoint(f->d), 0);
-	}
-}
-
-static void wclose(struct wfx *f)
-{
-	dir_session_end(f->d, f->s);
-	assert_int_equal(dir_check(f->d), 0);
-	dir_destroy(f->d);
-	alloc_destroy(f->a);
-	journal_close(f->j);
-	f->d = NULL;
 }
 
 /* Restart: a new directory over the same bytes, restored from the journal. */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tests/unit/daemon/meta/journal_fixture.h: what the warm-restart unit tests
+ * (journal_test.c, journal_links_test.c) stand on: a fake pool (a malloc'd
+ * buffer: one block, the metadata area, then data) with an allocator, a
+ * directory, one session and optionally a journal over it, opened and closed
+ * the way a marud start and stop would.
+ */
+#ifndef TESTS_JOURNAL_FIXTURE_H
+#define TESTS_JOURNAL_FIXTURE_H
+
+#include <stdint.h>
+
+#include "alloc.h"
+#include "dir.h"
+#include "journal.h"
+
+#define BLK	4096ull
+
+struct wfx {
+	uint8_t *pool;
+	uint64_t meta_len, data_len;
+	struct alloc *a;
+	struct dir *d;
+	struct journal *j;
+	struct dir_session *s;
+};
+
+/* A directory (and journal, unless journal == 0) over f's pool bytes. */
+void wopen(struct wfx *f, int journal);
+/* A fresh pool of meta_len + data_len bytes, opened; with a journal, checkpointed. */
+void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal);
+/* End the session, check the accounting (dir_check), close everything but the pool. */
+void wclose(struct wfx *f);
+
+#endif
