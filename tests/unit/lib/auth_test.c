@@ -109,52 +109,49 @@ static void test_right_key(void **state)
 	fake_stop(&f);
 }
 
-static void test_wrong_key(void **state)
+/*
+ * A fake marud that proves itself with `proves` and checks the client's proof
+ * against `checks`; a client holding key_file (NULL: none) must be refused
+ * with -EACCES before any HELLO, logging `line` when it is not NULL.
+ */
+static void expect_refused(const uint8_t *proves, const uint8_t *checks,
+			   const char *key_file, const char *line)
 {
-	struct keys *k = *state;
 	struct maru_client *c;
 	struct fake_marud f;
 	struct logbook b;
 
 	logbook_init(&b);
 	fake_start(&f, NULL, NULL);
-	fake_set_key(&f, k->good_k, k->good_k);
-	/* marud's proof does not check with our key: we refuse it */
-	assert_int_equal(client_new(&f, k->bad, &b, &c), -EACCES);
-	assert_true(logged(&b, "marud failed to prove the shared key", LOG_WARNING));
+	fake_set_key(&f, proves, checks);
+	assert_int_equal(client_new(&f, key_file, &b, &c), -EACCES);
+	if (line)
+		assert_true(logged(&b, line, LOG_WARNING));
 	assert_int_equal(fake_nhellos(&f), 0);
 	fake_stop(&f);
+}
+
+static void test_wrong_key(void **state)
+{
+	struct keys *k = *state;
+
+	/* marud's proof does not check with our key: we refuse it */
+	expect_refused(k->good_k, k->good_k, k->bad, "marud failed to prove the shared key");
 }
 
 static void test_marud_refuses(void **state)
 {
 	struct keys *k = *state;
-	struct maru_client *c;
-	struct fake_marud f;
-	struct logbook b;
 
-	logbook_init(&b);
-	fake_start(&f, NULL, NULL);
 	/* marud proves the key we hold but checks ours against another */
-	fake_set_key(&f, k->good_k, k->bad_k);
-	assert_int_equal(client_new(&f, k->good, &b, &c), -EACCES);
-	assert_true(logged(&b, "marud refused our key", LOG_WARNING));
-	assert_int_equal(fake_nhellos(&f), 0);
-	fake_stop(&f);
+	expect_refused(k->good_k, k->bad_k, k->good, "marud refused our key");
 }
 
 static void test_no_key_at_keyed_marud(void **state)
 {
 	struct keys *k = *state;
-	struct maru_client *c;
-	struct fake_marud f;
-	struct logbook b;
 
-	logbook_init(&b);
-	fake_start(&f, NULL, NULL);
-	fake_set_key(&f, k->good_k, k->good_k);
-	assert_int_equal(client_new(&f, NULL, &b, &c), -EACCES);
-	fake_stop(&f);
+	expect_refused(k->good_k, k->good_k, NULL, NULL);
 }
 
 static void test_key_file_rules(void **state)
