@@ -8,7 +8,8 @@
  * another marud generation than the handle's.
  * marud never sees these bytes move; it learns a pending version's size at
  * PUBLISH, with the xxh3 of the bytes when file.c asked for it (f->hs): a
- * write hashes each piece right after copying it, while it is in cache.
+ * write hashes each piece of its source and copies it while it is in cache
+ * (a large one with non-temporal stores, see copy_hashed()).
  * With coherence=flush, written lines are written back before
  * publish and read lines are invalidated before reading (non-coherent CXL).
  *
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,23 +49,90 @@ struct walk {
 	uint8_t *ubuf;		/* user buffer (read: dst, write: src) */
 	int flush;		/* coherence=flush */
 	struct hash_stream *hs;	/* write: hash the bytes copied (or NULL) */
+	int stream;		/* write: non-temporal stores (a large write) */
 };
 
-/* A write's copy, hashed in pieces that are still in cache when hashed. */
-#define HASH_PIECE	(128u * 1024)
+/*
+ * A write's copy, hashed in pieces that are still in cache when hashed: the
+ * source piece is hashed first (pulling it into L1/L2), then copied from
+ * there. A large write goes to the pool with non-temporal stores: its lines
+ * are for another process (or host) to read later, and a plain store would
+ * first read every destination line in (the pool pages are rarely in
+ * cache) and then evict the source to make room, doubling the memory
+ * traffic of the copy. Measured here, that made a hashed 32 MiB put 0.55x
+ * memcpy; streamed it is on par.
+ */
+#define HASH_PIECE	(64u * 1024)
+#define STREAM_MIN	(256u * 1024)	/* smaller writes are likely read soon */
 
-static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash_stream *hs)
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* n bytes from src to dst with non-temporal stores; dst 16-byte aligned. */
+static void stream_aligned(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	for (; n >= 64; n -= 64, dst += 64, src += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)src);
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+
+		_mm_stream_si128((__m128i *)dst, a);
+		_mm_stream_si128((__m128i *)(dst + 16), b);
+		_mm_stream_si128((__m128i *)(dst + 32), c);
+		_mm_stream_si128((__m128i *)(dst + 48), d);
+	}
+	if (n)
+		memcpy(dst, src, n);
+}
+
+static void copy_stream(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	size_t head = (size_t)(-(uintptr_t)dst & 63);
+
+	if (head > n)
+		head = n;
+	memcpy(dst, src, head);
+	stream_aligned(dst + head, src + head, n - head);
+}
+
+/* Order the streamed stores before whatever says the bytes are there. */
+static void stream_fence(void)
+{
+	_mm_sfence();
+}
+#else
+static void copy_stream(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+static void stream_fence(void)
+{
+}
+#endif
+
+static void copy_piece(uint8_t *pool, const uint8_t *src, size_t n, int stream)
+{
+	if (stream)
+		copy_stream(pool, src, n);
+	else
+		memcpy(pool, src, n);
+}
+
+static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash_stream *hs,
+			int stream)
 {
 	size_t k;
 
 	if (!hs) {
-		memcpy(pool, src, n);
+		copy_piece(pool, src, n, stream);
 		return;
 	}
 	for (; n; n -= k, pool += k, src += k) {
 		k = n < HASH_PIECE ? n : HASH_PIECE;
-		memcpy(pool, src, k);
 		hash_stream_update(hs, src, k);
+		copy_piece(pool, src, k, stream);
 	}
 }
 
@@ -77,7 +146,7 @@ static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
 		w->ubuf += n;
 		break;
 	case WALK_WRITE:
-		copy_hashed(pool, w->ubuf, n, w->hs);
+		copy_hashed(pool, w->ubuf, n, w->hs, w->stream);
 		w->ubuf += n;
 		break;
 	case WALK_ZERO:
@@ -132,6 +201,8 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 		walk_piece(w, c->map->base + p.pool_off, p.len);
 	}
 	rc = it.left ? -EIO : 0;
+	if (w->stream)
+		stream_fence();
 	/* a restart during the copy may have handed these bytes to another version */
 	if (!rc && w->kind == WALK_READ && !gen_ok(f, c->map))
 		rc = -ESTALE;
@@ -184,7 +255,8 @@ static int zero_gap(struct maru_file *f, uint64_t end)
 
 static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
 {
-	struct walk w = { .kind = WALK_WRITE, .ubuf = (uint8_t *)buf, .hs = f->hs };
+	struct walk w = { .kind = WALK_WRITE, .ubuf = (uint8_t *)buf, .hs = f->hs,
+			  .stream = len >= STREAM_MIN };
 	struct dp_counters *d = &f->c->st.dp[MARU_DATA_SHM];
 	size_t half = len / 2;
 	int rc;
