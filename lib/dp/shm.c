@@ -9,7 +9,8 @@
  * marud never sees these bytes move; it learns a pending version's size at
  * PUBLISH, with the xxh3 of the bytes when file.c asked for it (f->hs): a
  * write hashes each piece of its source and copies it while it is in cache
- * (a large one with non-temporal stores, see copy_hashed()).
+ * (a large one with non-temporal stores, see copy_hashed(), after
+ * populating the pool pages it lands on, see populate_ahead()).
  * With coherence=flush, written lines are written back before
  * publish and read lines are invalidated before reading (non-coherent CXL).
  *
@@ -18,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -136,6 +138,81 @@ static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash
 	}
 }
 
+/* ---- pool pages populated ahead of a large write ---- */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+#define POP_BLOCK	(64u * 1024)
+
+/*
+ * The 64 KiB blocks of the one pool mapping seen last that this process has
+ * populated (another mapping, a remap or another client's pool, starts the
+ * set over). A write into pages this process never touched takes a fault
+ * per 4 KiB page (8192 per 32 MiB, most of a cold put here); one
+ * MADV_POPULATE_WRITE over the range is a third cheaper. Repeating it over
+ * pages already mapped would cost about half a memcpy, hence the set. A bit
+ * that is wrong costs only speed: pages the kernel unmapped meanwhile fault
+ * as they would have anyway.
+ */
+static struct {
+	pthread_mutex_t lock;
+	const uint8_t *base;
+	uint64_t size;
+	uint64_t *bits;
+} pop = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int pop_reset(const struct pool_map *m)
+{
+	uint64_t words = (m->size / POP_BLOCK + 63) / 64;
+
+	free(pop.bits);
+	pop.bits = calloc(words ? words : 1, sizeof(*pop.bits));
+	pop.base = pop.bits ? m->base : NULL;
+	pop.size = pop.bits ? m->size : 0;
+	return pop.bits ? 0 : -ENOMEM;
+}
+
+static int pop_test(uint64_t b)
+{
+	return !!(pop.bits[b / 64] & (1ull << (b % 64)));
+}
+
+/* Populate [lo, hi) of the mapping, page-rounded, and mark the whole
+ * blocks of it; a kernel without MADV_POPULATE_WRITE leaves it to faults. */
+static void pop_range(uint64_t lo, uint64_t hi)
+{
+	uint64_t pg = 4096, a = lo & ~(pg - 1), e = (hi + pg - 1) & ~(pg - 1);
+
+	if (e > pop.size)
+		e = pop.size;
+	madvise((void *)(pop.base + a), e - a, MADV_POPULATE_WRITE);
+	for (uint64_t b = (lo + POP_BLOCK - 1) / POP_BLOCK; (b + 1) * POP_BLOCK <= hi; b++)
+		pop.bits[b / 64] |= 1ull << (b % 64);
+}
+
+/* Populate the pages of [off, off+n) of m this process has not populated. */
+static void populate_ahead(const struct pool_map *m, uint64_t off, uint64_t n)
+{
+	uint64_t b, end = off + n, lo;
+
+	pthread_mutex_lock(&pop.lock);
+	if ((pop.base != m->base || pop.size != m->size) && pop_reset(m))
+		goto out;
+	for (b = off / POP_BLOCK; b * POP_BLOCK < end; ) {
+		if (pop_test(b)) {
+			b++;
+			continue;
+		}
+		lo = b * POP_BLOCK < off ? off : b * POP_BLOCK;
+		while (b * POP_BLOCK < end && !pop_test(b))
+			b++;
+		pop_range(lo, b * POP_BLOCK < end ? b * POP_BLOCK : end);
+	}
+out:
+	pthread_mutex_unlock(&pop.lock);
+}
+
 static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
 {
 	switch (w->kind) {
@@ -198,6 +275,8 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 	while (extent_iter_next(&it, &p)) {
 		if (p.pool_off + p.len > c->map->size)
 			goto out;
+		if (w->stream)
+			populate_ahead(c->map, p.pool_off, p.len);
 		walk_piece(w, c->map->base + p.pool_off, p.len);
 	}
 	rc = it.left ? -EIO : 0;
