@@ -15,7 +15,8 @@
  * publish and read lines are invalidated before reading (non-coherent CXL).
  *
  * c->dp_lock is held for reading around every access to the mapping, so a
- * remap after a marud restart never pulls it from under a copy.
+ * remap after a marud restart never pulls it from under a copy. pop.lock
+ * (the per-process set of populated pool blocks) is taken inside it, last.
  */
 #include <errno.h>
 #include <fcntl.h>
