@@ -16,7 +16,7 @@
  *
  * c->dp_lock is held for reading around every access to the mapping, so a
  * remap after a marud restart never pulls it from under a copy. pop.lock
- * (the per-process set of populated pool blocks) is taken inside it, last.
+ * (the per-process sets of populated pool blocks) is taken inside it, last.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,70 +147,82 @@ static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash
 #define POP_BLOCK	(64u * 1024)
 
 /*
- * The 64 KiB blocks of the one pool mapping seen last that this process has
- * populated (another mapping, a remap or another client's pool, starts the
- * set over). A write into pages this process never touched takes a fault
- * per 4 KiB page (8192 per 32 MiB, most of a cold put here); one
- * MADV_POPULATE_WRITE over the range is a third cheaper. Repeating it over
- * pages already mapped would cost about half a memcpy, hence the set. A bit
- * that is wrong costs only speed: pages the kernel unmapped meanwhile fault
- * as they would have anyway.
+ * For the last few pool mappings written through, the 64 KiB blocks this
+ * process has populated (a remap after a marud restart starts its set over).
+ * A write into pages this process never touched takes a fault per 4 KiB
+ * page (8192 per 32 MiB, most of a cold put here); one MADV_POPULATE_WRITE
+ * over the range is 15-30% cheaper. Repeating it over pages already mapped
+ * would cost most of a memcpy, hence the sets. A bit that is wrong costs
+ * only speed: pages the kernel unmapped meanwhile fault as they would have.
  */
-static struct {
-	pthread_mutex_t lock;
+#define POP_SETS	4
+
+struct pop_set {
 	const uint8_t *base;
 	uint64_t size;
 	uint64_t *bits;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct pop_set set[POP_SETS];
+	unsigned int next;	/* the set replaced next */
 } pop = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int pop_reset(const struct pool_map *m)
+/* m's set, made (replacing the oldest) if there is none; NULL without memory. */
+static struct pop_set *pop_find(const struct pool_map *m)
 {
-	uint64_t words = (m->size / POP_BLOCK + 63) / 64;
+	uint64_t words = (m->size / POP_BLOCK + 63) / 64 + 1;
+	struct pop_set *ps;
 
-	free(pop.bits);
-	pop.bits = calloc(words ? words : 1, sizeof(*pop.bits));
-	pop.base = pop.bits ? m->base : NULL;
-	pop.size = pop.bits ? m->size : 0;
-	return pop.bits ? 0 : -ENOMEM;
+	for (int i = 0; i < POP_SETS; i++)
+		if (pop.set[i].bits && pop.set[i].base == m->base && pop.set[i].size == m->size)
+			return &pop.set[i];
+	ps = &pop.set[pop.next++ % POP_SETS];
+	free(ps->bits);
+	ps->bits = calloc(words, sizeof(*ps->bits));
+	ps->base = m->base;
+	ps->size = m->size;
+	return ps->bits ? ps : NULL;
 }
 
-static int pop_test(uint64_t b)
+static int pop_test(const struct pop_set *ps, uint64_t b)
 {
-	return !!(pop.bits[b / 64] & (1ull << (b % 64)));
+	return !!(ps->bits[b / 64] & (1ull << (b % 64)));
 }
 
 /* Populate [lo, hi) of the mapping, page-rounded, and mark the whole
  * blocks of it; a kernel without MADV_POPULATE_WRITE leaves it to faults. */
-static void pop_range(uint64_t lo, uint64_t hi)
+static void pop_range(struct pop_set *ps, uint64_t lo, uint64_t hi)
 {
-	uint64_t pg = 4096, a = lo & ~(pg - 1), e = (hi + pg - 1) & ~(pg - 1);
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t a = lo & ~(pg - 1), e = (hi + pg - 1) & ~(pg - 1);
 
-	if (e > pop.size)
-		e = pop.size;
-	madvise((void *)(pop.base + a), e - a, MADV_POPULATE_WRITE);
+	if (e > ps->size)
+		e = ps->size;
+	madvise((void *)(ps->base + a), e - a, MADV_POPULATE_WRITE);
 	for (uint64_t b = (lo + POP_BLOCK - 1) / POP_BLOCK; (b + 1) * POP_BLOCK <= hi; b++)
-		pop.bits[b / 64] |= 1ull << (b % 64);
+		ps->bits[b / 64] |= 1ull << (b % 64);
 }
 
 /* Populate the pages of [off, off+n) of m this process has not populated. */
 static void populate_ahead(const struct pool_map *m, uint64_t off, uint64_t n)
 {
 	uint64_t b, end = off + n, lo;
+	struct pop_set *ps;
 
 	pthread_mutex_lock(&pop.lock);
-	if ((pop.base != m->base || pop.size != m->size) && pop_reset(m))
-		goto out;
-	for (b = off / POP_BLOCK; b * POP_BLOCK < end; ) {
-		if (pop_test(b)) {
+	ps = pop_find(m);
+	for (b = off / POP_BLOCK; ps && b * POP_BLOCK < end; ) {
+		if (pop_test(ps, b)) {
 			b++;
 			continue;
 		}
 		lo = b * POP_BLOCK < off ? off : b * POP_BLOCK;
-		while (b * POP_BLOCK < end && !pop_test(b))
+		while (b * POP_BLOCK < end && !pop_test(ps, b))
 			b++;
-		pop_range(lo, b * POP_BLOCK < end ? b * POP_BLOCK : end);
+		pop_range(ps, lo, b * POP_BLOCK < end ? b * POP_BLOCK : end);
 	}
-out:
 	pthread_mutex_unlock(&pop.lock);
 }
 
