@@ -4,7 +4,9 @@
  * mode measures marufs and its peer in the same process and run, so the
  * printed ratio holds on a noisy shared machine where absolute times do not.
  *
- *   maru_bench putget URI SIZE ITERS     32 MiB put/get vs memcpy
+ *   maru_bench putget URI SIZE ITERS     32 MiB put/get vs memcpy (and the
+ *                                         first puts, into untouched pool
+ *                                         pages, vs memcpy into fresh pages)
  *   maru_bench get URI SIZE ITERS        get only (throughput, bytes/s)
  *   maru_bench lookups URI NAMES THREADS SECONDS [DIR]
  *   maru_bench fill URI NAMES DIR        create NAMES empty published names
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +71,14 @@ static void *xmap(size_t len)
 	return p;
 }
 
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 static void put_one(struct maru_client *c, const char *name, const void *buf, size_t len)
 {
 	struct maru_file *f;
@@ -97,60 +108,186 @@ static void get_one(struct maru_client *c, const char *name, void *buf, size_t l
 	maru_file_close(f);
 }
 
-/* put/get through libmaru against memcpy between two anonymous buffers. */
+/* The bench's names: NAMES of them, written in turn. */
+#define NAMES	4
+/* Puts until every range the rotation uses has been written once: NAMES,
+ * plus one, as each replacement is placed before the old version is freed. */
+#define WARMUP	(NAMES + 1)
+
+static const char *bench_name(int i)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "bench-%d-%d", (int)getpid(), i % NAMES);
+	return name;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double memcpy_once(uint8_t *dst, const uint8_t *src, size_t size)
+{
+	double t = now_s();
+
+	memcpy(dst, src, size);
+	__asm__ __volatile__("" : : "r"(dst) : "memory");
+	return now_s() - t;
+}
+
+/* Seconds for iters puts from src; *faults gets the page faults they took. */
+static double put_loop(struct maru_client *c, int first, int iters, const uint8_t *src,
+		       size_t size, long *faults)
+{
+	long f0 = minflt();
+	double t = now_s();
+
+	for (int i = first; i < first + iters; i++)
+		put_one(c, bench_name(i), src, size);
+	t = now_s() - t;
+	*faults = minflt() - f0;
+	return t;
+}
+
+/*
+ * iters puts, each right after a memcpy of the same size, so load from
+ * other processes falls on both alike; the medians of each go to *t_put and
+ * *t_memcpy. *faults: the page faults of the puts.
+ */
+static void put_alternating(struct maru_client *c, int first, int iters, uint8_t *dst,
+			    const uint8_t *src, size_t size, double *t_put, double *t_memcpy,
+			    long *faults)
+{
+	double *tp = calloc((size_t)iters, sizeof(double));
+	double *tm = calloc((size_t)iters, sizeof(double));
+	long f;
+
+	if (!tp || !tm)
+		die("calloc", -ENOMEM);
+	*faults = 0;
+	for (int i = 0; i < iters; i++) {
+		tm[i] = memcpy_once(dst, src, size);
+		tp[i] = put_loop(c, first + i, 1, src, size, &f);
+		*faults += f;
+	}
+	*t_put = median(tp, iters);
+	*t_memcpy = median(tm, iters);
+	free(tp);
+	free(tm);
+}
+
+/* The peer of a put into pool pages no one touched yet: memcpy into
+ * anonymous pages no one touched yet (both fault, allocate and zero). */
+static double memcpy_cold(const uint8_t *src, size_t size, int iters, long *faults)
+{
+	double t = 0;
+	long f0 = minflt();
+
+	for (int i = 0; i < iters; i++) {
+		uint8_t *dst = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		double t0;
+
+		if (dst == MAP_FAILED)
+			die("mmap", -errno);
+		t0 = now_s();
+		memcpy(dst, src, size);
+		__asm__ __volatile__("" : : "r"(dst) : "memory");
+		t += now_s() - t0;
+		munmap(dst, size);
+	}
+	*faults = (minflt() - f0) / iters;
+	return t;
+}
+
+static double memcpy_warm(uint8_t *dst, const uint8_t *src, size_t size, int iters)
+{
+	double t = 0;
+
+	for (int i = 0; i < iters; i++)
+		t += memcpy_once(dst, src, size);
+	return t;
+}
+
+static double get_loop(struct maru_client *c, uint8_t *dst, const uint8_t *src, size_t size,
+		       int iters)
+{
+	double t;
+
+	memset(dst, 0, size);
+	t = now_s();
+	for (int i = 0; i < iters; i++)
+		get_one(c, bench_name(i), dst, size);
+	t = now_s() - t;
+	if (memcmp(src, dst, size))
+		die("verify", -EIO);
+	return t;
+}
+
+static void print_rate(const char *key, size_t size, int n, double secs)
+{
+	printf("%s %.0f\n", key, (double)size * n / secs);
+}
+
+/*
+ * put/get through libmaru against memcpy between two anonymous buffers of
+ * 4 KiB pages (the pool's pages are 4 KiB too: tmpfs, shmem THP off), both
+ * populated before the clock starts. So the put is timed on pool pages this
+ * process has written before (the first WARMUP puts), each put right after
+ * a memcpy, as medians (put_Bps, put_memcpy_Bps); those first puts, into
+ * pool pages nobody touched, are measured against memcpy into fresh
+ * anonymous pages, which pay the same faults, allocation and zeroing. The
+ * get is the mean of iters gets against the mean of iters memcpys.
+ */
 static int bench_putget(const char *uri, size_t size, int iters, int get_only)
 {
 	struct maru_client *c = connect_uri(uri);
 	struct maru_pool_info pi;
 	uint8_t *src = xmap(size), *dst = xmap(size);
-	double t, t_memcpy, t_put = 0, t_get;
-	char name[64];
-	int i;
+	double t_memcpy, t_put = 0, t_pmemcpy = 1, t_cold = 0, t_mcold = 0, t_get;
+	long f_put = 0, f_cold = 0, f_mcold = 0;
 
 	for (size_t k = 0; k < size; k++)
 		src[k] = (uint8_t)(k * 131 + 7);
 	maru_client_pool_info(c, &pi);
-	t = now_s();
-	for (i = 0; i < iters; i++) {
-		memcpy(dst, src, size);
-		__asm__ __volatile__("" : : "r"(dst) : "memory");
-	}
-	t_memcpy = now_s() - t;
+	t_memcpy = memcpy_warm(dst, src, size, iters);
 	if (!get_only) {
-		t = now_s();
-		for (i = 0; i < iters; i++) {
-			snprintf(name, sizeof(name), "bench-%d-%d", (int)getpid(), i % 4);
-			put_one(c, name, src, size);
-		}
-		t_put = now_s() - t;
+		t_mcold = memcpy_cold(src, size, WARMUP, &f_mcold);
+		t_cold = put_loop(c, 0, WARMUP, src, size, &f_cold);
+		put_alternating(c, WARMUP, iters, dst, src, size, &t_put, &t_pmemcpy, &f_put);
 	} else {
-		for (i = 0; i < 4; i++) {
-			snprintf(name, sizeof(name), "bench-%d-%d", (int)getpid(), i);
-			put_one(c, name, src, size);
-		}
+		put_loop(c, 0, NAMES, src, size, &f_put);
 	}
-	memset(dst, 0, size);
-	t = now_s();
-	for (i = 0; i < iters; i++) {
-		snprintf(name, sizeof(name), "bench-%d-%d", (int)getpid(), i % 4);
-		get_one(c, name, dst, size);
-	}
-	t_get = now_s() - t;
-	if (memcmp(src, dst, size))
-		die("verify", -EIO);
-	for (i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "bench-%d-%d", (int)getpid(), i);
-		maru_unlink(c, MARU_ROOT_ID, name);
-	}
+	t_get = get_loop(c, dst, src, size, iters);
+	for (int i = 0; i < NAMES; i++)
+		maru_unlink(c, MARU_ROOT_ID, bench_name(i));
 	printf("data_path %s\n", pi.data_path == MARU_DATA_SHM ? "shm" :
 	       pi.data_path == MARU_DATA_RDMA ? "rdma" : "tcp");
 	printf("chunk_bytes %zu\niters %d\n", size, iters);
-	printf("memcpy_Bps %.0f\n", (double)size * iters / t_memcpy);
-	if (!get_only)
-		printf("put_Bps %.0f\n", (double)size * iters / t_put);
-	printf("get_Bps %.0f\n", (double)size * iters / t_get);
-	if (!get_only)
-		printf("ratio put/memcpy %.3f\n", t_memcpy / t_put);
+	print_rate("memcpy_Bps", size, iters, t_memcpy);
+	if (!get_only) {
+		print_rate("put_Bps", size, 1, t_put);
+		print_rate("put_memcpy_Bps", size, 1, t_pmemcpy);
+		printf("put_minflt %ld\n", f_put / iters);
+		print_rate("memcpy_cold_Bps", size, WARMUP, t_mcold);
+		printf("memcpy_cold_minflt %ld\n", f_mcold);
+		print_rate("put_cold_Bps", size, WARMUP, t_cold);
+		printf("put_cold_minflt %ld\n", f_cold / WARMUP);
+	}
+	print_rate("get_Bps", size, iters, t_get);
+	if (!get_only) {
+		printf("ratio put/memcpy %.3f\n", t_pmemcpy / t_put);
+		printf("ratio put_cold/memcpy_cold %.3f\n", t_mcold / t_cold);
+	}
 	printf("ratio get/memcpy %.3f\n", t_memcpy / t_get);
 	maru_client_free(c);
 	return 0;
