@@ -5,7 +5,7 @@
  * this file maps the pool memory at those extents into one contiguous
  * range (several extents are stitched with MAP_FIXED into a reserved range)
  * and keeps a duplicate of the descriptor open: that open file is the lease
- * that keeps the bytes in place. Device-DAX maps only at its alignment, so
+ * that keeps the bytes in place (with MARU_MAP_BORROW the caller's own). Device-DAX maps only at its alignment, so
  * offsets, lengths and the virtual range follow the pool's granule.
  *
  * Pools are cached per process (struct pool_ref): where this host opens the
@@ -74,6 +74,7 @@ struct maru_map {
 	pid_t pid;		/* a write hold belongs to the process that took it */
 	unsigned int flags;	/* MARU_MAP_* */
 	int held;
+	int borrowed;		/* fd is the caller's: not closed here */
 	uint64_t generation;
 	struct pool_ref *pool;
 };
@@ -512,7 +513,7 @@ static void map_free(struct maru_map *m)
 		munmap(m->va, m->va_len);
 	if (m->held)
 		ioctl(m->fd, MARUFS_IOC_UNHOLD);
-	if (m->fd >= 0)
+	if (m->fd >= 0 && !m->borrowed)
 		close(m->fd);
 	if (m->pool)
 		pool_put(m->pool);
@@ -551,7 +552,9 @@ int maru_map(int fd, const char *path, unsigned int flags, struct maru_map **out
 	struct maru_map *m;
 	int rc;
 
-	if (!out || (flags & ~(MARU_MAP_WRITE | MARU_MAP_POPULATE)) || (!path && fd < 0))
+	if (!out || (flags & ~(MARU_MAP_WRITE | MARU_MAP_POPULATE | MARU_MAP_BORROW)) ||
+	    (!path && fd < 0) ||
+	    ((flags & MARU_MAP_BORROW) && (path || (flags & MARU_MAP_WRITE))))
 		return -EINVAL;
 	m = calloc(1, sizeof(*m));
 	x = calloc(2, sizeof(*x));	/* the first reply, and the next pages */
@@ -561,7 +564,8 @@ int maru_map(int fd, const char *path, unsigned int flags, struct maru_map **out
 		return -ENOMEM;
 	}
 	m->pid = getpid();
-	m->fd = lease_open(fd, path, flags);
+	m->borrowed = !!(flags & MARU_MAP_BORROW);
+	m->fd = m->borrowed ? fd : lease_open(fd, path, flags);
 	rc = m->fd < 0 ? m->fd : map_build(m, x, x + 1, flags);
 	if (rc) {
 		map_free(m);
@@ -627,7 +631,7 @@ int maru_unmap(struct maru_map *m)
 	if (m->held && m->pid == getpid() && ioctl(m->fd, MARUFS_IOC_UNHOLD))
 		rc = -errno;
 	m->held = 0;
-	if (close(m->fd) && rc == 0 && errno != EINTR)
+	if (!m->borrowed && close(m->fd) && rc == 0 && errno != EINTR)
 		rc = -errno;
 	m->fd = -1;
 	pool_put(m->pool);

@@ -556,6 +556,29 @@ static void test_pool_replaced(void **state)
 	assert_int_equal(maru_unmap(m), 0);
 }
 
+/* MARU_MAP_BORROW: the caller's descriptor is the lease, left open. */
+static void test_borrow(void **state)
+{
+	struct maru_map *m;
+	int fd = open("/dev/null", O_RDONLY), free_fd, probe;
+
+	assert_true(fd >= 0);
+	free_fd = dup(fd);	/* the lowest free descriptor number */
+	close(free_fd);
+	ext_set(0, 2 * MiB, 1 * MiB);
+	fk.size = 1 * MiB;
+	assert_int_equal(maru_map(fd, NULL, MARU_MAP_BORROW, &m), 0);
+	assert_bytes(m);
+	probe = dup(fd);	/* no duplicate taken: that number is still free */
+	assert_int_equal(probe, free_fd);
+	close(probe);
+	assert_int_equal(maru_unmap(m), 0);
+	assert_true(fcntl(fd, F_GETFD) >= 0);	/* still open */
+	assert_int_equal(maru_map(fd, NULL, MARU_MAP_BORROW | MARU_MAP_WRITE, &m), -EINVAL);
+	assert_int_equal(maru_map(AT_FDCWD, "/dev/null", MARU_MAP_BORROW, &m), -EINVAL);
+	assert_int_equal(close(fd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -574,6 +597,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_contiguous_extents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_populate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_borrow, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("map", tests, NULL, NULL);
