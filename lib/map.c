@@ -5,8 +5,9 @@
  * this file maps the pool memory at those extents into one contiguous
  * range (several extents are stitched with MAP_FIXED into a reserved range)
  * and keeps a duplicate of the descriptor open: that open file is the lease
- * that keeps the bytes in place (with MARU_MAP_BORROW the caller's own). Device-DAX maps only at its alignment, so
- * offsets, lengths and the virtual range follow the pool's granule.
+ * that keeps the bytes in place (with MARU_MAP_BORROW, the caller's own).
+ * Device-DAX maps only at its alignment, so offsets, lengths and the
+ * virtual range follow the pool's granule.
  *
  * Pools are cached per process (struct pool_ref): where this host opens the
  * pool, its granule, and one read-only mapping of the whole pool, made when

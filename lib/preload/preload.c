@@ -13,14 +13,15 @@
  * descriptor, either a read-only mapping of the file or the verdict "not
  * ours". The mapping is made (and the extents asked) once per open, and is
  * normally a range of libmaru's per-process pool mapping, populated once:
- * a served read is a memcpy out of it. The key is checked with fstat on every large read, so a descriptor
- * closed behind our back (close_range, a raw syscall) and reused for
- * another file never hits a stale entry; close, fclose, dup2 and dup3 drop
- * the entry at once, after waiting for the reads in flight on it: the
- * mapping borrows the descriptor as its lease (MARU_MAP_BORROW), so closing
- * it costs no extra round trip to marufs. read/readv keep the file offset with lseek under the
- * entry's pos_lock. Every copy is bracketed by maru_map_check(): after a
- * marud restart the read falls through to FUSE, which answers EIO.
+ * a served read is a memcpy out of it. The key is checked with fstat on
+ * every large read, so a descriptor closed behind our back (close_range, a
+ * raw syscall) and reused for another file never hits a stale entry; close,
+ * fclose, dup2 and dup3 drop the entry at once, after waiting for the reads
+ * in flight on it: the mapping borrows the descriptor as its lease
+ * (MARU_MAP_BORROW), so closing it costs no extra round trip to marufs.
+ * read/readv keep the file offset with lseek under the entry's pos_lock.
+ * Every copy is bracketed by maru_map_check(): after a marud restart the
+ * read falls through to FUSE, which answers EIO.
  *
  * mmap: each intercepted mmap is its own maru_map (holding its own lease),
  * remembered by address until munmap of the whole range.
