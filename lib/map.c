@@ -5,15 +5,22 @@
  * this file maps the pool memory at those extents into one contiguous
  * range (several extents are stitched with MAP_FIXED into a reserved range)
  * and keeps a duplicate of the descriptor open: that open file is the lease
- * that keeps the bytes in place. Device-DAX maps only at its alignment, so
- * offsets, lengths and the virtual range follow the pool's granule.
+ * that keeps the bytes in place (with MARU_MAP_BORROW, the caller's own).
+ * Device-DAX maps only at its alignment, so offsets, lengths and the
+ * virtual range follow the pool's granule.
  *
  * Pools are cached per process (struct pool_ref): where this host opens the
- * pool, its granule, and a read-only mapping of its superblock, through
- * which a mapping checks the pool UUID when it is made and the marud
- * generation whenever asked (maru_map_check). pool_lock guards the cache
- * and is taken around fork() so a child can map too. A struct maru_map is
- * used by one thread at a time.
+ * pool, its granule, and one read-only mapping of the whole pool, made when
+ * the pool is first met and kept for the life of the process (unmapped only
+ * when the pool behind that name changes identity). Its superblock is how a
+ * mapping checks the pool UUID when it is made and the marud generation
+ * whenever asked (maru_map_check). A read-only mapping whose extents lie
+ * side by side in the pool is a pointer into it: no mmap or munmap per
+ * open, and MARU_MAP_POPULATE prefaults each 2 MiB chunk of the pool once
+ * per process (p->populated). Writable mappings, and extents that must be
+ * stitched, get their own mmap as before. pool_lock guards the cache and
+ * is taken around fork() so a child can map too. A struct maru_map is used
+ * by one thread at a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,16 +47,23 @@ _Static_assert(sizeof(struct marufs_extent) == sizeof(struct extent) &&
 	       offsetof(struct marufs_extent, len) == offsetof(struct extent, len),
 	       "struct marufs_extent must have struct extent's layout");
 
+/* MARU_MAP_POPULATE prefaults the whole pool mapping in chunks of this size */
+#define POP_CHUNK	(2ULL << 20)
+
 struct pool_ref {
 	struct pool_ref *next;
 	unsigned int refs;
 	uint8_t uuid[16];
 	char name[MARUFS_POOL_PATH_MAX];	/* marud's path */
 	char path[PATH_MAX];		/* where this host opens it */
+	dev_t dev;			/* the file at path when it was mapped */
+	ino_t ino;
 	uint64_t size;
 	uint64_t granule;		/* mapping offsets/lengths are multiples */
 	const struct pool_superblock *sb;
-	size_t sb_len;
+	size_t sb_len;			/* 0: sb is base */
+	const uint8_t *base;		/* the whole pool read-only, or NULL */
+	uint64_t *populated;		/* a bit per POP_CHUNK of base, set atomically */
 };
 
 struct maru_map {
@@ -61,6 +75,7 @@ struct maru_map {
 	pid_t pid;		/* a write hold belongs to the process that took it */
 	unsigned int flags;	/* MARU_MAP_* */
 	int held;
+	int borrowed;		/* fd is the caller's: not closed here */
 	uint64_t generation;
 	struct pool_ref *pool;
 };
@@ -108,21 +123,52 @@ static uint64_t granule_of(const char *path, uint64_t pool_align)
 extern uint64_t (*map_granule)(const char *path, uint64_t pool_align);
 uint64_t (*map_granule)(const char *path, uint64_t pool_align) = granule_of;
 
+/* The whole pool read-only, for the life of the process (NULL if it cannot be). */
+static void pool_map_whole(struct pool_ref *p, int fd)
+{
+	uint64_t chunks = (p->size + POP_CHUNK - 1) / POP_CHUNK;
+	void *base;
+
+	if (p->size > SIZE_MAX || p->size % p->granule)
+		return;
+	p->populated = calloc((size_t)((chunks + 63) / 64), sizeof(*p->populated));
+	if (!p->populated)
+		return;
+	base = mmap(NULL, (size_t)p->size, PROT_READ, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		free(p->populated);
+		p->populated = NULL;
+		return;
+	}
+	p->base = base;
+}
+
 static int sb_map(struct pool_ref *p)
 {
+	struct stat st;
 	void *sb;
 	int fd, err;
 
 	fd = open(p->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EACCES ? -EACCES : -ENODEV;
-	p->sb_len = p->granule;
-	sb = mmap(NULL, p->sb_len, PROT_READ, MAP_SHARED, fd, 0);
-	err = errno;
-	close(fd);
-	if (sb == MAP_FAILED)
-		return err == EACCES ? -EACCES : -ENODEV;
-	p->sb = sb;
+	if (fstat(fd, &st) == 0) {
+		p->dev = st.st_dev;
+		p->ino = st.st_ino;
+	}
+	pool_map_whole(p, fd);
+	if (p->base) {
+		p->sb = (const void *)p->base;
+		close(fd);
+	} else {
+		p->sb_len = p->granule;
+		sb = mmap(NULL, p->sb_len, PROT_READ, MAP_SHARED, fd, 0);
+		err = errno;
+		close(fd);
+		if (sb == MAP_FAILED)
+			return err == EACCES ? -EACCES : -ENODEV;
+		p->sb = sb;
+	}
 	if (pool_sb_check(p->sb) || memcmp(p->sb->uuid, p->uuid, sizeof(p->uuid)) ||
 	    p->sb->size != p->size)
 		return -ENODEV;
@@ -131,8 +177,11 @@ static int sb_map(struct pool_ref *p)
 
 static void pool_free(struct pool_ref *p)
 {
-	if (p->sb)
+	if (p->base)
+		munmap((void *)p->base, (size_t)p->size);
+	else if (p->sb)
 		munmap((void *)p->sb, p->sb_len);
+	free(p->populated);
 	free(p);
 }
 
@@ -160,13 +209,24 @@ static int pool_new(const struct marufs_extents *x, struct pool_ref **out)
 	return 0;
 }
 
-/* Unused entries for the same marud path name a pool that was replaced. */
+/* Is the file mapped for p gone from its path (a pool replaced or removed)? */
+static int pool_moved(const struct pool_ref *p)
+{
+	struct stat st;
+
+	return stat(p->path, &st) || st.st_dev != p->dev || st.st_ino != p->ino;
+}
+
+/*
+ * Unused entries for the same marud path name a pool that was replaced;
+ * unused entries whose file left its path would keep its memory alive.
+ */
 static void pool_prune_locked(const char *name)
 {
 	struct pool_ref **pp = &pools, *p;
 
 	while ((p = *pp)) {
-		if (p->refs == 0 && strcmp(p->name, name) == 0) {
+		if (p->refs == 0 && (strcmp(p->name, name) == 0 || pool_moved(p))) {
 			*pp = p->next;
 			pool_free(p);
 		} else {
@@ -361,15 +421,68 @@ static int map_extents(struct maru_map *m, const struct layout *l, int pfd, int 
 	return 0;
 }
 
+/*
+ * A read-only file whose extents follow each other in the pool is a range
+ * of the pool mapping: its byte 0 in *addr. 0 if it is not (or no mapping).
+ */
+static int in_base(const struct pool_ref *p, const struct marufs_extents *x,
+		   const struct marufs_extent *ext, const uint8_t **addr)
+{
+	struct extent_iter it;
+	struct extent_piece pc;
+	uint64_t next = 0;
+
+	if (!p->base || x->pool_size != p->size)
+		return 0;
+	extent_iter_init(&it, (const struct extent *)ext, x->nextents, 0, x->size);
+	while (extent_iter_next(&it, &pc)) {
+		if (layout_valid(&ext[pc.idx], 1, x->pool_size) || (pc.idx && pc.pool_off != next))
+			return 0;	/* layout_plan says what is wrong */
+		next = pc.pool_off + pc.len;
+	}
+	if (it.left)
+		return 0;
+	*addr = p->base + ext[0].off;
+	return 1;
+}
+
+/* Prefault [off, off+len) of the pool mapping, each chunk once per process. */
+static void pool_populate(struct pool_ref *p, uint64_t off, uint64_t len)
+{
+	uint64_t c, bit, at, n;
+	volatile const uint8_t *b;
+
+	for (c = off / POP_CHUNK; c * POP_CHUNK < off + len; c++) {
+		bit = 1ULL << (c % 64);
+		if (__atomic_load_n(&p->populated[c / 64], __ATOMIC_RELAXED) & bit)
+			continue;
+		at = c * POP_CHUNK;
+		n = p->size - at < POP_CHUNK ? p->size - at : POP_CHUNK;
+		if (madvise((void *)(p->base + at), (size_t)n, MADV_POPULATE_READ)) {
+			/* a kernel before 5.14: touch each page instead */
+			for (b = p->base + at; b < p->base + at + n; b += 4096)
+				(void)*b;
+		}
+		__atomic_fetch_or(&p->populated[c / 64], bit, __ATOMIC_RELAXED);
+	}
+}
+
 static int map_pool(struct maru_map *m, const struct marufs_extents *x,
 		    const struct marufs_extent *ext, unsigned int flags)
 {
 	int wr = flags & MARU_MAP_WRITE;
+	const uint8_t *addr;
 	struct layout l;
 	int pfd, rc;
 
 	if (x->size == 0)
 		return 0;
+	if (!wr && in_base(m->pool, x, ext, &addr)) {
+		m->addr = (uint8_t *)addr;
+		if (flags & MARU_MAP_POPULATE)
+			pool_populate(m->pool, ext[0].off, x->size);
+		return 0;
+	}
 	rc = layout_plan(&l, x, ext, m->pool->granule);
 	if (rc)
 		return rc;
@@ -401,7 +514,7 @@ static void map_free(struct maru_map *m)
 		munmap(m->va, m->va_len);
 	if (m->held)
 		ioctl(m->fd, MARUFS_IOC_UNHOLD);
-	if (m->fd >= 0)
+	if (m->fd >= 0 && !m->borrowed)
 		close(m->fd);
 	if (m->pool)
 		pool_put(m->pool);
@@ -440,7 +553,9 @@ int maru_map(int fd, const char *path, unsigned int flags, struct maru_map **out
 	struct maru_map *m;
 	int rc;
 
-	if (!out || (flags & ~(MARU_MAP_WRITE | MARU_MAP_POPULATE)) || (!path && fd < 0))
+	if (!out || (flags & ~(MARU_MAP_WRITE | MARU_MAP_POPULATE | MARU_MAP_BORROW)) ||
+	    (!path && fd < 0) ||
+	    ((flags & MARU_MAP_BORROW) && (path || (flags & MARU_MAP_WRITE))))
 		return -EINVAL;
 	m = calloc(1, sizeof(*m));
 	x = calloc(2, sizeof(*x));	/* the first reply, and the next pages */
@@ -450,7 +565,8 @@ int maru_map(int fd, const char *path, unsigned int flags, struct maru_map **out
 		return -ENOMEM;
 	}
 	m->pid = getpid();
-	m->fd = lease_open(fd, path, flags);
+	m->borrowed = !!(flags & MARU_MAP_BORROW);
+	m->fd = m->borrowed ? fd : lease_open(fd, path, flags);
 	rc = m->fd < 0 ? m->fd : map_build(m, x, x + 1, flags);
 	if (rc) {
 		map_free(m);
@@ -516,7 +632,7 @@ int maru_unmap(struct maru_map *m)
 	if (m->held && m->pid == getpid() && ioctl(m->fd, MARUFS_IOC_UNHOLD))
 		rc = -errno;
 	m->held = 0;
-	if (close(m->fd) && rc == 0 && errno != EINTR)
+	if (!m->borrowed && close(m->fd) && rc == 0 && errno != EINTR)
 		rc = -errno;
 	m->fd = -1;
 	pool_put(m->pool);

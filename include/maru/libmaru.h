@@ -441,6 +441,7 @@ enum maru_map_flags {
 	/* in */
 	MARU_MAP_WRITE = 1u << 0,	/* writable: a pending file open for write */
 	MARU_MAP_POPULATE = 1u << 1,	/* prefault the whole range now */
+	MARU_MAP_BORROW = 1u << 2,	/* fd is the lease, kept open by the caller */
 	/* out, from maru_map_flags() */
 	MARU_MAP_PENDING = 1u << 8,	/* the version is pending (not published) */
 	MARU_MAP_COHERENCE_FLUSH = 1u << 9,	/* the mount runs coherence=flush */
@@ -452,7 +453,10 @@ enum maru_map_flags {
  * or O_RDWR with MARU_MAP_WRITE (a new pending version, a copy of the
  * current bytes, published by maru_unmap()). The mapping keeps a duplicate
  * of the descriptor, the lease: the bytes stay valid while it lives, also
- * after the name is unlinked or replaced.
+ * after the name is unlinked or replaced. MARU_MAP_BORROW (read-only, path
+ * NULL) takes no duplicate: fd itself is the lease, and the caller keeps it
+ * open until maru_unmap(), which leaves it open (this saves the round trip
+ * to marufs that closing a duplicate costs).
  *
  * A published file maps read-only. MARU_MAP_WRITE maps this mount's pending
  * version writable, [0, size) as the file is now (size it first with

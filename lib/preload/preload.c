@@ -11,12 +11,17 @@
  *
  * Reads: a table of entries keyed by (fd, st_dev, st_ino) caches, per
  * descriptor, either a read-only mapping of the file or the verdict "not
- * ours". The key is checked with fstat on every large read, so a descriptor
- * closed behind our back (close_range, a raw syscall) and reused for
- * another file never hits a stale entry; close, fclose, dup2 and dup3 drop
- * the entry at once. read/readv keep the file offset with lseek under the
- * entry's pos_lock. Every copy is bracketed by maru_map_check(): after a
- * marud restart the read falls through to FUSE, which answers EIO.
+ * ours". The mapping is made (and the extents asked) once per open, and is
+ * normally a range of libmaru's per-process pool mapping, populated once:
+ * a served read is a memcpy out of it. The key is checked with fstat on
+ * every large read, so a descriptor closed behind our back (close_range, a
+ * raw syscall) and reused for another file never hits a stale entry; close,
+ * fclose, dup2 and dup3 drop the entry at once, after waiting for the reads
+ * in flight on it: the mapping borrows the descriptor as its lease
+ * (MARU_MAP_BORROW), so closing it costs no extra round trip to marufs.
+ * read/readv keep the file offset with lseek under the entry's pos_lock.
+ * Every copy is bracketed by maru_map_check(): after a marud restart the
+ * read falls through to FUSE, which answers EIO.
  *
  * mmap: each intercepted mmap is its own maru_map (holding its own lease),
  * remembered by address until munmap of the whole range.
@@ -106,6 +111,7 @@ struct ent {
 	dev_t dev;
 	ino_t ino;
 	int refs;		/* the table's, plus one per reader */
+	int dropping;		/* unlinked by a close: it waits for the readers */
 	int neg;
 	struct maru_map *m;
 	pthread_mutex_t pos_lock;	/* read/readv: offset read-modify-write */
@@ -120,6 +126,7 @@ struct region {
 };
 
 static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t readers_done = PTHREAD_COND_INITIALIZER;	/* a dropping entry's */
 static struct ent *tab[TAB_SIZE];
 static struct ent *purge;	/* dropped in a fork child, freed on the next call */
 static struct region *regions;
@@ -224,12 +231,17 @@ static void ent_put(struct ent *e)
 
 	pthread_mutex_lock(&tab_lock);
 	last = --e->refs == 0;
+	if (e->dropping)
+		pthread_cond_broadcast(&readers_done);
 	pthread_mutex_unlock(&tab_lock);
 	if (last)
 		ent_free(e, 1);
 }
 
-/* Unlink every entry of fd; the table's references are dropped. */
+/*
+ * Unlink every entry of fd and drop the table's references, after the reads
+ * in flight on them: the descriptor about to be closed is their lease.
+ */
 static void ent_drop_fd(int fd)
 {
 	struct ent **pp, *e, *gone = NULL;
@@ -242,11 +254,15 @@ static void ent_drop_fd(int fd)
 		if (e->fd == fd) {
 			*pp = e->next;
 			e->next = gone;
+			e->dropping = 1;
 			gone = e;
 		} else {
 			pp = &e->next;
 		}
 	}
+	for (e = gone; e; e = e->next)
+		while (e->refs > 1)
+			pthread_cond_wait(&readers_done, &tab_lock);
 	pthread_mutex_unlock(&tab_lock);
 	while ((e = gone)) {
 		gone = e->next;
@@ -335,7 +351,8 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 	if (!S_ISREG(st->st_mode) || !is_fuse(fd, st->st_dev))
 		return e;
 	in_shim++;
-	rc = maru_map(fd, NULL, MARU_MAP_POPULATE, &e->m);
+	/* the descriptor is the lease: close waits for its readers (ent_drop_fd) */
+	rc = maru_map(fd, NULL, MARU_MAP_POPULATE | MARU_MAP_BORROW, &e->m);
 	in_shim--;
 	if (rc) {
 		e->m = NULL;
@@ -758,4 +775,5 @@ static void fork_child(void)
 		}
 	}
 	pthread_mutex_init(&tab_lock, NULL);
+	pthread_cond_init(&readers_done, NULL);
 }

@@ -4,17 +4,33 @@
  * (marufs-design(7) §5, §9). Each mode prints "key value" lines; run.sh puts the
  * modes side by side and prints ratios:
  *
- *   memcpy SIZE ITERS   memcpy between two anonymous buffers (the limit)
+ *   memcpy SIZE ITERS   memcpy between anonymous buffers (the limit), with
+ *                       the same three buffers as the other modes: source,
+ *                       destination and the reference copy it is checked
+ *                       against (32 MiB each: their sum decides how much
+ *                       stays in the last-level cache, so a peer with two
+ *                       buffers would be measured with a smaller footprint)
  *   read PATH ITERS     open, read() the whole file, close; run it plainly
- *                       (FUSE or tmpfs) or under libmaru-preload.so
+ *                       (FUSE or tmpfs) or under libmaru-preload.so. This
+ *                       and the next three modes also time their memcpy
+ *                       peer in the same process, turn about (run_paired),
+ *                       and print peer_memcpy_Bps and ratio_vs_memcpy (of
+ *                       the medians; best_ratio_vs_memcpy of the fastest)
  *   readcold PATH ITERS the same with the page cache of the file dropped
  *                       before each read (a chunk another node wrote)
  *   map PATH ITERS      maru_map(), memcpy out, maru_unmap()
  *   mapheld PATH ITERS  memcpy out of one maru_map() held throughout
- *   ttfb PATH ITERS     open, mmap, load the first byte: median latency
+ *   ttfb PATH ITERS     open, mmap, load the first byte: median latency of
+ *                       the whole (ttfb_ns), of the open alone (ttfb_open_ns)
+ *                       and of mmap + first byte on the open descriptor
+ *                       (ttfb_mmap_ns)
  *
- * Every copy is checked against the first one outside the timed region,
- * so a fast wrong answer fails (exit 1) instead of winning.
+ * Rates are of the median iteration, not of the total, so a preemption on
+ * this shared machine moves a rate less. Every copy is checked against the
+ * first one outside the timed region, so a fast wrong answer fails (exit 1)
+ * instead of winning. Anonymous buffers get the kernel's default pages
+ * (no MADV_HUGEPAGE), like the shm pool's; memcpy prints anon_huge_kB, the
+ * transparent huge pages its buffers got.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +94,46 @@ static size_t file_size(const char *path)
 	return (size_t)st.st_size;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of n times (sorted in place). */
+static double median(double *t, unsigned int n)
+{
+	qsort(t, n, sizeof(*t), cmp_double);
+	return t[n / 2];
+}
+
+/* Per-iteration times, ITERS of them. */
+static double *times(unsigned int iters)
+{
+	double *t = calloc(iters ? iters : 1, sizeof(*t));
+
+	if (!t || !iters)
+		die("iterations");
+	return t;
+}
+
+/* AnonHugePages of this process, in kB (-1 if unknown). */
+static long anon_huge_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 static void check(const uint8_t *a, const uint8_t *b, size_t len, const char *what)
 {
 	if (memcmp(a, b, len)) {
@@ -88,19 +144,21 @@ static void check(const uint8_t *a, const uint8_t *b, size_t len, const char *wh
 
 static int mode_memcpy(size_t size, unsigned int iters)
 {
-	uint8_t *a = buffer(size), *b = buffer(size);
-	double t0, t = 0;
+	uint8_t *a = buffer(size), *b = buffer(size), *first = buffer(size);
+	double t0, *t = times(iters);
 	unsigned int i;
 
 	memset(a, 7, size);
+	memcpy(first, a, size);
 	for (i = 0; i < iters; i++) {
-		a[i % size] = (uint8_t)i;
 		t0 = now_s();
 		memcpy(b, a, size);
-		t += now_s() - t0;
-		check(a, b, size, "memcpy");
+		t[i] = now_s() - t0;
+		check(first, b, size, "memcpy");
 	}
-	printf("memcpy_Bps %.0f\n", (double)size * iters / t);
+	printf("memcpy_Bps %.0f\n", (double)size / median(t, iters));
+	printf("anon_huge_kB %ld\n", anon_huge_kb());
+	free(t);
 	return 0;
 }
 
@@ -129,128 +187,160 @@ static void drop_cache(const char *path)
 	close(fd);
 }
 
+/* What a paired mode times: one way of getting the file's bytes into buf. */
+struct subject {
+	const char *path;
+	size_t size;
+	int cold;		/* drop the file's page cache first (untimed) */
+	struct maru_map *held;	/* mapheld: made once */
+};
+
+static void get_read(struct subject *s, uint8_t *buf)
+{
+	read_once(s->path, buf, s->size);
+}
+
+static void get_held(struct subject *s, uint8_t *buf)
+{
+	memcpy(buf, maru_map_addr(s->held), s->size);
+}
+
+static void get_map(struct subject *s, uint8_t *buf)
+{
+	struct maru_map *m;
+	int rc = maru_map(AT_FDCWD, s->path, MARU_MAP_POPULATE, &m);
+
+	if (rc) {
+		fprintf(stderr, "zc_bench: maru_map: %s\n", maru_strerror(rc));
+		exit(1);
+	}
+	memcpy(buf, maru_map_addr(m), s->size);
+	rc = maru_map_check(m);
+	maru_unmap(m);
+	if (rc) {
+		fprintf(stderr, "zc_bench: mapping went stale\n");
+		exit(1);
+	}
+}
+
+/*
+ * ITERS rounds of the subject and of its peer, a memcpy from an anonymous
+ * copy of the file into the same destination, in alternating order: both
+ * see the same load and the same cache footprint (source, destination, the
+ * reference copy), so their ratio is side by side in the strictest sense.
+ */
+static int run_paired(struct subject *s, void (*get)(struct subject *, uint8_t *),
+		      unsigned int iters, const char *key)
+{
+	uint8_t *first = buffer(s->size), *buf = buffer(s->size), *src = buffer(s->size);
+	double t0, *t = times(iters), *tp = times(iters), mt, mp;
+	unsigned int i, k;
+
+	read_once(s->path, first, s->size);	/* warm: page cache, mapping, leases */
+	memcpy(src, first, s->size);
+	for (i = 0; i < iters; i++) {
+		for (k = 0; k < 2; k++) {
+			if ((i + k) % 2 == 0) {
+				if (s->cold)
+					drop_cache(s->path);
+				t0 = now_s();
+				get(s, buf);
+				t[i] = now_s() - t0;
+			} else {
+				t0 = now_s();
+				memcpy(buf, src, s->size);
+				tp[i] = now_s() - t0;
+			}
+			check(first, buf, s->size, key);
+		}
+	}
+	mt = median(t, iters);
+	mp = median(tp, iters);
+	printf("%s %.0f\n", key, (double)s->size / mt);
+	printf("peer_memcpy_Bps %.0f\n", (double)s->size / mp);
+	printf("ratio_vs_memcpy %.3f\n", mp / mt);
+	/* the fastest of each (sorted by median()): what is left without preemption */
+	printf("best_ratio_vs_memcpy %.3f\n", tp[0] / t[0]);
+	free(t);
+	free(tp);
+	return 0;
+}
+
 static int mode_read(const char *path, unsigned int iters, int cold)
 {
-	size_t size = file_size(path);
-	uint8_t *first = buffer(size), *buf = buffer(size);
-	double t0, t = 0;
-	unsigned int i;
+	struct subject s = { .path = path, .size = file_size(path), .cold = cold };
 
-	read_once(path, first, size);	/* warm: page cache, mapping, leases */
-	for (i = 0; i < iters; i++) {
-		if (cold)
-			drop_cache(path);
-		t0 = now_s();
-		read_once(path, buf, size);
-		t += now_s() - t0;
-		check(first, buf, size, "read");
-	}
-	printf("%s %.0f\n", cold ? "readcold_Bps" : "read_Bps", (double)size * iters / t);
-	return 0;
+	return run_paired(&s, get_read, iters, cold ? "readcold_Bps" : "read_Bps");
 }
 
 /* The mapping made once: only the copy out of pool memory is timed. */
 static int mode_map_held(const char *path, unsigned int iters)
 {
-	size_t size = file_size(path);
-	uint8_t *first = buffer(size), *buf = buffer(size);
-	struct maru_map *m;
-	double t0, t = 0;
-	unsigned int i;
+	struct subject s = { .path = path, .size = file_size(path) };
 	int rc;
 
-	read_once(path, first, size);
-	rc = maru_map(AT_FDCWD, path, MARU_MAP_POPULATE, &m);
+	rc = maru_map(AT_FDCWD, path, MARU_MAP_POPULATE, &s.held);
 	if (rc) {
 		fprintf(stderr, "zc_bench: maru_map: %s\n", maru_strerror(rc));
 		return 1;
 	}
-	for (i = 0; i < iters; i++) {
-		t0 = now_s();
-		memcpy(buf, maru_map_addr(m), size);
-		t += now_s() - t0;
-		check(first, buf, size, "held maru_map");
-	}
-	rc = maru_map_check(m);
-	maru_unmap(m);
-	printf("mapheld_Bps %.0f\n", (double)size * iters / t);
-	return rc ? 1 : 0;
+	rc = run_paired(&s, get_held, iters, "mapheld_Bps");
+	if (maru_map_check(s.held))
+		rc = 1;
+	maru_unmap(s.held);
+	return rc;
 }
 
 static int mode_map(const char *path, unsigned int iters)
 {
-	size_t size = file_size(path);
-	uint8_t *first = buffer(size), *buf = buffer(size);
-	struct maru_map *m;
-	double t0, t = 0;
-	unsigned int i;
-	int rc;
+	struct subject s = { .path = path, .size = file_size(path) };
 
-	read_once(path, first, size);
-	for (i = 0; i < iters; i++) {
-		t0 = now_s();
-		rc = maru_map(AT_FDCWD, path, MARU_MAP_POPULATE, &m);
-		if (rc) {
-			fprintf(stderr, "zc_bench: maru_map: %s\n", maru_strerror(rc));
-			return 1;
-		}
-		memcpy(buf, maru_map_addr(m), size);
-		rc = maru_map_check(m);
-		maru_unmap(m);
-		t += now_s() - t0;
-		if (rc) {
-			fprintf(stderr, "zc_bench: mapping went stale\n");
-			return 1;
-		}
-		check(first, buf, size, "maru_map");
-	}
-	printf("map_Bps %.0f\n", (double)size * iters / t);
-	return 0;
+	return run_paired(&s, get_map, iters, "map_Bps");
 }
 
-static int cmp_double(const void *a, const void *b)
+/* One open, mmap, first load: the times to the open and to the byte. */
+static uint8_t ttfb_once(const char *path, size_t size, double *t_open, double *t_all)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double t0 = now_s();
+	volatile uint8_t *p;
+	uint8_t byte;
+	int fd;
 
-	return x < y ? -1 : x > y;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		die(path);
+	*t_open = now_s() - t0;
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	byte = p[0];
+	*t_all = now_s() - t0;
+	munmap((void *)p, size);
+	close(fd);
+	return byte;
 }
 
 static int mode_ttfb(const char *path, unsigned int iters)
 {
 	size_t size = file_size(path);
-	double *lat = calloc(iters, sizeof(*lat)), t0;
-	volatile uint8_t sink;
-	uint8_t first = 0;
+	double *all = times(iters), *op = times(iters), *mm = times(iters), t_open, t_all;
+	uint8_t first;
 	unsigned int i;
 
-	if (!lat)
-		die("calloc");
-	for (i = 0; i <= iters; i++) {
-		int fd;
-		uint8_t *p;
-
-		t0 = now_s();
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			die(path);
-		p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			die("mmap");
-		sink = p[0];
-		if (i)
-			lat[i - 1] = now_s() - t0;	/* the first run warms up */
-		else
-			first = sink;
-		if (sink != first) {
+	first = ttfb_once(path, size, &t_open, &t_all);	/* the first run warms up */
+	for (i = 0; i < iters; i++) {
+		if (ttfb_once(path, size, &op[i], &all[i]) != first) {
 			fprintf(stderr, "zc_bench: first byte changed\n");
 			return 1;
 		}
-		munmap(p, size);
-		close(fd);
+		mm[i] = all[i] - op[i];
 	}
-	qsort(lat, iters, sizeof(*lat), cmp_double);
-	printf("ttfb_ns %.0f\n", lat[iters / 2] * 1e9);
-	free(lat);
+	printf("ttfb_ns %.0f\n", median(all, iters) * 1e9);
+	printf("ttfb_open_ns %.0f\n", median(op, iters) * 1e9);
+	printf("ttfb_mmap_ns %.0f\n", median(mm, iters) * 1e9);
+	free(all);
+	free(op);
+	free(mm);
 	return 0;
 }
 

@@ -446,6 +446,139 @@ static void test_empty(void **state)
 	assert_int_equal(maru_unmap(NULL), -EINVAL);
 }
 
+/* Resident bytes of the mapping that holds addr, from /proc/self/smaps. */
+static long rss_at(const void *addr)
+{
+	unsigned long lo, hi;
+	char line[512];
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, ' ') &&
+		    line[strspn(line, "0123456789abcdef")] == '-')
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb * 1024;
+}
+
+/* Is a file of this name mapped in this process (/proc/self/maps)? */
+static int mapped_path(const char *path)
+{
+	char line[512];
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		found |= strstr(line, path) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Read-only mappings are ranges of one pool mapping: no mmap per open. */
+static void test_pool_mapping_kept(void **state)
+{
+	struct maru_map *a, *b;
+	uint8_t *pa;
+	int n;
+
+	ext_set(0, 2 * MiB + 8 * KiB, 1 * MiB);
+	fk.size = 1 * MiB;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &a), 0);
+	n = maps.n;
+	pa = maru_map_addr(a);
+	assert_int_equal(maru_unmap(a), 0);
+	ext_set(0, 9 * MiB + 4 * KiB, 2 * MiB);
+	fk.size = 2 * MiB;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &b), 0);
+	assert_bytes(b);
+	assert_int_equal(maps.n, n);	/* no new mapping of the pool */
+	assert_ptr_equal((uint8_t *)maru_map_addr(b), pa + (9 * MiB + 4 * KiB) - (2 * MiB + 8 * KiB));
+	assert_int_equal(pa[0], pat(2 * MiB + 8 * KiB));	/* still mapped after unmap */
+	assert_int_equal(maru_unmap(b), 0);
+}
+
+/* Extents that follow each other in the pool need no stitching. */
+static void test_contiguous_extents(void **state)
+{
+	struct maru_map *m;
+	int i;
+
+	ext_set(0, 4 * MiB + 4 * KiB, 1 * MiB - 4 * KiB);
+	ext_set(1, 5 * MiB, 3 * KiB);	/* not page-aligned: no stitching could do it */
+	ext_set(2, 5 * MiB + 3 * KiB, 2 * MiB);
+	fk.size = 1 * MiB - 4 * KiB + 3 * KiB + 2 * MiB - 7;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &m), 0);
+	assert_bytes(m);
+	for (i = 0; i < maps.n; i++)
+		assert_false(maps.fixed[i]);
+	assert_int_equal(maru_unmap(m), 0);
+}
+
+/* MARU_MAP_POPULATE leaves the file's range of the pool mapping resident. */
+static void test_populate(void **state)
+{
+	struct maru_map *m;
+
+	ext_set(0, 16 * MiB, 6 * MiB);
+	fk.size = 6 * MiB;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &m), 0);
+	assert_true(rss_at(maru_map_addr(m)) < 6 * (long)MiB);
+	assert_int_equal(maru_unmap(m), 0);
+	assert_int_equal(maru_map(fd_null, NULL, MARU_MAP_POPULATE, &m), 0);
+	assert_true(rss_at(maru_map_addr(m)) >= 6 * (long)MiB);
+	assert_bytes(m);
+	assert_int_equal(maru_unmap(m), 0);
+}
+
+/* A pool replaced under its path: the old one's memory is let go. */
+static void test_pool_replaced(void **state)
+{
+	char old[sizeof(fk.path)];
+	struct maru_map *m;
+
+	ext_set(0, 2 * MiB, 1 * MiB);
+	fk.size = 1 * MiB;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &m), 0);
+	assert_int_equal(maru_unmap(m), 0);
+	memcpy(old, fk.path, sizeof(old));
+	assert_true(mapped_path(old));
+	pool_make(7);
+	assert_int_equal(maru_map(fd_null, NULL, 0, &m), 0);
+	assert_bytes(m);
+	assert_false(mapped_path(old));
+	assert_int_equal(maru_unmap(m), 0);
+}
+
+/* MARU_MAP_BORROW: the caller's descriptor is the lease, left open. */
+static void test_borrow(void **state)
+{
+	struct maru_map *m;
+	int fd = open("/dev/null", O_RDONLY), free_fd, probe;
+
+	assert_true(fd >= 0);
+	free_fd = dup(fd);	/* the lowest free descriptor number */
+	close(free_fd);
+	ext_set(0, 2 * MiB, 1 * MiB);
+	fk.size = 1 * MiB;
+	assert_int_equal(maru_map(fd, NULL, MARU_MAP_BORROW, &m), 0);
+	assert_bytes(m);
+	probe = dup(fd);	/* no duplicate taken: that number is still free */
+	assert_int_equal(probe, free_fd);
+	close(probe);
+	assert_int_equal(maru_unmap(m), 0);
+	assert_true(fcntl(fd, F_GETFD) >= 0);	/* still open */
+	assert_int_equal(maru_map(fd, NULL, MARU_MAP_BORROW | MARU_MAP_WRITE, &m), -EINVAL);
+	assert_int_equal(maru_map(AT_FDCWD, "/dev/null", MARU_MAP_BORROW, &m), -EINVAL);
+	assert_int_equal(close(fd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +593,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_mapping_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_contiguous_extents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_populate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_borrow, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("map", tests, NULL, NULL);
