@@ -8,7 +8,8 @@
 # (a private redis-server on loopback, no persistence). The rows added for
 # issue 12 (Redis, passthrough_ll, control plane) are medians of $ROUNDS
 # rounds that alternate marufs and its peer; the last column is issue 12's
-# target where it sets one, and whether this run meets it.
+# target where it sets one, and whether this run meets it. The "hints" rows
+# (tests/bench/hints_bench.sh: the tier extension) carry issue 11's targets.
 # BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
 # takes ~38k names/s here, so 6M fill in under 3 minutes and keep the whole
 # run near 6; 10M, the target's figure, would push it past 9).
@@ -162,6 +163,8 @@ if [ -e "$B/tests/softverbs/libsoftverbs.so" ]; then
 else
 	log "no software verbs device built: no rdma rows"
 fi
+# hints on a software CXL-SSD (the tier extension), with its own marud
+bash "$SRC/tests/bench/hints_bench.sh" "$B" "$QUICK" | tee "$T/hints_bench"
 
 {
 echo
@@ -225,6 +228,7 @@ zrow "read 32 MiB, maru_map+memcpy" map_Bps map "marufs FUSE read (page cache co
 zrow "read 32 MiB, preload shim" read_Bps preload "tmpfs read" read_Bps tmpfs
 zrow "read 32 MiB, maru_map+memcpy" map_Bps map "tmpfs read" read_Bps tmpfs
 [ ! -e "$T/rdma_bench" ] || grep '^| ' "$T/rdma_bench"
+grep '^| hints' "$T/hints_bench"
 row "mmap 32 MiB: time to first byte, preload shim" "$(us "$(val ttfb_ns "$T/zc_ttfb_maru")")" "tmpfs $(us "$(val ttfb_ns "$T/zc_ttfb_tmpfs")")" "$(ratio "$(val ttfb_ns "$T/zc_ttfb_tmpfs")" "$(val ttfb_ns "$T/zc_ttfb_maru")")"
 # every measured value must be a positive number (a failed run is an error)
 for f in "$T"/putget "$T"/tcpget "$T"/lk_small "$T"/lk_big "$T"/big_* "$T"/small_* "$T"/zc_* \
