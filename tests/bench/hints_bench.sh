@@ -26,6 +26,8 @@
 # 32 MiB store into cold reserved bytes with and without a write hint (median
 # of ROUNDS). Last, every chunk is made cold and read back through both
 # mounts against the checksum taken when it was written.
+# Beside each load time, the bytes marud read from disk during it (median
+# MiB): on a loaded shared machine the times are noisy, the disk bytes are not.
 # Output: "| hints: ..." rows in tests/bench/run.sh's five cells, then the
 # README's table with the seeds' figures beside ours. --quick (the CI bench
 # suite): 2 requests, 1 round; it proves the bench runs and reads right bytes.
@@ -80,6 +82,17 @@ hint() { printf '%s\n' "$1" >"$M1/.maru/hints"; }
 sleep_ms() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
 # sample MODE MS: one load time; at MODE: the bytes resident as the load began
 sample() { [ -z "${HB_DEBUG:-}" ] || log "$1 $2"; echo "$2" >>"$T/s_$1"; }
+# load MODE FILE...: a timed load, and the bytes marud read from disk meanwhile
+# (its faults and the tier's loads: /proc/PID/io), which CPU load cannot blur
+disk() { awk '$1 == "read_bytes:" { print $2 }' "/proc/$MARUD_PID/io"; }
+load() {
+	local m=$1 d0 ms
+	shift
+	d0=$(disk)
+	ms=$("$HL" load "$@")
+	echo $(( $(disk) - d0 )) >>"$T/io_$m"
+	sample "$m" "$ms"
+}
 at() { echo "$(resident_bytes "$2")" >>"$T/at_$1"; }
 
 one_request() {
@@ -94,32 +107,34 @@ one_request() {
 	fi
 	sleep_ms "$AHEAD_MS"
 	at a "$r"
-	sample a "$("$HL" load $(files "$M1" "$r"))"
-	# and through the lookup mount, the baseline of its row (same idle gap)
+	load a $(files "$M1" "$r")
+	# and through the lookup mount, the baseline of its row: the same steps
+	# as (d') below (the exists() check is a lookup hint), bytes resident
+	stat $(files "$M2" "$r") >/dev/null
 	sleep_ms "$AHEAD_MS"
-	sample A "$("$HL" load $(files "$M2" "$r"))"
+	load A $(files "$M2" "$r")
 	hint "read_end a$n"
 	# (b) no hints
 	cold "$r"
-	sample b "$("$HL" load $(files "$M1" "$r"))"
+	load b $(files "$M1" "$r")
 	# (c) a hint as the load starts
 	cold "$r"
 	hint "read c$n $(paths "$r")"
-	sample c "$("$HL" load $(files "$M1" "$r"))"
+	load c $(files "$M1" "$r")
 	hint "read_end c$n"
 	# (d) a hint at arrival, AHEAD_MS before the load
 	cold "$r"
 	hint "read d$n $(paths "$r")"
 	sleep_ms "$AHEAD_MS"
 	at d "$r"
-	sample d "$("$HL" load $(files "$M1" "$r"))"
+	load d $(files "$M1" "$r")
 	hint "read_end d$n"
 	# (d') lookup hints: the scheduler's exists() check, then the load
 	cold "$r"
 	stat $(files "$M2" "$r") >/dev/null
 	sleep_ms "$AHEAD_MS"
 	at l "$r"
-	sample l "$("$HL" load $(files "$M2" "$r"))"
+	load l $(files "$M2" "$r")
 }
 
 for round in $(seq "$ROUNDS"); do
@@ -154,6 +169,8 @@ med() { sort -g "$@" | awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR +
 xr() { paste "$T/s_$1" "$T/s_${2:-a}" | awk '{ printf "%.4f\n", $1 / $2 }' | sort -g |
 	awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 pct() { awk -v v="$1" 'BEGIN { printf "%+.0f%%", (v - 1) * 100 }'; }
+mib() { awk '{ print $1 / 1048576 }' "$T/io_$1" | sort -g |
+	awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 full() { awk -v q="$REQ_BYTES" '$1 >= q { n++ } END { printf "%d of %d", n, NR }' "$T/at_$1"; }
 met() { awk "BEGIN { print ($1) ? \"met\" : \"NOT met\" }"; }
 inv() { awk -v v="$1" 'BEGIN { printf "%.2f", 1 / v }'; }
@@ -174,21 +191,21 @@ row "$LOAD, (b) no hints" "$(med "$T/s_b") ms" "(a) resident $A ms" "$(inv "$XB"
 row "$LOAD, (c) hint as the load starts" "$(med "$T/s_c") ms" "(a) resident $A ms" "$(inv "$XC") (a/c)" \
 	"issue 11: printed, no bound ($(pct "$XC"))"
 row "$LOAD, (d) .maru/hints ${AHEAD_MS} ms ahead" "$(med "$T/s_d") ms" "(a) resident $A ms" \
-	"$(inv "$XD") (a/d)" "issue 11: (d) within 1.1x of (a): $XD, $(met "$XD <= 1.1")"
+	"$(inv "$XD") (a/d)" "issue 11: (d) within 1.1x of (a): $XD, $(met "$XD <= 1.1"); $(mib d) MiB from disk"
 row "$LOAD, (d) lookup hints ${AHEAD_MS} ms ahead" "$(med "$T/s_l") ms" "(a) resident, same mount $AL ms" \
-	"$(inv "$XL") (a/d)" "issue 11: (d) within 1.1x of (a): $XL, $(met "$XL <= 1.1")"
+	"$(inv "$XL") (a/d)" "issue 11: (d) within 1.1x of (a): $XL, $(met "$XL <= 1.1"); $(mib l) MiB from disk"
 row "hints, tier: 32 MiB store into cold pages, write hint ${AHEAD_MS} ms ahead" "$S1 MB/s" \
 	"no write hint $S0 MB/s" "$(awk -v a="$S1" -v b="$S0" 'BEGIN { printf "%.2f", a / b }')" \
 	"issue 11: printed, no bound (seeds: 10.3 vs 1.3 GB/s)"
 echo
-echo "| load of one request (30 MiB), median of $N | ms | vs (a), median per request | seeds (TTFT of a reused prefix) |"
-echo "|---|---|---|---|"
-echo "| (a) everything resident | $A | 1.00 | baseline |"
-echo "| (b) no hints | $(med "$T/s_b") | $XB | about +7% |"
-echo "| (c) hint as the load starts | $(med "$T/s_c") | $XC | +3.7% (hint at load start) |"
-echo "| (d) hint at arrival (.maru/hints), ${AHEAD_MS} ms ahead | $(med "$T/s_d") | $XD | +0.5% (hint on arrival) |"
-echo "| (a) everything resident, through the lookup-hints mount | $AL | 1.00 | baseline of the next row |"
-echo "| (d) lookup hints, ${AHEAD_MS} ms ahead | $(med "$T/s_l") | $XL | (PR #130: hint at first lookup) |"
+echo "| load of one request (30 MiB), median of $N | ms | vs (a), median per request | MiB from disk during the load | seeds (TTFT of a reused prefix) |"
+echo "|---|---|---|---|---|"
+echo "| (a) everything resident | $A | 1.00 | $(mib a) | baseline |"
+echo "| (b) no hints | $(med "$T/s_b") | $XB | $(mib b) | about +7% |"
+echo "| (c) hint as the load starts | $(med "$T/s_c") | $XC | $(mib c) | +3.7% (hint at load start) |"
+echo "| (d) hint at arrival (.maru/hints), ${AHEAD_MS} ms ahead | $(med "$T/s_d") | $XD | $(mib d) | +0.5% (hint on arrival) |"
+echo "| (a) everything resident, through the lookup-hints mount | $AL | 1.00 | $(mib A) | baseline of the next row |"
+echo "| (d) lookup hints, ${AHEAD_MS} ms ahead | $(med "$T/s_l") | $XL | $(mib l) | (PR #130: hint at first lookup) |"
 echo
 echo "| 32 MiB store into cold pages, median of $ROUNDS | MB/s | seeds |"
 echo "|---|---|---|"
@@ -196,4 +213,4 @@ echo "| no write hint | $S0 | 1300 (1.3 GB/s) |"
 echo "| write hint ${AHEAD_MS} ms ahead | $S1 | 10300 (10.3 GB/s) |"
 echo
 echo "goal (d) within 1.1x of (a): .maru/hints $XD $(met "$XD <= 1.1"), lookup hints $XL $(met "$XL <= 1.1");" \
-	"(b) no hints is $(pct "$XB") over (a)"
+	"(b) no hints is $(pct "$XB") over (a), reading $(mib b) MiB from disk per load against (d)'s $(mib d)"
