@@ -179,7 +179,6 @@ static void conn_unlink(struct server *srv, struct conn *c)
 
 void conn_free(struct conn *c)
 {
-	hint_conn_free(c);
 	free(c->buf);
 	free(c->cached);
 	free(c);

@@ -177,38 +177,66 @@ static int check_only(const struct config *cfg, int have_key)
 }
 
 #define RUN_RESET	2
+/*
+ * Set by a daemonized marud for the marud it re-executes after a memory
+ * reset: it is a daemon already (detached, stdio on /dev/null, the pid a
+ * supervisor knows), so it must not fork again, and it logs to syslog like
+ * the daemon it replaces. Internal: never set it by hand.
+ */
+#define ENV_DAEMONIZED	"MARUD_DAEMONIZED"
+
+/* The directory marud was started in: relative paths in argv are its. */
+static int start_cwd = -1;
 
 /*
- * After a memory reset: the same marud again (same pid, same arguments,
- * foreground so the pid stays) with --fresh, so the directory starts empty
- * and the pool gets a new generation; clients see -ESTALE, reconnect, and
- * get EIO on descriptors of the old generation.
+ * After a memory reset: the same marud again (same pid, the same argv, so
+ * the same config, logging target and daemon mode) with --fresh, so the
+ * directory starts empty and the pool gets a new generation; clients see
+ * -ESTALE, reconnect, and get EIO on descriptors of the old generation.
  */
-static int restart_fresh(int argc, char **argv)
+static int restart_fresh(int argc, char **argv, int foreground)
 {
-	char **nv = calloc((size_t)argc + 3, sizeof(*nv));
-	int i;
+	char **nv = calloc((size_t)argc + 2, sizeof(*nv));
+	int i, n = 0, have_fresh = 0;
 
 	if (!nv)
 		return 1;
-	for (i = 0; i < argc; i++)
-		nv[i] = argv[i];
-	nv[i++] = (char *)"--fresh";
-	nv[i++] = (char *)"-d";
-	nv[i] = NULL;
-	execv("/proc/self/exe", nv);
+	for (i = 0; i < argc; i++) {
+		have_fresh |= !strcmp(argv[i], "--fresh");
+		nv[n++] = argv[i];
+	}
+	if (!have_fresh)
+		nv[n++] = (char *)"--fresh";
+	nv[n] = NULL;
+	if ((foreground || !setenv(ENV_DAEMONIZED, "1", 1)) &&
+	    (start_cwd < 0 || !fchdir(start_cwd)))
+		execv("/proc/self/exe", nv);
 	log_warn(errno, "restart after the memory reset");
 	free(nv);
 	return 1;
 }
 
-static int run(const struct config_args *a, struct config *cfg, const uint8_t *key)
+/* Re-executed by a daemon (restart_fresh): detach from the start dir only. */
+static int daemonized_already(void)
+{
+	const char *v = getenv(ENV_DAEMONIZED);
+	int yes = v && !strcmp(v, "1");
+
+	unsetenv(ENV_DAEMONIZED);
+	return yes;
+}
+
+static int run(const struct config_args *a, struct config *cfg, const uint8_t *key,
+	       int detached)
 {
 	struct server *srv;
 	sigset_t set;
 	int notify = -1, rc, reset;
 
-	if (!cfg->foreground && daemonize(&notify) < 0)
+	start_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (detached && chdir("/") < 0)
+		fatal(errno, "chdir /");
+	if (!cfg->foreground && !detached && daemonize(&notify) < 0)
 		fatal(errno, "daemonize");
 	block_signals(&set);
 	rc = server_new(cfg, key, new_generation(), &srv);
@@ -247,7 +275,7 @@ int main(int argc, char **argv)
 	static struct config_args args;
 	static struct config cfg;
 	uint8_t key[CONFIG_KEY_BYTES];
-	int rc, have_key;
+	int rc, have_key, detached = daemonized_already();
 
 	rc = config_parse_args(argc, argv, &args);
 	if (rc)
@@ -262,6 +290,6 @@ int main(int argc, char **argv)
 	if (!have_key)
 		log_warnx("no key configured: serving only loopback and unix sockets");
 	umask(022);
-	rc = run(&args, &cfg, have_key ? key : NULL);
-	return rc == RUN_RESET ? restart_fresh(argc, argv) : rc;
+	rc = run(&args, &cfg, have_key ? key : NULL, detached && !cfg.foreground);
+	return rc == RUN_RESET ? restart_fresh(argc, argv, cfg.foreground) : rc;
 }

@@ -129,6 +129,15 @@ static void server_memory_reset(void *arg)
 	kill(getpid(), SIGUSR2);
 }
 
+/* A session ended: the rdma data path revokes its windows, the hints end. */
+static void session_ended(void *arg, struct session *s)
+{
+	struct server *srv = arg;
+
+	rdma_session_end(srv->rdma, s);
+	ext_session_end(srv->ext, hint_session_id(session_token(s), SESSION_TOKEN_BYTES));
+}
+
 int server_reset_asked(const struct server *srv)
 {
 	return atomic_load(&srv->reset);
@@ -175,7 +184,7 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	rc = rdma_srv_open(srv, &srv->rdma);
 	if (rc)
 		goto out_destroy;
-	sessions_set_end_hook(srv->sessions, rdma_session_end, srv->rdma);
+	sessions_set_end_hook(srv->sessions, session_ended, srv);
 	*out = srv;
 	return 0;
 out_destroy:

@@ -55,8 +55,7 @@ struct conn {
 	uint8_t owner[SESSION_TOKEN_BYTES];	/* HELLO_F_EVENTS: whose stream */
 	int has_owner;
 	unsigned int refusals;	/* refused version requests logged */
-	uint64_t ext_id;	/* handlers/hint.c: id the extension knows, 0 none */
-	struct hint_open *hints_open;	/* its open hint requests */
+	uint64_t ext_id;	/* handlers/hint.c: its session's hint id, 0 none yet */
 };
 
 struct sub;

@@ -130,16 +130,17 @@ static void batch_free(struct batch *b)
 static void batch_send(struct lookup_hints *lh, struct batch *b)
 {
 	struct maru_hint_range *r = calloc(b->n ? b->n : 1, sizeof(*r));
-	size_t i;
+	size_t i, k;
 
 	b->sent = 1;
 	lh->nopen++;
 	if (!r)
 		return;
-	for (i = 0; i < b->n; i++)
-		r[i] = (struct maru_hint_range){ b->ino[i], 0, 0 };
-	hintq_push(lh->m->hq, MARU_HINT_READ, b->req, r, b->n);
-	hintq_note_lookup(lh->m->hq, b->n);
+	for (i = k = 0; i < b->n; i++)
+		if (b->ino[i])
+			r[k++] = (struct maru_hint_range){ b->ino[i], 0, 0 };
+	hintq_push(lh->m->hq, MARU_HINT_READ, b->req, r, k);
+	hintq_note_lookup(lh->m->hq, k);
 	free(r);
 }
 
@@ -197,14 +198,14 @@ static void *lh_main(void *arg)
 	return NULL;
 }
 
-/* The sent batch holding ino, and its slot; NULL if none. */
-static struct batch **batch_of(struct lookup_hints *lh, uint64_t ino, size_t *slot)
+/* The batch holding ino (a sent one unless unsent is set), its slot; or NULL. */
+static struct batch **batch_of(struct lookup_hints *lh, uint64_t ino, int unsent, size_t *slot)
 {
 	struct batch **pp;
 	size_t i;
 
 	for (pp = &lh->batches; *pp; pp = &(*pp)->next)
-		for (i = 0; (*pp)->sent && i < (*pp)->n; i++)
+		for (i = 0; ((*pp)->sent || unsent) && i < (*pp)->n; i++)
 			if ((*pp)->ino[i] == ino) {
 				*slot = i;
 				return pp;
@@ -221,7 +222,7 @@ void lookup_hints_opened(struct mfs *m, uint64_t ino)
 	if (!lh)
 		return;
 	pthread_mutex_lock(&lh->lock);
-	pp = batch_of(lh, ino, &i);
+	pp = batch_of(lh, ino, 0, &i);
 	if (pp && !(*pp)->promoted) {
 		(*pp)->promoted = 1;
 		hintq_push(m->hq, MARU_HINT_PROMOTE, (*pp)->req, NULL, 0);
@@ -238,7 +239,12 @@ void lookup_hints_released(struct mfs *m, uint64_t ino)
 	if (!lh)
 		return;
 	pthread_mutex_lock(&lh->lock);
-	pp = batch_of(lh, ino, &i);
+	/*
+	 * A file opened and released before its batch went out was loaded
+	 * already: it leaves the batch unsent (a batch of nothing but such
+	 * files is never sent), so no hint holds its bytes after the load.
+	 */
+	pp = batch_of(lh, ino, 1, &i);
 	if (pp) {
 		(*pp)->ino[i] = 0;
 		if (--(*pp)->left == 0)

@@ -26,13 +26,6 @@
 
 #define MEMGEN_MAGIC 0x4e45474d454d5241ULL	/* "ARMEMGEN" */
 
-static atomic_uint_fast64_t next_conn_id = 1;
-
-uint64_t ext_conn_id(void)
-{
-	return atomic_fetch_add(&next_conn_id, 1);
-}
-
 static int ext_path(const char *name, char *buf, size_t len)
 {
 	const char *dir = getenv("MARUD_EXTENSION_DIR");
@@ -87,6 +80,9 @@ int ext_load(const char *name, const char *config, struct ext **out)
 
 	if (!e)
 		return -ENOMEM;
+	rc = hint_sessions_new(&e->sessions);
+	if (rc)
+		goto out_close;
 	rc = ext_dlopen(e, name);
 	if (rc)
 		goto out_close;
@@ -105,6 +101,7 @@ int ext_load(const char *name, const char *config, struct ext **out)
 out_close:
 	if (e->dl)
 		dlclose(e->dl);
+	hint_sessions_free(e->sessions);
 	free(e);
 	return rc;
 }
@@ -115,6 +112,7 @@ void ext_unload(struct ext *e)
 		return;
 	e->x->close(e->state);
 	dlclose(e->dl);
+	hint_sessions_free(e->sessions);
 	free(e);
 }
 
@@ -282,8 +280,13 @@ void ext_retire(void *arg, uint64_t off, uint64_t len)
 	e->x->retire(e->state, &r);
 }
 
-void ext_conn_closed(struct ext *e, uint64_t conn)
+void ext_session_end(struct ext *e, uint64_t sid)
 {
-	if (e && conn && e->x->connection_closed)
-		e->x->connection_closed(e->state, conn);
+	if (e && hint_session_end(e->sessions, sid) && e->x->connection_closed)
+		e->x->connection_closed(e->state, sid);
+}
+
+struct hint_sessions *ext_hint_sessions(struct ext *e)
+{
+	return e ? e->sessions : NULL;
 }

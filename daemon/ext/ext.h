@@ -62,9 +62,13 @@ int ext_wait(struct ext *e, uint64_t conn, int action, const struct marud_ext_ra
 	     uint32_t n, uint32_t timeout_ms);
 /* dir_opts.retire: under the directory lock, before bytes are reused. */
 void ext_retire(void *arg, uint64_t off, uint64_t len);
-void ext_conn_closed(struct ext *e, uint64_t conn);
-/* A connection id unique for the life of the process (never 0). */
-uint64_t ext_conn_id(void);
+/*
+ * The session (hint id sid) ended: its open requests are forgotten and,
+ * if it ever hinted, the extension hears connection_closed(sid).
+ */
+void ext_session_end(struct ext *e, uint64_t sid);
+/* The session table of open hint requests (NULL without an extension). */
+struct hint_sessions *ext_hint_sessions(struct ext *e);
 
 /*
  * gen.c: watch memory_generation() every poll_ms on a thread of its own;
@@ -83,5 +87,20 @@ int hint_open_add(struct hint_open **set, const char *request);
 int hint_open_del(struct hint_open *set, const char *request);
 unsigned int hint_open_count(const struct hint_open *set);
 void hint_open_free(struct hint_open *set);
+
+/*
+ * The open sets of every client session (a client's connections share its
+ * session): the id the extension knows a session by (its "conn"), and the
+ * table. hint_session_track: open 1 adds request (as hint_open_add), -1
+ * deletes it (as hint_open_del), 0 only makes the session known.
+ * hint_session_end: 1 if the session was known (it hinted), then forgotten.
+ */
+struct hint_sessions;
+uint64_t hint_session_id(const uint8_t *token, size_t len);
+int hint_sessions_new(struct hint_sessions **out);
+void hint_sessions_free(struct hint_sessions *t);
+int hint_session_track(struct hint_sessions *t, uint64_t sid, int open, const char *request);
+unsigned int hint_session_count(struct hint_sessions *t, uint64_t sid);
+int hint_session_end(struct hint_sessions *t, uint64_t sid);
 
 #endif

@@ -21,6 +21,7 @@ struct ext {
 	atomic_int gen_known;		/* memory generation known (or no hook) */
 	uint64_t memgen;		/* last known, watch thread only */
 	struct ext_stats st;
+	struct hint_sessions *sessions;	/* open.c: open hint requests */
 	/* gen.c */
 	pthread_t watch;
 	int watching;

@@ -66,8 +66,6 @@ HANDLER(h_link);
 HANDLER(h_mknod);
 HANDLER(h_hintv);
 HANDLER(h_hint_wait);
-/* conn.c calls it as a connection goes: tell the extension, free the set. */
-void hint_conn_free(struct conn *c);
 /* stats.c */
 HANDLER(h_statfs);
 /* rdma.c */

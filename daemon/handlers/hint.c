@@ -106,6 +106,18 @@ static int resolve_all(struct conn *c, const struct proto_hint_range *g, uint32_
 	return 0;
 }
 
+/*
+ * The id the extension knows this connection's client by: its session's
+ * (a client's connections share one session and libmaru spreads requests
+ * over them, so one request's hints may come on several connections).
+ */
+static uint64_t hint_id(struct conn *c)
+{
+	if (!c->ext_id)
+		c->ext_id = hint_session_id(session_token(c->sess), SESSION_TOKEN_BYTES);
+	return c->ext_id;
+}
+
 /* Split into calls of at most MARUD_EXT_MAX_RANGES. */
 static int hint_call(struct conn *c, int action, const char *req,
 		     const struct hint_ranges *r)
@@ -115,7 +127,7 @@ static int hint_call(struct conn *c, int action, const char *req,
 
 	do {
 		n = r->n - at > MARUD_EXT_MAX_RANGES ? MARUD_EXT_MAX_RANGES : r->n - at;
-		rc = ext_hint(c->srv->ext, c->ext_id, action, req, r->v ? r->v + at : NULL, n);
+		rc = ext_hint(c->srv->ext, hint_id(c), action, req, r->v ? r->v + at : NULL, n);
 		at += n;
 	} while (!rc && at < r->n);
 	return rc;
@@ -124,21 +136,19 @@ static int hint_call(struct conn *c, int action, const char *req,
 /* read opens the request, read_end closes it; -EMFILE at the limit. */
 static int open_track(struct conn *c, int action, const char *req, int *opened)
 {
+	struct hint_sessions *t = ext_hint_sessions(c->srv->ext);
 	int rc;
 
 	*opened = 0;
-	if (action == HINT_A_READ_END) {
-		hint_open_del(c->hints_open, req);
-		return 0;
-	}
+	rc = hint_session_track(t, hint_id(c), action == HINT_A_READ ? 1 :
+				action == HINT_A_READ_END ? -1 : 0, req);
 	if (action != HINT_A_READ)
-		return 0;
-	rc = hint_open_add(&c->hints_open, req);
+		return rc < 0 ? rc : 0;
 	if (rc == -EMFILE) {
 		atomic_fetch_add(&c->srv->hints_over_limit, 1);
 		if (c->refusals++ < 8)
-			log_warnx("%s: read hint '%s' refused: this connection already has %u "
-				  "open hint requests (the limit); end some with read_end",
+			log_warnx("%s: read hint '%s' refused: this client's session already has "
+				  "%u open hint requests (the limit); end some with read_end",
 				  c->peer, req, PROTO_MAX_HINT_OPEN);
 	}
 	*opened = rc == 0;
@@ -150,8 +160,6 @@ static int hint_deliver(struct conn *c, int action, const char *req,
 {
 	int rc, opened;
 
-	if (!c->ext_id)
-		c->ext_id = ext_conn_id();
 	rc = open_track(c, action, req, &opened);
 	if (rc)
 		return rc;
@@ -159,7 +167,7 @@ static int hint_deliver(struct conn *c, int action, const char *req,
 	if (rc == -EOPNOTSUPP)
 		return rc;
 	if (rc && opened)
-		hint_open_del(c->hints_open, req);	/* a failed hint opens nothing */
+		hint_session_track(ext_hint_sessions(c->srv->ext), hint_id(c), -1, req);
 	return 0;
 }
 
@@ -211,11 +219,9 @@ HANDLER(h_hint_wait)
 	if (!(ext_actions(c->srv->ext) & (1u << r.action)))
 		return -EOPNOTSUPP;
 	rc = resolve_all(c, g, r.count, r.action == HINT_A_WRITE_WAIT, &rs);
-	if (!c->ext_id)
-		c->ext_id = ext_conn_id();
 	/* on this connection's thread: only it waits */
 	if (!rc)
-		rc = ext_wait(c->srv->ext, c->ext_id, (int)r.action, rs.v, rs.n, r.timeout_ms);
+		rc = ext_wait(c->srv->ext, hint_id(c), (int)r.action, rs.v, rs.n, r.timeout_ms);
 	free(rs.v);
 	if (rc < 0)
 		return rc;
@@ -277,12 +283,4 @@ HANDLER(h_hint)
 out:
 	free(rs.v);
 	return rc;
-}
-
-void hint_conn_free(struct conn *c)
-{
-	if (c->ext_id)
-		ext_conn_closed(c->srv->ext, c->ext_id);
-	hint_open_free(c->hints_open);
-	c->hints_open = NULL;
 }

@@ -10,6 +10,8 @@
 # rounds that alternate marufs and its peer, and so are the zero-copy rows
 # (whose memcpy peer is timed inside each zc_bench run, turn about); the last
 # column is issue 12's target where it sets one, and whether this run meets it.
+# The "hints" rows (tests/bench/hints_bench.sh: the tier extension) carry
+# issue 11's targets.
 # BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
 # takes ~38k names/s here, so 6M fill in under 3 minutes and keep the whole
 # run near 6; 10M, the target's figure, would push it past 9).
@@ -171,6 +173,8 @@ if [ -e "$B/tests/softverbs/libsoftverbs.so" ]; then
 else
 	log "no software verbs device built: no rdma rows"
 fi
+# hints on a software CXL-SSD (the tier extension), with its own marud
+bash "$SRC/tests/bench/hints_bench.sh" "$B" "$QUICK" | tee "$T/hints_bench"
 
 {
 echo
@@ -248,6 +252,7 @@ zrow "read 32 MiB, maru_map+memcpy" map_Bps map "marufs FUSE read (page cache co
 zrow "read 32 MiB, preload shim" read_Bps preload "tmpfs read" read_Bps tmpfs
 zrow "read 32 MiB, maru_map+memcpy" map_Bps map "tmpfs read" read_Bps tmpfs
 [ ! -e "$T/rdma_bench" ] || grep '^| ' "$T/rdma_bench"
+grep '^| hints' "$T/hints_bench"
 TT=$T/zc_ttfb_tmpfs_ TM=$T/zc_ttfb_maru_
 TQ=$(rratio ttfb_ns "$TT" "$TM")
 row "mmap 32 MiB: time to first byte (open, mmap, load), preload shim" "$(us "$(rval ttfb_ns "$TM")")" \

@@ -111,7 +111,7 @@ static void evict(struct tier *t, uint32_t i)
 
 	if (off + len > t->r.size)
 		len = t->r.size - off;
-	t->u[i].state = U_LOADING;	/* nobody else touches it meanwhile */
+	t->u[i].state = U_EVICTING;	/* take_piece() waits for it */
 	pthread_mutex_unlock(&t->lock);
 	madvise(t->r.base + off, len, MADV_DONTNEED);
 	sync_file_range(t->r.fd, (off64_t)off, (off64_t)len, SYNC_FILE_RANGE_WAIT_BEFORE |
@@ -122,6 +122,7 @@ static void evict(struct tier *t, uint32_t i)
 	t->u[i].bytes = 0;
 	t->resident = t->resident > had ? t->resident - had : 0;
 	t->evicted_bytes += had;
+	pthread_cond_broadcast(&t->done);
 }
 
 /* The least recently used resident unit nobody holds; -1 if none. */
@@ -133,7 +134,7 @@ static int64_t victim(const struct tier *t)
 	for (i = 0; i < t->nunits; i++) {
 		const struct unit *u = &t->u[i];
 
-		if (!u->bytes || u->holds || u->state == U_LOADING)
+		if (!u->bytes || u->holds || u->state == U_LOADING || u->state == U_EVICTING)
 			continue;
 		if (best < 0 || u->used < t->u[best].used)
 			best = i;
@@ -169,7 +170,7 @@ static void measure(struct tier *t)
 
 		for (p = (uint64_t)i * per; p < (uint64_t)(i + 1) * per && p < pages; p++)
 			n += t->vec[p] & 1;
-		if (t->u[i].state != U_LOADING)
+		if (t->u[i].state != U_LOADING && t->u[i].state != U_EVICTING)
 			t->u[i].bytes = n * (uint32_t)pg;
 		total += t->u[i].bytes;
 	}

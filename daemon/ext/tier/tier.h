@@ -21,10 +21,17 @@
 #define TIER_UNIT	(2u << 20)	/* cache bookkeeping granularity */
 #define TIER_MAX_WORKERS 16
 
-enum unit_state { U_COLD, U_LOADING, U_WARM };
+/*
+ * A unit being evicted is never loaded into (a load waits for the eviction
+ * to finish), and a unit being loaded is never evicted: otherwise an
+ * eviction that began before a hinted load could drop the freshly loaded
+ * pages of a held unit, and the hint would be lost without a trace.
+ */
+enum unit_state { U_COLD, U_LOADING, U_WARM, U_EVICTING };
 
 struct unit {
 	uint8_t state;		/* enum unit_state, as the extension knows it */
+	uint16_t loaders;	/* pieces being loaded into it right now */
 	uint32_t holds;		/* open read requests that brought it in */
 	uint32_t bytes;		/* resident bytes, as last measured or loaded */
 	uint64_t used;		/* tick of the last load or hint (LRU) */

@@ -109,7 +109,10 @@ static int put_back(struct tier *t, struct treq *q)
 	return 0;
 }
 
-/* Room for piece p of q, or 0 when the budget is full of held units. */
+/*
+ * Room for piece p of q, or 0 when the budget is full of held units or its
+ * unit is being evicted (the caller waits for t->done and asks again).
+ */
 static int take_piece(struct tier *t, struct treq *q, struct piece *p)
 {
 	uint32_t i;
@@ -117,19 +120,23 @@ static int take_piece(struct tier *t, struct treq *q, struct piece *p)
 
 	*p = q->p[q->next_piece];
 	i = (uint32_t)(p->off / TIER_UNIT);
+	if (t->u[i].state == U_EVICTING)
+		return 0;
 	need = TIER_UNIT - t->u[i].bytes < p->len ? TIER_UNIT - t->u[i].bytes : p->len;
 	q->inflight++;
 	if (tier_make_room(t, need)) {
 		t->stalls++;
 		return put_back(t, q);
 	}
-	if (q->ended || q->next_piece >= q->n || q->p[q->next_piece].off != p->off)
+	if (q->ended || q->next_piece >= q->n || q->p[q->next_piece].off != p->off ||
+	    t->u[i].state == U_EVICTING)
 		return put_back(t, q);	/* changed while evicting */
 	q->next_piece++;
 	t->u[i].used = ++t->tick;
 	if (!q->write && !hold(q, i))
 		t->u[i].holds++;
 	t->u[i].state = U_LOADING;
+	t->u[i].loaders++;
 	return 1;
 }
 
@@ -142,7 +149,8 @@ static void piece_done(struct tier *t, struct treq *q, const struct piece *p)
 	pthread_mutex_unlock(&t->lock);
 	res = tier_resident(t, base, TIER_UNIT);
 	pthread_mutex_lock(&t->lock);
-	t->u[i].state = U_WARM;
+	if (!--t->u[i].loaders)
+		t->u[i].state = U_WARM;
 	t->resident += res > t->u[i].bytes ? res - t->u[i].bytes : 0;
 	t->u[i].bytes = (uint32_t)res;
 	t->loaded_bytes += p->len;

@@ -13,6 +13,8 @@
  *   survive rename PATH SRC  ... and rename of SRC over it
  *   stale PATH               map; wait for "go" on stdin (marud restarted):
  *                            the mapping and a new maru_map must be refused
+ *   mappath PATH             maru_map by path; print "mapped" or
+ *                            "refused: ERROR" (exit 0 either way)
  *   write PATH SIZE SEED [pause]  writable mapping of a new pending file;
  *                            close the fd first (no publish yet), with pause
  *                            wait for "go", then unmap (publish)
@@ -217,6 +219,20 @@ static int cmd_stale(const char *path)
 	return 0;
 }
 
+static int cmd_mappath(const char *path)
+{
+	struct maru_map *m;
+	int rc = maru_map(-1, path, 0, &m);
+
+	if (rc) {
+		printf("refused: %s\n", strerror(-rc));
+		return 0;
+	}
+	printf("mapped\n");
+	maru_unmap(m);
+	return 0;
+}
+
 static int cmd_write(const char *path, uint64_t size, uint64_t seed, int pause)
 {
 	struct maru_map *m;
@@ -416,6 +432,8 @@ int main(int argc, char **argv)
 		return cmd_survive(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (!strcmp(c, "stale") && argc == 3)
 		return cmd_stale(argv[2]);
+	if (!strcmp(c, "mappath") && argc == 3)
+		return cmd_mappath(argv[2]);
 	if (!strcmp(c, "write") && (argc == 5 || argc == 6))
 		return cmd_write(argv[2], num(argv[3]), num(argv[4]), argc == 6);
 	if (!strcmp(c, "fork") && argc == 3)

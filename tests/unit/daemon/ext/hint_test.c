@@ -6,7 +6,8 @@
  * HELLO advertises its actions; a hint on a version the connection cannot
  * read is refused before the extension sees it, a write hint never lets a
  * write through; checked hints reach it as pool ranges in order; the open
- * request limit; a failing hint is logged and ignored; a failing mapped()
+ * request limit, per client session (a read and its read_end may come on
+ * two connections of one session); a failing hint is logged and ignored; a failing mapped()
  * keeps the pool out of use until it succeeds; retire comes before freed
  * bytes are reused; connection_closed and close come last. Also the
  * per-connection open set (ext/open.c) on its own.
@@ -97,6 +98,13 @@ static char *probe_log(struct fx *f)
 	}
 	text[n] = '\0';
 	return text;
+}
+
+/* The open hint requests of tc's session. */
+static unsigned int open_count(struct fx *f, struct tconn *tc)
+{
+	return hint_session_count(ext_hint_sessions(f->t.srv->ext),
+				  hint_session_id(session_token(tc->c->sess), SESSION_TOKEN_BYTES));
 }
 
 static struct proto_attr do_create(struct fx *f, struct tconn *tc, const char *name)
@@ -232,7 +240,7 @@ static void test_checked_hints_in_order(void **state)
 	first_extent(f, x, want, sizeof(want));
 	assert_non_null(strstr(h1, want));
 	assert_non_null(strstr(log, "wait "));
-	assert_int_equal(hint_open_count(f->b.c->hints_open), 0);
+	assert_int_equal(open_count(f, &f->b), 0);
 }
 
 static void test_open_limit(void **state)
@@ -250,11 +258,37 @@ static void test_open_limit(void **state)
 	assert_int_equal(hintv(f, &f->b, OP_HINTV, HINT_A_READ, "q0", &g, 1), 0);
 	assert_int_equal(hintv(f, &f->b, OP_HINTV, HINT_A_READ, "over", &g, 1), -EMFILE);
 	assert_int_equal(atomic_load(&f->t.srv->hints_over_limit), 1);
-	/* other connections have their own limit; an end makes room */
+	/* other sessions have their own limit; an end makes room */
 	assert_int_equal(hintv(f, &f->a, OP_HINTV, HINT_A_READ, "over", &g, 1), 0);
 	assert_int_equal(hintv(f, &f->b, OP_HINTV, HINT_A_READ_END, "q5", NULL, 0), 0);
 	assert_int_equal(hintv(f, &f->b, OP_HINTV, HINT_A_READ, "over", &g, 1), 0);
-	assert_int_equal(hint_open_count(f->b.c->hints_open), PROTO_MAX_HINT_OPEN);
+	assert_int_equal(open_count(f, &f->b), PROTO_MAX_HINT_OPEN);
+}
+
+/*
+ * libmaru spreads one client's requests over its connections: a read on one
+ * connection and its read_end on another of the same session are one
+ * request to the extension, and a connection's end is not the session's.
+ */
+static void test_one_session_many_connections(void **state)
+{
+	struct fx *f = *state;
+	struct proto_hint_range g = { published(f, "multi"), 0, 4096 };
+	char want[64];
+	struct tconn c;
+
+	tc_open(&f->t, &c);
+	assert_int_equal(tc_hello(&c, session_token(f->b.c->sess), NULL), 0);
+	assert_int_equal(hintv(f, &f->b, OP_HINTV, HINT_A_READ, "m1", &g, 1), 0);
+	assert_int_equal(open_count(f, &c), 1);
+	assert_int_equal(hintv(f, &c, OP_HINTV, HINT_A_READ_END, "m1", NULL, 0), 0);
+	assert_int_equal(open_count(f, &f->b), 0);
+	assert_int_equal(c.c->ext_id, f->b.c->ext_id);
+	snprintf(want, sizeof(want), "hint %llu 2 m1 0\n", (unsigned long long)f->b.c->ext_id);
+	assert_non_null(strstr(probe_log(f), want));
+	tc_close(&c);
+	snprintf(want, sizeof(want), "closed %llu\n", (unsigned long long)f->b.c->ext_id);
+	assert_null(strstr(probe_log(f), want));
 }
 
 static void test_retire_before_reuse(void **state)
@@ -331,7 +365,7 @@ static void test_failing_hint_ignored(void **state)
 	assert_int_equal(hintv(f, &f->b, OP_HINTV, HINT_A_READ, "r1", &g, 1), 0);
 	assert_int_equal(atomic_load(&ext_stats(f->t.srv->ext)->failed), 1);
 	/* and a failed read hint leaves no request open */
-	assert_int_equal(hint_open_count(f->b.c->hints_open), 0);
+	assert_int_equal(open_count(f, &f->b), 0);
 	assert_non_null(strstr(probe_log(f), "hint "));
 }
 
@@ -387,6 +421,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_checked_hints_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_session_many_connections, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_retire_before_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook_order_to_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_hint_ignored, setup, teardown),
