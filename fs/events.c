@@ -24,6 +24,7 @@
 #include "dcache.h"
 #include "events.h"
 #include "evring.h"
+#include "inode.h"
 #include "log.h"
 #include "notify.h"
 
@@ -79,6 +80,23 @@ static int expected(uint32_t type)
 	return type != MARU_EV_UNLINK && type != MARU_EV_EVICT && type != MARU_EV_RMDIR;
 }
 
+/*
+ * Is version e->ino what the kernel already has under (parent, name)? This
+ * mount created it and handed the kernel its inode with the create. Events
+ * come in order, so the kernel's entry can only be that version (or a later
+ * one, whose own event follows) and has nothing to invalidate.
+ */
+static int entry_current(struct mfs *m, const struct maru_event *e)
+{
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent;
+
+	if (e->type != MARU_EV_PUBLISH && e->type != MARU_EV_REPLACE)
+		return 0;
+	return e->ino && itab_name(m->tab, e->ino, &parent, name, sizeof(name)) == 0 &&
+	       parent == e->parent && strcmp(name, e->name) == 0;
+}
+
 static void handle_event(struct mfs *m, const struct maru_event *e)
 {
 	CNT_INC(m, events);
@@ -86,6 +104,11 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	if (e->type == MARU_EV_RENAME)
 		dcache_dir_changed(m->dc, e->parent2);
 	evring_append(m->ring, e);
+	if (entry_current(m, e)) {
+		CNT_INC(m, events_current);
+		notify_name_current(m->nt, e->parent, e->name);
+		return;
+	}
 	switch (e->type) {
 	case MARU_EV_PUBLISH:
 	case MARU_EV_REPLACE:

@@ -839,7 +839,7 @@ int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 		rc = handle_pending(h, &p);
 		if (rc < 0)
 			return rc;
-		pend_touched(p, 1);
+		pend_mapped(p);
 		__atomic_add_fetch(&h->holds, 1, __ATOMIC_ACQ_REL);
 		z->p = p;
 		z->file = pend_file_held(p);

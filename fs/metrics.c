@@ -143,6 +143,9 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	    "Opens of a version gone since the kernel looked its name up (ESTALE, the VFS looks again).",
 	    cnt(&c->stale_opens));
 	one(&o, "counter", "marufs_events_total", "Pool events received.", cnt(&c->events));
+	one(&o, "counter", "marufs_events_current_total",
+	    "Publish events of a version the kernel already had under its name (nothing invalidated).",
+	    cnt(&c->events_current));
 	one(&o, "counter", "marufs_event_waits_total",
 	    "Changes of this mount whose pool event it waited for before replying.",
 	    cnt(&c->event_waits));

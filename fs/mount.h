@@ -45,6 +45,7 @@ struct counters {
 	uint64_t lookup_pos;
 	uint64_t lookup_neg;
 	uint64_t events;
+	uint64_t events_current;	/* ... whose entry the kernel had right */
 	uint64_t event_waits;		/* own changes waited for on the stream */
 	uint64_t event_wait_timeouts;	/* ... whose event did not come in time */
 	uint64_t generations;

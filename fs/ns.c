@@ -508,6 +508,11 @@ void ns_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		return;
 	}
 	fill_entry(m, &e, &a);
+	/* The kernel sees every change of the file it just made (writes,
+	 * truncates and chmods through it update or drop its attributes): no
+	 * GETATTR for the permission check of the open that follows. Publish
+	 * drops them (pend_finish). */
+	e.attr_timeout = m->o.attr_timeout;
 	dcache_note(m->dc, parent, name, e.entry_timeout);
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = 0;

@@ -221,6 +221,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = keep && !direct;
 	fi->direct_io = direct;
+	/* a reader's FLUSH does nothing (handle_flush): spare close() it */
+	fi->noflush = !handle_is_writer(h);
 	lookup_hints_opened(req_mfs(req), ino);	/* a hinted load starts: promote */
 	if (fuse_reply_open(req, fi) != 0)
 		handle_close(h);
@@ -389,6 +391,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* An inode's bytes change only through this kernel (a version is
+	 * immutable, a pending one is this mount's): no GETATTR before reads
+	 * to see whether the pages are still good, and publishing (which sets
+	 * the mtime) does not throw away the pages the writer left behind. */
+	conn->want &= ~(unsigned int)FUSE_CAP_AUTO_INVAL_DATA;
 	/* publish semantics need every write to arrive before flush */
 	conn->want &= ~(unsigned int)FUSE_CAP_WRITEBACK_CACHE;
 	/* replies may splice from the pool file (handle_read_src), never

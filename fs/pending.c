@@ -57,6 +57,7 @@ struct pending {
 	int wrote;		/* data came through a handle (not just O_TRUNC) */
 	int unlinked;		/* name removed: never publish */
 	int killed;		/* last flush came from a task dying of a signal */
+	int mapped;		/* a zero-copy mapping wrote bytes the kernel never saw */
 	int refs;
 	/* under pt->lock: */
 	uint64_t parent;
@@ -598,15 +599,29 @@ static int publish_locked(struct pending *p, int *rc)
 	return 0;
 }
 
+/*
+ * A new file (no version it replaces) whose bytes all came through the
+ * kernel: the inode its create handed the kernel is the version published,
+ * and the pages the kernel cached are its bytes. Nothing on this mount to
+ * invalidate but the attributes publishing changed (blocks, times), and no
+ * event to wait for: the other mounts acknowledged it before marud answered
+ * (and events.c leaves the entry alone when it comes back).
+ */
+static int fresh_file(struct pending *p)
+{
+	return !p->src_ino && !__atomic_load_n(&p->mapped, __ATOMIC_ACQUIRE);
+}
+
 int pend_finish(struct pending *p, int at_flush)
 {
 	struct notifier *nt = p->m->nt;
 	char name[MARU_NAME_MAX + 1];
 	struct ev_expect *w = NULL;
 	uint64_t parent;
-	int rc = 0, published = 0, named;
+	int rc = 0, published = 0, named, fresh;
 
 	named = pend_where(p, &parent, name, sizeof(name)) == 0;
+	fresh = named && fresh_file(p);
 	pthread_rwlock_wrlock(&p->rw);
 	if (finish_not_due(p, at_flush)) {
 		pthread_rwlock_unlock(&p->rw);
@@ -625,7 +640,7 @@ int pend_finish(struct pending *p, int at_flush)
 	} else if (p->unlinked || p->killed || (p->src_ino && !p->modified)) {
 		abandon_locked(p);
 	} else {
-		if (named)
+		if (named && !fresh)
 			w = notify_expect(nt, parent, name);
 		published = publish_locked(p, &rc);
 	}
@@ -634,6 +649,13 @@ int pend_finish(struct pending *p, int at_flush)
 	if (!published) {
 		notify_expect_cancel(nt, w);
 		return rc == -ESTALE ? -EIO : rc;
+	}
+	/* a write made the kernel drop the size, times and blocks it had
+	 * from the create: only a file never written keeps them */
+	if (fresh) {
+		if (!__atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
+			notify_inval_attr(nt, p->ino, 1);
+		return 0;
 	}
 	/* Close-to-open: return once the publish event was applied here (and
 	 * so, very nearly, on every mount). Without the event stream, at least
@@ -723,6 +745,12 @@ void pend_io_end(struct pending *p)
 struct maru_file *pend_file_held(struct pending *p)
 {
 	return p->file;
+}
+
+void pend_mapped(struct pending *p)
+{
+	__atomic_store_n(&p->mapped, 1, __ATOMIC_RELEASE);
+	pend_touched(p, 1);
 }
 
 void pend_touched(struct pending *p, int wrote)
