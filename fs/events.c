@@ -25,6 +25,7 @@
 #include "events.h"
 #include "evring.h"
 #include "inode.h"
+#include "lcache.h"
 #include "log.h"
 #include "notify.h"
 
@@ -136,9 +137,13 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 		break;
 	case MARU_EV_OVERFLOW:
 	case MARU_EV_GENERATION:
+		lcache_drop_all(m->lc);	/* missed removals, or other leases */
 		notify_inval_all(m->nt);
 		break;
 	}
+	/* a removed version's bytes are kept by no lease of ours */
+	if ((e->type == MARU_EV_UNLINK || e->type == MARU_EV_EVICT) && e->ino)
+		lcache_drop(m->lc, e->ino);
 }
 
 /* Subscribe; events between a loss and this subscription are gone. */
@@ -200,6 +205,8 @@ static void *event_main(void *arg)
 		}
 		/* Caught up (or busy for long): ack once the invalidations
 		 * queued so far ran. */
+		if (rc == 0)
+			lcache_expire(ev->m->lc);
 		if (unacked && (rc == 0 || since_ack >= ACK_EVERY)) {
 			notify_call(ev->m->nt, run_ack, ev, unacked);
 			unacked = 0;

@@ -40,6 +40,7 @@ struct counters {
 	uint64_t abandons;
 	uint64_t cow_rewrites;
 	uint64_t stale_opens;
+	uint64_t lease_cache_hits;	/* opens served by a kept lease */
 	uint64_t inval_entry;
 	uint64_t inval_inode;
 	uint64_t lookup_pos;
@@ -78,6 +79,7 @@ struct events;
 struct evring;
 struct dcache;
 struct pins;
+struct lcache;
 struct hreg;
 struct hintq;
 struct lookup_hints;
@@ -95,6 +97,7 @@ struct mfs {
 	struct evring *ring;		/* evring.c */
 	struct dcache *dc;		/* dcache.c */
 	struct pins *pins;		/* pin.c */
+	struct lcache *lc;		/* lcache.c */
 	struct hreg *hr;		/* handle.c */
 	struct hintq *hq;		/* hints.c */
 	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "notify.h"
 #include "fileio.h"
+#include "lcache.h"
 #include "pending.h"
 #include "ratelog.h"
 
@@ -532,6 +533,19 @@ void pend_fail(struct pending *p, int err)
 		p->err = err;
 }
 
+/*
+ * A new file (no version it replaces) whose bytes all came through the
+ * kernel: the inode its create handed the kernel is the version published,
+ * and the pages the kernel cached are its bytes. Nothing on this mount to
+ * invalidate but the attributes publishing changed (blocks, times), and no
+ * event to wait for: the other mounts acknowledged it before marud answered
+ * (and events.c leaves the entry alone when it comes back).
+ */
+static int fresh_file(struct pending *p)
+{
+	return !p->src_ino && !__atomic_load_n(&p->mapped, __ATOMIC_ACQUIRE);
+}
+
 /* No handle uses p any more: drop its lease (or abandon it, if pending). */
 static void close_file(struct pending *p)
 {
@@ -544,7 +558,12 @@ static void close_file(struct pending *p)
 	if (p->file) {
 		if (p->state == PEND_PENDING || p->state == PEND_FAILED)
 			CNT_INC(p->m, abandons);
-		maru_file_close(p->file);
+		/* a new file's lease on what it published: for the next open
+		 * of the inode the kernel has (fresh_file()) */
+		if (p->state == PEND_PUBLISHED && fresh_file(p) && p->m->lc && !pend_stale(p))
+			lcache_put(p->m->lc, p->ino, p->epoch, p->file);
+		else
+			maru_file_close(p->file);
 		p->file = NULL;
 	}
 	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
@@ -597,19 +616,6 @@ static int publish_locked(struct pending *p, int *rc)
 	if (*rc == -ENOENT)
 		*rc = 0;
 	return 0;
-}
-
-/*
- * A new file (no version it replaces) whose bytes all came through the
- * kernel: the inode its create handed the kernel is the version published,
- * and the pages the kernel cached are its bytes. Nothing on this mount to
- * invalidate but the attributes publishing changed (blocks, times), and no
- * event to wait for: the other mounts acknowledged it before marud answered
- * (and events.c leaves the entry alone when it comes back).
- */
-static int fresh_file(struct pending *p)
-{
-	return !p->src_ino && !__atomic_load_n(&p->mapped, __ATOMIC_ACQUIRE);
 }
 
 int pend_finish(struct pending *p, int at_flush)
