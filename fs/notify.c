@@ -347,7 +347,9 @@ static void run_inval_all(struct mfs *m)
 	itab_foreach(m->tab, inval_inode_cb, &inodes);
 	for (j = inodes; j; j = jn) {
 		jn = j->next;
-		fuse_lowlevel_notify_inval_inode(m->se, j->ino, -1, 0);
+		/* the pages too: without FUSE_CAP_AUTO_INVAL_DATA a read of a
+		 * cached page would not ask marufs (an old generation's EIO) */
+		fuse_lowlevel_notify_inval_inode(m->se, j->ino, 0, 0);
 		CNT_INC(m, inval_inode);
 		free(j);
 	}
