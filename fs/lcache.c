@@ -183,10 +183,12 @@ struct maru_file *lcache_take(struct lcache *lc, uint64_t ino, uint64_t epoch)
 	if (e)
 		unhook_locked(lc, e);
 	pthread_mutex_unlock(&lc->lock);
-	if (e && e->epoch == epoch)
+	/* of this pool generation, and of the session that is alive now
+	 * (a session marud ended meanwhile took the lease with it; no call) */
+	if (e && e->epoch == epoch && maru_file_extents(e->f, NULL, 0) >= 0)
 		f = e->f;
 	else if (e)
-		maru_file_close(e->f);	/* of an older pool generation */
+		maru_file_close(e->f);
 	free(e);
 	return f;
 }
