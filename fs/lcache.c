@@ -12,6 +12,8 @@
  * epoch), and at exit. Only inodes the kernel holds are put here: a reader's
  * or a new file's close, which the kernel sends before that inode's FORGET.
  *
+ * A NULL cache keeps nothing (put closes, take finds nothing).
+ *
  * Lock: lc->lock, a leaf. Leases are closed after it is dropped.
  */
 #include <errno.h>
@@ -66,6 +68,8 @@ void lcache_set_budget(struct lcache *lc, uint64_t pool_size)
 {
 	uint64_t b = pool_size / LC_POOL_SHARE;
 
+	if (!lc)
+		return;
 	pthread_mutex_lock(&lc->lock);
 	lc->budget = b < LC_BYTES_MAX ? b : LC_BYTES_MAX;
 	pthread_mutex_unlock(&lc->lock);
@@ -137,10 +141,10 @@ static int room_locked(struct lcache *lc, uint64_t bytes, struct lent **drop)
 
 void lcache_put(struct lcache *lc, uint64_t ino, uint64_t epoch, struct maru_file *f)
 {
-	uint64_t bytes = maru_file_size(f);
+	uint64_t bytes = maru_file_size(f);	/* a lease's size never changes */
 	struct lent *e = NULL, *drop = NULL, *old;
 
-	if (bytes <= LC_FILE_MAX && !maru_file_is_pending(f))
+	if (lc && bytes <= LC_FILE_MAX && !maru_file_is_pending(f))
 		e = calloc(1, sizeof(*e));
 	if (!e) {
 		maru_file_close(f);
@@ -176,7 +180,7 @@ struct maru_file *lcache_take(struct lcache *lc, uint64_t ino, uint64_t epoch)
 	struct maru_file *f = NULL;
 	struct lent *e;
 
-	if (!__atomic_load_n(&lc->n, __ATOMIC_RELAXED))
+	if (!lc || !__atomic_load_n(&lc->n, __ATOMIC_RELAXED))
 		return NULL;
 	pthread_mutex_lock(&lc->lock);
 	e = find_locked(lc, ino);
@@ -206,7 +210,7 @@ void lcache_expire(struct lcache *lc)
 	struct lent *drop = NULL;
 	uint64_t now;
 
-	if (!__atomic_load_n(&lc->n, __ATOMIC_RELAXED))
+	if (!lc || !__atomic_load_n(&lc->n, __ATOMIC_RELAXED))
 		return;
 	now = mono_ns();
 	pthread_mutex_lock(&lc->lock);
