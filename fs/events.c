@@ -24,6 +24,8 @@
 #include "dcache.h"
 #include "events.h"
 #include "evring.h"
+#include "inode.h"
+#include "lcache.h"
 #include "log.h"
 #include "notify.h"
 
@@ -79,6 +81,23 @@ static int expected(uint32_t type)
 	return type != MARU_EV_UNLINK && type != MARU_EV_EVICT && type != MARU_EV_RMDIR;
 }
 
+/*
+ * Is version e->ino what the kernel already has under (parent, name)? This
+ * mount created it and handed the kernel its inode with the create. Events
+ * come in order, so the kernel's entry can only be that version (or a later
+ * one, whose own event follows) and has nothing to invalidate.
+ */
+static int entry_current(struct mfs *m, const struct maru_event *e)
+{
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent;
+
+	if (e->type != MARU_EV_PUBLISH && e->type != MARU_EV_REPLACE)
+		return 0;
+	return e->ino && itab_name(m->tab, e->ino, &parent, name, sizeof(name)) == 0 &&
+	       parent == e->parent && strcmp(name, e->name) == 0;
+}
+
 static void handle_event(struct mfs *m, const struct maru_event *e)
 {
 	CNT_INC(m, events);
@@ -86,6 +105,11 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	if (e->type == MARU_EV_RENAME)
 		dcache_dir_changed(m->dc, e->parent2);
 	evring_append(m->ring, e);
+	if (entry_current(m, e)) {
+		CNT_INC(m, events_current);
+		notify_name_current(m->nt, e->parent, e->name);
+		return;
+	}
 	switch (e->type) {
 	case MARU_EV_PUBLISH:
 	case MARU_EV_REPLACE:
@@ -113,9 +137,13 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 		break;
 	case MARU_EV_OVERFLOW:
 	case MARU_EV_GENERATION:
+		lcache_drop_all(m->lc);	/* missed removals, or other leases */
 		notify_inval_all(m->nt);
 		break;
 	}
+	/* a removed version's bytes are kept by no lease of ours */
+	if ((e->type == MARU_EV_UNLINK || e->type == MARU_EV_EVICT) && e->ino)
+		lcache_drop(m->lc, e->ino);
 }
 
 /* Subscribe; events between a loss and this subscription are gone. */
@@ -177,6 +205,8 @@ static void *event_main(void *arg)
 		}
 		/* Caught up (or busy for long): ack once the invalidations
 		 * queued so far ran. */
+		if (rc == 0)
+			lcache_expire(ev->m->lc);
 		if (unacked && (rc == 0 || since_ack >= ACK_EVERY)) {
 			notify_call(ev->m->nt, run_ack, ev, unacked);
 			unacked = 0;

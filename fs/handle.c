@@ -28,6 +28,7 @@
 #include "failpoint.h"
 #include "fileio.h"
 #include "handle.h"
+#include "lcache.h"
 #include "superblock.h"
 #include "notify.h"
 #include "pending.h"
@@ -150,7 +151,10 @@ static void handle_free(struct handle *h, int failed)
 		failed = 1;
 	if (h->p)
 		pend_release(h->p, h->writer, &h->active, failed);
-	if (h->lease)
+	/* a reader's own lease of the kernel's inode: kept for its next open */
+	if (h->lease && !h->p && !h->writer && !failed && !stale(h))
+		lcache_put(h->m->lc, h->ino, h->epoch, h->lease);
+	else if (h->lease)
 		maru_file_close(h->lease);
 	pthread_mutex_lock(&hr->lock);
 	if (h->hprev)
@@ -333,6 +337,11 @@ static int open_reader(struct mfs *m, uint64_t ino, struct handle **out, int *ke
 		pend_put(p);
 		if (rc == 0)
 			return 0;
+	}
+	if (!h->lease) {
+		h->lease = lcache_take(m->lc, ino, h->epoch);
+		if (h->lease)
+			CNT_INC(m, lease_cache_hits);
 	}
 	rc = h->lease ? 0 : lease_open(h);
 	if (rc < 0) {
@@ -839,7 +848,7 @@ int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 		rc = handle_pending(h, &p);
 		if (rc < 0)
 			return rc;
-		pend_touched(p, 1);
+		pend_mapped(p);
 		__atomic_add_fetch(&h->holds, 1, __ATOMIC_ACQ_REL);
 		z->p = p;
 		z->file = pend_file_held(p);

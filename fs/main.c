@@ -32,6 +32,7 @@
 #include "handle.h"
 #include "hints.h"
 #include "inode.h"
+#include "lcache.h"
 #include "log.h"
 #include "notify.h"
 #include "ops.h"
@@ -338,6 +339,7 @@ static int client_ready(struct mfs *m, struct maru_client *c)
 		return rc;
 	}
 	m->generation = m->info.generation;
+	lcache_set_budget(m->lc, m->info.size);
 	return 0;
 }
 
@@ -347,7 +349,7 @@ static int tables_new(struct mfs *m)
 {
 	clock_gettime(CLOCK_REALTIME, &m->mounted);
 	if (itab_new(&pend_payload_ops, &m->tab) < 0 || ptab_new(&m->pt) < 0 ||
-	    dcache_new(&m->dc) < 0 || pins_new(&m->pins) < 0 || hreg_new(&m->hr) < 0 ||
+	    dcache_new(&m->dc) < 0 || pins_new(&m->pins) < 0 || lcache_new(&m->lc) < 0 || hreg_new(&m->hr) < 0 ||
 	    notify_new(m, &m->nt) < 0 || evring_new(m, &m->ring) < 0)
 		return -ENOMEM;
 	return 0;
@@ -362,6 +364,8 @@ static void tables_drop_files(struct mfs *m)
 	m->pins = NULL;
 	itab_free(m->tab);
 	m->tab = NULL;
+	lcache_free(m->lc);	/* last: closing pendings may keep leases */
+	m->lc = NULL;
 }
 
 static void tables_free(struct mfs *m)

@@ -15,6 +15,7 @@
 #include "dcache.h"
 #include "hints.h"
 #include "inode.h"
+#include "lcache.h"
 #include "metrics.h"
 #include "pending.h"
 #include "pin.h"
@@ -143,6 +144,9 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	    "Opens of a version gone since the kernel looked its name up (ESTALE, the VFS looks again).",
 	    cnt(&c->stale_opens));
 	one(&o, "counter", "marufs_events_total", "Pool events received.", cnt(&c->events));
+	one(&o, "counter", "marufs_events_current_total",
+	    "Publish events of a version the kernel already had under its name (nothing invalidated).",
+	    cnt(&c->events_current));
 	one(&o, "counter", "marufs_event_waits_total",
 	    "Changes of this mount whose pool event it waited for before replying.",
 	    cnt(&c->event_waits));
@@ -154,6 +158,10 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	one(&o, "gauge", "marufs_inodes", "Inodes the kernel holds.", g->inodes);
 	one(&o, "gauge", "marufs_pending_files", "Pending versions this mount writes.",
 	    g->pendings);
+	one(&o, "gauge", "marufs_leases_kept",
+	    "Leases of small files closed lately, kept for their next open.", g->leases_kept);
+	one(&o, "counter", "marufs_lease_cache_hits_total",
+	    "Opens served by a kept lease (no OPEN to marud).", cnt(&c->lease_cache_hits));
 	one(&o, "gauge", "marufs_lookup_pins",
 	    "Leases taken at a lookup after a stale open, not yet opened.", g->pins);
 	one(&o, "gauge", "marufs_cached_entries",
@@ -179,5 +187,6 @@ void metrics_gauges(struct mfs *m, struct metrics_gauges *g)
 	g->inodes = itab_count(m->tab);
 	g->pendings = pend_count(m);
 	g->pins = pin_count(m->pins);
+	g->leases_kept = lcache_count(m->lc);
 	g->dentries = dcache_count(m->dc);
 }

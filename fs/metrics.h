@@ -11,7 +11,7 @@
 
 /* The gauges that are not counters of struct mfs. */
 struct metrics_gauges {
-	size_t inodes, pendings, pins, dentries;
+	size_t inodes, pendings, pins, dentries, leases_kept;
 	/* the hint queue (hints.c): counters, read with its lock */
 	uint64_t hq_queued, hq_sent, hq_dropped, hq_unsupported, hq_refused, hq_failed;
 	uint64_t lookup_hints, lookup_batches;

@@ -40,11 +40,13 @@ struct counters {
 	uint64_t abandons;
 	uint64_t cow_rewrites;
 	uint64_t stale_opens;
+	uint64_t lease_cache_hits;	/* opens served by a kept lease */
 	uint64_t inval_entry;
 	uint64_t inval_inode;
 	uint64_t lookup_pos;
 	uint64_t lookup_neg;
 	uint64_t events;
+	uint64_t events_current;	/* ... whose entry the kernel had right */
 	uint64_t event_waits;		/* own changes waited for on the stream */
 	uint64_t event_wait_timeouts;	/* ... whose event did not come in time */
 	uint64_t generations;
@@ -77,6 +79,7 @@ struct events;
 struct evring;
 struct dcache;
 struct pins;
+struct lcache;
 struct hreg;
 struct hintq;
 struct lookup_hints;
@@ -94,6 +97,7 @@ struct mfs {
 	struct evring *ring;		/* evring.c */
 	struct dcache *dc;		/* dcache.c */
 	struct pins *pins;		/* pin.c */
+	struct lcache *lc;		/* lcache.c */
 	struct hreg *hr;		/* handle.c */
 	struct hintq *hq;		/* hints.c */
 	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */

@@ -32,7 +32,7 @@
 
 #define NOTIFY_WAIT_MS	1000	/* mirrors marud's ack-timeout-publish-ms */
 
-enum job_type { JOB_ENTRY, JOB_INODE, JOB_ALL, JOB_POLL, JOB_CALL };
+enum job_type { JOB_ENTRY, JOB_INODE, JOB_ATTR, JOB_ALL, JOB_POLL, JOB_CALL };
 
 struct job {
 	int type;
@@ -161,6 +161,14 @@ void notify_inval_inode(struct notifier *nt, uint64_t ino)
 	push_simple(nt, JOB_INODE, ino, NULL);
 }
 
+void notify_inval_attr(struct notifier *nt, uint64_t ino, int wait)
+{
+	uint64_t seq = push_simple(nt, JOB_ATTR, ino, NULL);
+
+	if (seq && wait && nt->started)
+		job_wait(nt, seq);
+}
+
 void notify_inval_all(struct notifier *nt)
 {
 	push_simple(nt, JOB_ALL, 0, NULL);
@@ -260,10 +268,24 @@ int notify_expect_wait(struct notifier *nt, struct ev_expect *w, int applied)
 	return seen;
 }
 
+/* Meet the expectations of (parent, name) once job seq ran (qlock held). */
+static void expect_hit_locked(struct notifier *nt, uint64_t parent, const char *name,
+			      uint64_t seq)
+{
+	struct ev_expect *w;
+
+	for (w = nt->expects; w; w = w->next) {
+		if (!w->hit && w->parent == parent && strcmp(w->name, name) == 0) {
+			w->hit = 1;
+			w->job_seq = seq;
+		}
+	}
+	pthread_cond_broadcast(&nt->done_cond);
+}
+
 void notify_name_changed(struct notifier *nt, uint64_t parent, const char *name,
 			 int expected)
 {
-	struct ev_expect *w;
 	uint64_t seq;
 
 	if (!name[0])
@@ -272,13 +294,16 @@ void notify_name_changed(struct notifier *nt, uint64_t parent, const char *name,
 	if (!expected || !nt)
 		return;
 	pthread_mutex_lock(&nt->qlock);
-	for (w = nt->expects; w; w = w->next) {
-		if (!w->hit && w->parent == parent && strcmp(w->name, name) == 0) {
-			w->hit = 1;
-			w->job_seq = seq;
-		}
-	}
-	pthread_cond_broadcast(&nt->done_cond);
+	expect_hit_locked(nt, parent, name, seq);
+	pthread_mutex_unlock(&nt->qlock);
+}
+
+void notify_name_current(struct notifier *nt, uint64_t parent, const char *name)
+{
+	if (!nt || !name[0])
+		return;
+	pthread_mutex_lock(&nt->qlock);
+	expect_hit_locked(nt, parent, name, nt->queued);
 	pthread_mutex_unlock(&nt->qlock);
 }
 
@@ -322,7 +347,9 @@ static void run_inval_all(struct mfs *m)
 	itab_foreach(m->tab, inval_inode_cb, &inodes);
 	for (j = inodes; j; j = jn) {
 		jn = j->next;
-		fuse_lowlevel_notify_inval_inode(m->se, j->ino, -1, 0);
+		/* the pages too: without FUSE_CAP_AUTO_INVAL_DATA a read of a
+		 * cached page would not ask marufs (an old generation's EIO) */
+		fuse_lowlevel_notify_inval_inode(m->se, j->ino, 0, 0);
 		CNT_INC(m, inval_inode);
 		free(j);
 	}
@@ -338,6 +365,10 @@ static void run_job(struct mfs *m, struct job *j)
 		break;
 	case JOB_INODE:
 		fuse_lowlevel_notify_inval_inode(m->se, j->ino, 0, 0);
+		CNT_INC(m, inval_inode);
+		break;
+	case JOB_ATTR:	/* attributes only: the cached pages stay */
+		fuse_lowlevel_notify_inval_inode(m->se, j->ino, -1, 0);
 		CNT_INC(m, inval_inode);
 		break;
 	case JOB_ALL:

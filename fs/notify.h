@@ -29,6 +29,8 @@ void notify_free(struct notifier *nt);
 /* Queue an entry invalidation; wait: block (bounded) until it was sent. */
 void notify_inval_entry(struct notifier *nt, uint64_t parent, const char *name, int wait);
 void notify_inval_inode(struct notifier *nt, uint64_t ino);
+/* Drop the kernel's attributes of ino, not its pages; wait: as above. */
+void notify_inval_attr(struct notifier *nt, uint64_t ino, int wait);
 void notify_inval_all(struct notifier *nt);
 void notify_poll(struct notifier *nt, struct fuse_pollhandle *ph);
 void notify_call(struct notifier *nt, notify_call_fn fn, void *arg, uint64_t val);
@@ -38,6 +40,9 @@ void notify_stream_up(struct notifier *nt, int up);
 /* The event thread saw (parent, name) change; invalidate it, meet waiters. */
 void notify_name_changed(struct notifier *nt, uint64_t parent, const char *name,
 			 int expected);
+/* The same, when the kernel's entry of (parent, name) is already the changed
+ * version (this mount made it): meet the waiters, invalidate nothing. */
+void notify_name_current(struct notifier *nt, uint64_t parent, const char *name);
 
 /*
  * Register before a change to (parent, name) that other mounts must see on

@@ -17,6 +17,7 @@
 
 #include "dcache.h"
 #include "handle.h"
+#include "lcache.h"
 #include "hints.h"
 #include "notify.h"
 #include "ns.h"
@@ -218,6 +219,7 @@ void ns_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 		if (p)
 			pend_unpin(p);
 	}
+	lcache_drop(m->lc, ino);
 	itab_forget(m->tab, ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -227,8 +229,10 @@ void ns_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 	struct mfs *m = req_mfs(req);
 	size_t i;
 
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
+		lcache_drop(m->lc, forgets[i].ino);
 		itab_forget(m->tab, forgets[i].ino, forgets[i].nlookup);
+	}
 	fuse_reply_none(req);
 }
 
@@ -508,6 +512,11 @@ void ns_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		return;
 	}
 	fill_entry(m, &e, &a);
+	/* The kernel sees every change of the file it just made (writes,
+	 * truncates and chmods through it update or drop its attributes): no
+	 * GETATTR for the permission check of the open that follows. Publish
+	 * drops them (pend_finish). */
+	e.attr_timeout = m->o.attr_timeout;
 	dcache_note(m->dc, parent, name, e.entry_timeout);
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = 0;

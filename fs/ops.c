@@ -18,6 +18,7 @@
 #include "handle.h"
 #include "hints.h"
 #include "ioctl.h"
+#include "lcache.h"
 #include "ns.h"
 #include "ops.h"
 #include "pin.h"
@@ -221,6 +222,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = keep && !direct;
 	fi->direct_io = direct;
+	/* a reader's FLUSH does nothing (handle_flush): spare close() it */
+	fi->noflush = !handle_is_writer(h);
 	lookup_hints_opened(req_mfs(req), ino);	/* a hinted load starts: promote */
 	if (fuse_reply_open(req, fi) != 0)
 		handle_close(h);
@@ -283,6 +286,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	OP(req, RELEASE);
 	pin_expire(req_mfs(req)->pins);
+	lcache_expire(req_mfs(req)->lc);
 	if (ino_is_virt(ino)) {
 		vdir_ops.release(req, ino, fi);
 		return;
@@ -389,6 +393,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* An inode's bytes change only through this kernel (a version is
+	 * immutable, a pending one is this mount's): no GETATTR before reads
+	 * to see whether the pages are still good, and publishing (which sets
+	 * the mtime) does not throw away the pages the writer left behind. */
+	conn->want &= ~(unsigned int)FUSE_CAP_AUTO_INVAL_DATA;
 	/* publish semantics need every write to arrive before flush */
 	conn->want &= ~(unsigned int)FUSE_CAP_WRITEBACK_CACHE;
 	/* replies may splice from the pool file (handle_read_src), never

@@ -27,50 +27,11 @@
 #include "log.h"
 #include "notify.h"
 #include "fileio.h"
+#include "lcache.h"
 #include "pending.h"
 #include "ratelog.h"
 
-#define PEND_BUCKETS	4096
-
-enum pend_state {
-	PEND_PENDING = 0,	/* file is a pending version */
-	PEND_PUBLISHED,		/* file is now a lease on the published version */
-	PEND_FAILED,		/* a write failed: never publish, abandon */
-	PEND_DEAD,		/* abandoned or publish refused; file may be NULL */
-};
-
-/*
- * refs counts handles, pins and inode-table links; writers and readers
- * count the handles attached; active counts writer handles not flushed
- * since they last opened or wrote.
- */
-struct pending {
-	struct mfs *m;
-	pthread_rwlock_t rw;
-	struct maru_file *file;
-	uint64_t ino;		/* the pending version id */
-	uint64_t src_ino;	/* version rewritten (0 for a new file) */
-	uint64_t epoch;
-	int state;		/* enum pend_state, under rw (read racily ok) */
-	int err;		/* -errno that failed it */
-	int modified;		/* content differs from what it started as */
-	int wrote;		/* data came through a handle (not just O_TRUNC) */
-	int unlinked;		/* name removed: never publish */
-	int killed;		/* last flush came from a task dying of a signal */
-	int refs;
-	/* under pt->lock: */
-	uint64_t parent;
-	char *name;
-	int writers, readers, active;
-	int in_table;
-	struct pending *hnext;
-};
-
-struct ptab {
-	pthread_mutex_t lock;
-	struct pending *b[PEND_BUCKETS];
-	size_t count;
-};
+#include "pending_priv.h"
 
 int ptab_new(struct ptab **out)
 {
@@ -531,6 +492,19 @@ void pend_fail(struct pending *p, int err)
 		p->err = err;
 }
 
+/*
+ * A new file (no version it replaces) whose bytes all came through the
+ * kernel: the inode its create handed the kernel is the version published,
+ * and the pages the kernel cached are its bytes. Nothing on this mount to
+ * invalidate but the attributes publishing changed (blocks, times), and no
+ * event to wait for: the other mounts acknowledged it before marud answered
+ * (and events.c leaves the entry alone when it comes back).
+ */
+static int fresh_file(struct pending *p)
+{
+	return !p->src_ino && !__atomic_load_n(&p->mapped, __ATOMIC_ACQUIRE);
+}
+
 /* No handle uses p any more: drop its lease (or abandon it, if pending). */
 static void close_file(struct pending *p)
 {
@@ -543,7 +517,12 @@ static void close_file(struct pending *p)
 	if (p->file) {
 		if (p->state == PEND_PENDING || p->state == PEND_FAILED)
 			CNT_INC(p->m, abandons);
-		maru_file_close(p->file);
+		/* a new file's lease on what it published: for the next open
+		 * of the inode the kernel has (fresh_file()) */
+		if (p->state == PEND_PUBLISHED && fresh_file(p) && !pend_stale(p))
+			lcache_put(p->m->lc, p->ino, p->epoch, p->file);
+		else
+			maru_file_close(p->file);
 		p->file = NULL;
 	}
 	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
@@ -604,9 +583,10 @@ int pend_finish(struct pending *p, int at_flush)
 	char name[MARU_NAME_MAX + 1];
 	struct ev_expect *w = NULL;
 	uint64_t parent;
-	int rc = 0, published = 0, named;
+	int rc = 0, published = 0, named, fresh;
 
 	named = pend_where(p, &parent, name, sizeof(name)) == 0;
+	fresh = named && fresh_file(p);
 	pthread_rwlock_wrlock(&p->rw);
 	if (finish_not_due(p, at_flush)) {
 		pthread_rwlock_unlock(&p->rw);
@@ -625,7 +605,7 @@ int pend_finish(struct pending *p, int at_flush)
 	} else if (p->unlinked || p->killed || (p->src_ino && !p->modified)) {
 		abandon_locked(p);
 	} else {
-		if (named)
+		if (named && !fresh)
 			w = notify_expect(nt, parent, name);
 		published = publish_locked(p, &rc);
 	}
@@ -634,6 +614,13 @@ int pend_finish(struct pending *p, int at_flush)
 	if (!published) {
 		notify_expect_cancel(nt, w);
 		return rc == -ESTALE ? -EIO : rc;
+	}
+	/* a write made the kernel drop the size, times and blocks it had
+	 * from the create: only a file never written keeps them */
+	if (fresh) {
+		if (!__atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
+			notify_inval_attr(nt, p->ino, 1);
+		return 0;
 	}
 	/* Close-to-open: return once the publish event was applied here (and
 	 * so, very nearly, on every mount). Without the event stream, at least
@@ -723,6 +710,12 @@ void pend_io_end(struct pending *p)
 struct maru_file *pend_file_held(struct pending *p)
 {
 	return p->file;
+}
+
+void pend_mapped(struct pending *p)
+{
+	__atomic_store_n(&p->mapped, 1, __ATOMIC_RELEASE);
+	pend_touched(p, 1);
 }
 
 void pend_touched(struct pending *p, int wrote)

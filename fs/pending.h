@@ -105,6 +105,8 @@ int pend_fallocate_held(struct pending *p, uint64_t end);
 struct maru_file *pend_file_held(struct pending *p);
 /* Mark written (zero-copy writers write bytes marufs never sees). */
 void pend_touched(struct pending *p, int wrote);
+/* Written through a zero-copy mapping: the kernel's pages are not its bytes. */
+void pend_mapped(struct pending *p);
 /* Never publish p: a write failed in it. */
 void pend_fail(struct pending *p, int err);
 /* Truncate if live (-ESTALE if not); wrote: counts as data written. */

@@ -88,6 +88,8 @@ int rewrite_for_open(struct mfs *m, uint64_t ino, int trunc, struct pending **ou
 	return trunc;	/* the caller truncates once attached */
 }
 
+#define CREATE_ROOM	(64u * 1024)	/* lib/file.c's first reservation */
+
 static int create_file(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 		       uid_t uid, gid_t gid, int flags, struct maru_file **f)
 {
@@ -103,6 +105,11 @@ static int create_file(struct mfs *m, uint64_t parent, const char *name, mode_t 
 		if (rc != -ENOENT)
 			return rc;
 	}
+	/* Room for a small file with the create: its first write needs no
+	 * RESERVE round trip. Publish trims what it did not use. */
+	rc = maru_file_create(m->c, parent, name, md, uid, gid, cf, CREATE_ROOM, f);
+	if (rc != -ENOSPC)
+		return rc;
 	return maru_file_create(m->c, parent, name, md, uid, gid, cf, 0, f);
 }
 

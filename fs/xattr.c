@@ -18,6 +18,7 @@
 #include "hints.h"
 #include "inode.h"
 #include "parse.h"
+#include "notify.h"
 #include "pending.h"
 #include "xattr.h"
 
@@ -341,6 +342,10 @@ static int set_size(struct mfs *m, uint64_t ino, const char *value, size_t size)
 		return -EPERM;	/* published versions are immutable */
 	rc = pend_reserve(p, bytes);
 	pend_put(p);
+	/* st_blocks changed behind the kernel's back (a create's attributes
+	 * are cached: ns_create) */
+	if (rc == 0)
+		notify_inval_attr(m->nt, ino, 1);
 	return rc;
 }
 

@@ -124,6 +124,7 @@ if [ -x "$PT" ]; then
 		for fs in maru pt; do
 			d=$([ $fs = maru ] && echo "$MNT/bench" || echo "$PMNT")
 			{ "$FB" big "$d" 32M "$ITERS" && "$FB" small "$d" "$SMALL"; } >"$T/pr_${fs}_$r"
+			[ $fs = pt ] || "$FB" floor "$d" "$SMALL" >>"$T/pr_${fs}_$r"
 		done
 		paste -d' ' <(sed "s/^/round $r maru /" "$T/pr_maru_$r") <(awk '{ print "pt", $2 }' "$T/pr_pt_$r")
 	done
@@ -131,6 +132,24 @@ if [ -x "$PT" ]; then
 else
 	echo "# passthrough_ll rows left out: $PT was not built (no passthrough_ll.c in libfuse3-dev's examples)"
 fi
+
+# Requests one small-file operation costs marufs: FUSE requests it served
+# (FORGETs, which nobody waits for, left out) and its requests to marud, from
+# .maru/stats before and after RT_FILES files, less what reading the stats costs.
+RT_FILES=200
+rt_snap() { awk '$1 ~ /^marufs_fuse_ops_total/ && $1 !~ /forget/ { f += $2 }
+	$1 == "maru_client_requests_total" { c = $2 } END { print f + 0, c + 0 }' "$MNT/.maru/stats"; }
+rt_per() { awk -v z0="$1" -v z1="$2" -v a="$3" -v b="$4" -v n="$RT_FILES" 'BEGIN {
+	split(z0, p); split(z1, q); split(a, x); split(b, y)
+	printf "%.2f %.2f", (y[1] - x[1] - (q[1] - p[1])) / n, (y[2] - x[2] - (q[2] - p[2])) / n }'; }
+rt_run() { local z0 z1 a b
+	z0=$(rt_snap); z1=$(rt_snap); a=$(rt_snap)
+	"$FB" "$1" "$MNT/rt" "$RT_FILES" >/dev/null
+	b=$(rt_snap); echo "$2 $(rt_per "$z0" "$z1" "$a" "$b")"; }
+echo "# requests per small-file operation on marufs: FUSE, marud ($RT_FILES files)"
+mkdir -p "$MNT/rt"
+{ rt_run create rt_create; rt_run readback rt_read; } | tee "$T/rt"
+rm -rf "$MNT/rt"
 
 echo "# zero-copy: 32 MiB chunks through the preload shim and maru_map vs memcpy, FUSE, tmpfs, $ROUNDS rounds"
 ZB=$B/tests/bench/zc_bench
@@ -220,22 +239,32 @@ row "longest lookup while $SCALE_NAMES names are inserted ($(val stall_over_5ms 
 for peer in tmpfs bind; do
 	pname=$([ $peer = bind ] && echo "bindfs/tmpfs" || echo tmpfs)
 	for k in big_write_Bps big_read_cold_Bps big_read_warm_Bps; do
-		row "$k 32 MiB vs $pname" "$(gb "$(val $k "$T/big_maru")")" "$(gb "$(val $k "$T/big_$peer")")" "$(ratio "$(val $k "$T/big_maru")" "$(val $k "$T/big_$peer")")"
+		R=$(ratio "$(val $k "$T/big_maru")" "$(val $k "$T/big_$peer")")
+		row "$k 32 MiB vs $pname" "$(gb "$(val $k "$T/big_maru")")" "$(gb "$(val $k "$T/big_$peer")")" "$R" \
+			"$([ "$k.$peer" != big_write_Bps.tmpfs ] || echo ">= 0.8x: $(met "$R >= 0.8")")"
 	done
 	for k in missing_ops stat_ops small_read_ops small_create_ops; do
 		row "$k 4 KiB vs $pname" "$(ops "$(val $k "$T/small_maru")")" "$(ops "$(val $k "$T/small_$peer")")" "$(ratio "$(val $k "$T/small_maru")" "$(val $k "$T/small_$peer")")"
 	done
 done
 if [ -x "$PT" ]; then
-	prow() { row "$1 vs passthrough_ll/tmpfs" "$($3 "$(rval "$2" "$T/pr_maru_")")" "$($3 "$(rval "$2" "$T/pr_pt_")")" "$(rratio "$2" "$T/pr_maru_" "$T/pr_pt_")"; }
+	prow() { row "$1 vs passthrough_ll/tmpfs" "$($3 "$(rval "$2" "$T/pr_maru_")")" "$($3 "$(rval "$2" "$T/pr_pt_")")" "$(rratio "$2" "$T/pr_maru_" "$T/pr_pt_")" "${4:-}"; }
 	prow "32 MiB write+close" big_write_Bps gb
 	prow "32 MiB first read after write (caches dropped)" big_read_cold_Bps gb
 	prow "32 MiB warm read" big_read_warm_Bps gb
-	prow "create+write+close 4 KiB" small_create_ops ops
-	prow "open+read+close 4 KiB" small_read_ops ops
+	FLOOR=$(rval floor_ops "$T/pr_maru_")
+	SMC=$(rratio small_create_ops "$T/pr_maru_" "$T/pr_pt_") SMR=$(rratio small_read_ops "$T/pr_maru_" "$T/pr_pt_")
+	prow "create+write+close 4 KiB" small_create_ops ops \
+		">= 2x: $(met "$SMC >= 2"); FUSE floor (one round trip) $(ops "$FLOOR")"
+	prow "open+read+close 4 KiB" small_read_ops ops \
+		">= 3x: $(met "$SMR >= 3"); FUSE floor (one round trip) $(ops "$FLOOR")"
 	prow "exists (access) of a missing name" missing_ops ops
 	prow "stat" stat_ops ops
 fi
+rtrow() { row "requests per $1 4 KiB on marufs (FUSE + marud)" \
+	"$(awk -v k="$2" '$1 == k { print $2 " + " $3 }' "$T/rt")" "$3" n/a "counted, no bound"; }
+rtrow "create+write+close" rt_create "before issue 12: 8 + 6"
+rtrow "open+read+close" rt_read "before issue 12: 5 + 3"
 # zc rows: medians over the rounds; zmem LABEL KEY MODE TARGET against the in-process memcpy
 zmem() {
 	local q; q=$(rval ratio_vs_memcpy "$T/zc_$3_")

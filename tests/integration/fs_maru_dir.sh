@@ -48,9 +48,11 @@ assert_eq "$(dd if="$MNT/.maru/stats" bs=7 status=none | grep -c '^# TYPE')" \
 # blocked in read() makes the kernel send an INTERRUPT, and when that races
 # the read's own reply libfuse keeps the interrupt request until the session
 # ends, which an ASan build then reports as a leak of libfuse's.
-python3 - "$MNT2/.maru/events" "$T/events" <<'PY' &
+# Its cursor starts at its open: the changes wait until it is open.
+python3 - "$MNT2/.maru/events" "$T/events" "$T/events.open" <<'PY' &
 import sys
 with open(sys.argv[1], "rb", buffering=0) as f, open(sys.argv[2], "wb") as out:
+    open(sys.argv[3], "w").close()
     seen = b""
     while b" unlink /ev2\n" not in seen:
         chunk = f.read(65536)
@@ -62,7 +64,7 @@ with open(sys.argv[1], "rb", buffering=0) as f, open(sys.argv[2], "wb") as out:
 PY
 evpid=$!
 on_exit "kill $evpid"
-sleep 0.3
+wait_for 30 test -e "$T/events.open" || fail "the events reader did not open .maru/events"
 echo a >"$MNT/ev1"
 mv "$MNT/ev1" "$MNT/ev2"
 mkdir "$MNT/evd"

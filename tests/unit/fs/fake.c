@@ -204,6 +204,12 @@ uint64_t __wrap_maru_file_ino(const struct maru_file *f)
 	return f->ino;
 }
 
+int __wrap_maru_file_is_pending(const struct maru_file *f);
+int __wrap_maru_file_is_pending(const struct maru_file *f)
+{
+	return !f->lease;
+}
+
 uint64_t __wrap_maru_file_size(struct maru_file *f);
 uint64_t __wrap_maru_file_size(struct maru_file *f)
 {
