@@ -161,6 +161,14 @@ void notify_inval_inode(struct notifier *nt, uint64_t ino)
 	push_simple(nt, JOB_INODE, ino, NULL);
 }
 
+void notify_inval_data(struct notifier *nt, uint64_t ino)
+{
+	uint64_t seq = push_simple(nt, JOB_INODE, ino, NULL);
+
+	if (seq && nt->started)
+		job_wait(nt, seq);
+}
+
 void notify_inval_attr(struct notifier *nt, uint64_t ino, int wait)
 {
 	uint64_t seq = push_simple(nt, JOB_ATTR, ino, NULL);

@@ -29,6 +29,8 @@ void notify_free(struct notifier *nt);
 /* Queue an entry invalidation; wait: block (bounded) until it was sent. */
 void notify_inval_entry(struct notifier *nt, uint64_t parent, const char *name, int wait);
 void notify_inval_inode(struct notifier *nt, uint64_t ino);
+/* The same, returning once the kernel dropped the inode's cached pages. */
+void notify_inval_data(struct notifier *nt, uint64_t ino);
 /* Drop the kernel's attributes of ino, not its pages; wait: as above. */
 void notify_inval_attr(struct notifier *nt, uint64_t ino, int wait);
 void notify_inval_all(struct notifier *nt);

@@ -852,9 +852,17 @@ int pend_sync(struct pending *p)
 	return rc;
 }
 
+/*
+ * A writer killed mid-rewrite: its writes went through the page cache of the
+ * inode it opened, the version it rewrites, which this mount keeps showing
+ * (no FUSE_CAP_AUTO_INVAL_DATA). Drop those pages before its close returns,
+ * so that a reader here never sees the half written bytes over the old ones.
+ */
 void pend_set_killed(struct pending *p, int killed)
 {
 	__atomic_store_n(&p->killed, killed, __ATOMIC_RELEASE);
+	if (killed && p->src_ino && __atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
+		notify_inval_data(p->m->nt, p->src_ino);
 }
 
 int pend_zc_begin(struct pending *p, int writer, struct maru_file **f, int *pending,
