@@ -613,6 +613,9 @@ int pend_finish(struct pending *p, int at_flush)
 	unregister(p);
 	if (!published) {
 		notify_expect_cancel(nt, w);
+		/* bytes a failed rewrite wrote sit in the old version's pages */
+		if (p->src_ino && __atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
+			notify_inval_data(nt, p->src_ino);
 		return rc == -ESTALE ? -EIO : rc;
 	}
 	/* a write made the kernel drop the size, times and blocks it had
