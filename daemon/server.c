@@ -129,6 +129,19 @@ static void server_memory_reset(void *arg)
 	kill(getpid(), SIGUSR2);
 }
 
+/*
+ * The extension cannot tell its memory generation: opens are refused from
+ * now on, so the mounts must stop serving them from the leases they keep
+ * (fs/lcache.c). An overflow event tells every subscriber to drop all it
+ * caches.
+ */
+static void server_memory_unknown(void *arg)
+{
+	struct server *srv = arg;
+
+	dir_events_gap(srv->dir);
+}
+
 /* A session ended: the rdma data path revokes its windows, the hints end. */
 static void session_ended(void *arg, struct session *s)
 {
@@ -204,7 +217,7 @@ int server_start(struct server *srv)
 		return rc;
 	if (srv->ext) {
 		rc = ext_watch_start(srv->ext, srv->cfg.memgen_poll_ms, srv->cfg.memgen_grace_ms,
-				     server_memory_reset, srv);
+				     server_memory_reset, server_memory_unknown, srv);
 		if (rc)
 			return rc;
 	}

@@ -393,6 +393,11 @@ int dir_events_wait(struct dir *d, uint64_t after, struct dir_event *out, int ma
 uint64_t dir_event_seq(struct dir *d);
 /* Wake every dir_events_wait() (shutdown). */
 void dir_events_kick(struct dir *d);
+/*
+ * Push a DEV_OVERFLOW event: every subscriber drops all it caches (the
+ * memory may have changed under every name).
+ */
+void dir_events_gap(struct dir *d);
 
 /* ---- warm restart (dir/persist.c, over daemon/meta/journal.h) ----
  *

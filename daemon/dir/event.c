@@ -220,6 +220,24 @@ uint64_t dir_event_seq(struct dir *d)
 	return s;
 }
 
+void dir_events_gap(struct dir *d)
+{
+	struct evrec *rec;
+
+	pthread_mutex_lock(&d->lock);
+	rec = ev_slot(d);
+	if (rec) {
+		memset(rec, 0, sizeof(*rec));
+		rec->seq = d->ev.seq + 1;
+		rec->time_ns = now_ns();
+		rec->type = DEV_OVERFLOW;
+	}
+	/* without a ring the seq alone reads as DEV_OVERFLOW (ev_copy) */
+	d->ev.seq++;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void dir_events_kick(struct dir *d)
 {
 	pthread_mutex_lock(&d->lock);

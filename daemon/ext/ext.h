@@ -73,10 +73,11 @@ struct hint_sessions *ext_hint_sessions(struct ext *e);
 /*
  * gen.c: watch memory_generation() every poll_ms on a thread of its own;
  * when it changes (or comes back after grace_ms unknown) call reset(arg)
- * once. While unknown past grace_ms the region is out of use.
+ * once. While unknown past grace_ms the region is out of use: unknown(arg)
+ * is called as it goes out of use (clients drop what they cache).
  */
 int ext_watch_start(struct ext *e, unsigned int poll_ms, unsigned int grace_ms,
-		    void (*reset)(void *arg), void *arg);
+		    void (*reset)(void *arg), void (*unknown)(void *arg), void *arg);
 void ext_watch_stop(struct ext *e);
 
 /* open.c: the hint requests one connection keeps open (read .. read_end). */

@@ -7,7 +7,9 @@
  * one that comes back after it was unknown for longer than the grace
  * period (a reset could have happened unseen), means the memory lost its
  * contents: the thread calls the server's reset once and stops. While the
- * generation is unknown past the grace period the region is out of use.
+ * generation is unknown past the grace period the region is out of use, and
+ * the server is told as it goes out of use, so that clients stop serving
+ * opens from what they cache.
  */
 #include <errno.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 struct watch_args {
 	unsigned int poll_ms, grace_ms;
 	void (*reset)(void *arg);
+	void (*unknown)(void *arg);
 	void *arg;
 };
 
@@ -59,6 +62,7 @@ static int watch_once(struct ext *e, uint64_t *unknown_since)
 				  "opens and writes refused until it answers", e->name,
 				  wargs.grace_ms);
 			atomic_store(&e->gen_known, 0);
+			wargs.unknown(wargs.arg);
 		}
 		return 0;
 	}
@@ -94,12 +98,12 @@ static void *watch_main(void *arg)
 }
 
 int ext_watch_start(struct ext *e, unsigned int poll_ms, unsigned int grace_ms,
-		    void (*reset)(void *arg), void *arg)
+		    void (*reset)(void *arg), void (*unknown)(void *arg), void *arg)
 {
 	pthread_condattr_t ca;
 	int rc;
 
-	wargs = (struct watch_args){ poll_ms ? poll_ms : 100, grace_ms, reset, arg };
+	wargs = (struct watch_args){ poll_ms ? poll_ms : 100, grace_ms, reset, unknown, arg };
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&e->wlock, NULL);

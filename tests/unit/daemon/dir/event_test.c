@@ -2,7 +2,8 @@
 /*
  * tests/unit/daemon/dir/event_test.c: the event ring (daemon/dir/event.c):
  * every change sends its event with paths, waiters wake, a full ring
- * reads as DEV_OVERFLOW, dir_events_kick wakes every waiter.
+ * reads as DEV_OVERFLOW, dir_events_kick wakes every waiter, and
+ * dir_events_gap pushes an overflow between ordinary events.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,10 +100,34 @@ static void test_events(void **state)
 	free(ev);
 }
 
+/* A gap is one DEV_OVERFLOW in order, the events around it intact. */
+static void test_gap(void **state)
+{
+	struct dir_event ev[4];
+	struct fx f;
+
+	fx_open(&f, 64, DIR_EVICT_LRU, 8);
+	do_mkdir(&f, ROOT, "a");
+	dir_events_gap(f.d);
+	do_mkdir(&f, ROOT, "b");
+	assert_int_equal(dir_event_seq(f.d), 3);
+	assert_int_equal(dir_events_wait(f.d, 0, ev, 4, 0), 3);
+	assert_int_equal(ev[0].type, DEV_MKDIR);
+	assert_string_equal(ev[0].path, "/a");
+	assert_int_equal(ev[1].type, DEV_OVERFLOW);
+	assert_int_equal(ev[1].seq, 2);
+	assert_string_equal(ev[1].path, "");
+	assert_int_equal(ev[2].type, DEV_MKDIR);
+	assert_int_equal(ev[2].seq, 3);
+	assert_string_equal(ev[2].path, "/b");
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_gap),
 	};
 
 	return cmocka_run_group_tests_name("event", tests, NULL, NULL);
