@@ -57,7 +57,23 @@ struct conn {
 	unsigned int refusals;	/* refused version requests logged */
 	uint64_t ext_id;	/* handlers/hint.c: id the extension knows, 0 none */
 	struct hint_open *hints_open;	/* its open hint requests */
+	/* wire.c: bytes read ahead (in[in_off..in_len)), replies held for one send */
+	uint8_t *in;
+	uint32_t in_off, in_len, in_cap;
+	struct pbuf outq;
+	int batch;		/* wire_reply() appends to outq instead of sending */
+	int undeliverable;	/* this request's socket broke: its reply cannot arrive */
+	struct conn_loop *loop;	/* conn.c: the loop serving it, NULL: its own thread */
 };
+
+/* conn.c: one event loop thread and its epoll set (level-triggered). */
+struct conn_loop {
+	struct server *srv;
+	int ep;
+	pthread_t th;
+};
+
+#define CONN_LOOPS_MAX	8
 
 struct sub;
 struct ack_wait;
@@ -89,6 +105,10 @@ struct server {
 	pthread_cond_t conns_cond;	/* CLOCK_MONOTONIC: a connection ended */
 	struct conn *conns;
 	atomic_uint nconns;		/* written under conns_lock */
+	struct conn_loop loops[CONN_LOOPS_MAX];
+	unsigned int nloops;		/* running; new connections go round-robin */
+	atomic_uint next_loop;
+	int loops_wake;			/* eventfd in every loop's set: stop */
 
 	/* subscribe.c */
 	pthread_mutex_t subs_lock;

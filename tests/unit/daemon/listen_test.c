@@ -5,7 +5,9 @@
  * (parent directory made, mode 0666, served through the accept and
  * connection threads, unlinked at stop), a stale socket file replaced, a
  * live one refused with -EADDRINUSE and left alone, a non-socket refused,
- * bad URIs, an ephemeral TCP port, and max-conns answering -EUSERS.
+ * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, and
+ * pipelined requests answered in order across the event loop's hand-over
+ * of the connection to a thread of its own (a READ).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -259,6 +261,42 @@ static void test_max_conns_answers_eusers(void **state)
 	close(b);
 }
 
+/*
+ * Many requests in one go, a READ among them (the event loop hands the
+ * connection to a thread of its own there): every reply comes, in order.
+ */
+static void test_pipelined_in_order(void **state)
+{
+	struct proto_io_req rd = { .ino = 777, .off = 0, .len = 16 };
+	struct fx *f = *state;
+	uint64_t id;
+	int fd;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(hello(fd, &f->r), 0);
+	for (id = 10; id < 210; id++) {
+		if (id == 150)
+			tc_send(fd, OP_READ, id, TH_GENERATION, &rd, sizeof(rd));
+		else
+			tc_send(fd, OP_PING, id, TH_GENERATION, NULL, 0);
+	}
+	for (id = 10; id < 210; id++) {
+		assert_int_equal(tc_reply(fd, &f->r, 5000), 0);
+		assert_int_equal(f->r.h.reqid, id);
+		assert_int_equal(f->r.h.op, id == 150 ? OP_READ : OP_PING);
+		if (id != 150)
+			assert_int_equal(f->r.h.status, 0);
+		else
+			assert_true(f->r.h.status < 0);	/* no such version */
+	}
+	/* the thread serves what follows */
+	assert_int_equal(call(fd, OP_PING, 300, NULL, 0, &f->r), 0);
+	close(fd);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +307,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_uris, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_ephemeral_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_conns_answers_eusers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("listen", tests, NULL, NULL);
