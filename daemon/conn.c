@@ -10,7 +10,8 @@
  * read ahead, a peer not taking its replies): that thread reads request
  * frames (header, then the payload, except WRITE's data, which the handler
  * takes straight into the pool) and hands them to dispatch.c until the
- * connection ends. It also owns the payload buffers kept between requests,
+ * connection ends or stays quiet for CONN_LINGER_MS, when it goes back to
+ * the loop. It also owns the payload buffers kept between requests,
  * closing every connection at shutdown, and the fuzzer's seam of server.h
  * (the same per-frame path, on the caller's thread).
  *
@@ -19,6 +20,7 @@
  * under it. The loop threads share nothing but the epoll set.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,6 +48,7 @@
 #define LOOP_EVENTS		64	/* ready connections taken per epoll_wait */
 #define LOOP_STACK_SIZE		(256U << 10)
 #define BATCH_FILLS		4	/* reads of one connection per wakeup, at most */
+#define CONN_LINGER_MS		200	/* a thread idle this long gives c back to the loop */
 
 enum batch { BATCH_REARM, BATCH_CLOSE, BATCH_THREAD };
 
@@ -204,6 +207,18 @@ static void conn_end(struct conn *c)
 	conn_free(c);
 }
 
+static int conn_to_loop(struct conn *c);
+
+/* 1: nothing came for CONN_LINGER_MS and the event loop runs: go back to it. */
+static int conn_idle(struct conn *c)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+
+	if (!c->srv->nloops || wire_buffered(c))
+		return 0;
+	return poll(&pfd, 1, CONN_LINGER_MS) == 0;
+}
+
 static void *conn_main(void *arg)
 {
 	struct conn *c = arg;
@@ -212,8 +227,15 @@ static void *conn_main(void *arg)
 
 	/* Replies the event loop could not send go first, whatever it takes. */
 	if (!wire_flush(c, 0) && !c->close) {
-		while (!atomic_load(&srv->stopping) && !conn_request(c, &out))
+		while (!atomic_load(&srv->stopping)) {
+			if (conn_idle(c) && !conn_to_loop(c)) {
+				pbuf_free(&out);
+				return NULL;	/* c is the loop's now */
+			}
+			if (conn_request(c, &out))
+				break;
 			conn_trim(c, &out);
+		}
 	}
 	pbuf_free(&out);
 	conn_end(c);
@@ -469,27 +491,34 @@ void conn_loops_stop(struct server *srv)
 	srv->loops_wake = -1;
 }
 
+/* Hand listed c to a loop (round-robin); 0: from here its thread may serve and end c. */
+static int conn_to_loop(struct conn *c)
+{
+	struct server *srv = c->srv;
+	struct conn_loop *l = &srv->loops[atomic_fetch_add(&srv->next_loop, 1) % srv->nloops];
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+
+	c->loop = l;
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0)
+		return 0;
+	c->loop = NULL;
+	return -errno;
+}
+
 int conn_start(struct conn *c)
 {
 	struct server *srv = c->srv;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-	struct conn_loop *l;
 	int rc;
 
 	log_debug("%s: connection open", c->peer);
 	if (!srv->nloops)
 		return conn_spawn(c);
-	l = &srv->loops[atomic_fetch_add(&srv->next_loop, 1) % srv->nloops];
-	c->loop = l;
 	pthread_mutex_lock(&srv->conns_lock);
 	conn_list(c);
 	pthread_mutex_unlock(&srv->conns_lock);
-	/* From here l's thread may serve and end c at once. */
-	rc = epoll_ctl(l->ep, EPOLL_CTL_ADD, c->fd, &ev) < 0 ? -errno : 0;
-	if (rc) {
+	rc = conn_to_loop(c);
+	if (rc)
 		conn_unlink(srv, c);
-		c->loop = NULL;
-	}
 	return rc;
 }
 

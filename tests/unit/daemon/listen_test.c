@@ -7,8 +7,10 @@
  * live one refused with -EADDRINUSE and left alone, a non-socket refused,
  * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, and
  * pipelined requests answered in order across the event loop's hand-over
- * of the connection to a thread of its own (a READ).
+ * of the connection to a thread of its own (a READ), and that thread giving
+ * the connection back to the loop once it is quiet.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -297,6 +299,43 @@ static void test_pipelined_in_order(void **state)
 	assert_int_equal(th_free(&f->t), 0);
 }
 
+static int threads_now(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A connection handed to a thread of its own goes back to the loop when quiet. */
+static void test_thread_gives_back(void **state)
+{
+	struct proto_io_req rd = { .ino = 777, .off = 0, .len = 16 };
+	struct fx *f = *state;
+	int fd, before, i;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(hello(fd, &f->r), 0);
+	before = threads_now();
+	assert_true(call(fd, OP_READ, 2, &rd, sizeof(rd), &f->r) < 0);
+	/* the thread lingers a little, then leaves (10 s: a loaded machine) */
+	for (i = 0; i < 1000 && threads_now() > before; i++)
+		usleep(10000);
+	assert_int_equal(threads_now(), before);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(call(fd, OP_PING, 3 + (uint64_t)i, NULL, 0, &f->r), 0);
+	assert_true(call(fd, OP_READ, 9, &rd, sizeof(rd), &f->r) < 0);
+	close(fd);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +347,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tcp_ephemeral_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_conns_answers_eusers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_gives_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("listen", tests, NULL, NULL);
