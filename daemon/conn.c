@@ -1,21 +1,32 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/conn.c: marud's connections. It owns the connection objects and
- * their list, one detached thread per connection that reads request frames
- * (header, then the payload, except WRITE's data, which the handler takes
- * straight into the pool) and hands them to dispatch.c, the payload buffers
- * kept between requests, closing every connection at shutdown, and the
- * fuzzer's seam of server.h (the same per-frame path, on the caller's thread).
+ * their list, the event loop that serves them (a few threads, one per CPU,
+ * on one epoll set: a connection is armed one-shot, so one thread at a time
+ * reads every request it has waiting, runs them and sends their replies in
+ * one go), the hand-over of a connection to a thread of its own when it asks
+ * for something that can wait on its peer or on time (WRITE's data, READ's
+ * bulk send, SUBSCRIBE, hints, acknowledgement waits, a frame too big to
+ * read ahead, a peer not taking its replies): that thread reads request
+ * frames (header, then the payload, except WRITE's data, which the handler
+ * takes straight into the pool) and hands them to dispatch.c until the
+ * connection ends or stays quiet for CONN_LINGER_MS, when it goes back to
+ * the loop. It also owns the payload buffers kept between requests,
+ * closing every connection at shutdown, and the fuzzer's seam of server.h
+ * (the same per-frame path, on the caller's thread).
  *
  * Locks: conns_lock guards the list, its count and conns_cond (CLOCK_MONOTONIC:
  * a connection ended). It is taken under no other lock and none is taken
- * under it.
+ * under it. The loop threads share nothing but the epoll set.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,16 +39,24 @@
 #include "log.h"
 #include "server_priv.h"
 #include "session.h"
+#include "subscribe.h"
 #include "wire.h"
 
 #define CONN_STACK_SIZE		(256U << 10)
 #define CONN_BUF_KEEP		(1U << 20)	/* payload buffer kept between requests */
 #define CLOSE_POLL_MS		100
+#define LOOP_EVENTS		64	/* ready connections taken per epoll_wait */
+#define LOOP_STACK_SIZE		(256U << 10)
+#define BATCH_FILLS		4	/* reads of one connection per wakeup, at most */
+#define CONN_LINGER_MS		200	/* a thread idle this long gives c back to the loop */
+
+enum batch { BATCH_REARM, BATCH_CLOSE, BATCH_THREAD };
 
 int conns_init(struct server *srv)
 {
 	int rc = -pthread_mutex_init(&srv->conns_lock, NULL);
 
+	srv->loops_wake = -1;
 	if (rc)
 		return rc;
 	rc = cond_init_mono(&srv->conns_cond);
@@ -48,6 +67,7 @@ int conns_init(struct server *srv)
 
 void conns_destroy(struct server *srv)
 {
+	conn_loops_stop(srv);
 	pthread_cond_destroy(&srv->conns_cond);
 	pthread_mutex_destroy(&srv->conns_lock);
 }
@@ -111,45 +131,33 @@ static int read_payload(struct conn *c, const struct proto_hdr *h, int *check)
 	return *check == -EPROTO ? -EPROTO : (int)n;
 }
 
-/* Header of the next frame; 1 on a clean EOF between frames. */
-static int read_header(struct conn *c, struct proto_hdr *h)
+/* The frame whose header h was just taken: 0 to go on, non-zero to close. */
+static int conn_frame(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 {
-	ssize_t r;
-
-	do
-		r = recv(c->fd, h, sizeof(*h), MSG_WAITALL);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return 1;
-	if (r < 0)
-		return -errno;
-	if ((size_t)r < sizeof(*h))
-		return wire_recv(c, (uint8_t *)h + r, sizeof(*h) - (size_t)r);
-	return 0;
-}
-
-/* One request: 0 to go on, non-zero to close. */
-static int conn_request(struct conn *c, struct pbuf *out)
-{
-	struct proto_hdr h;
 	int rc, n, check;
 
-	rc = read_header(c, &h);
+	rc = dispatch_header(c, h);
 	if (rc)
 		return rc;
-	rc = dispatch_header(c, &h);
-	if (rc)
-		return rc;
-	n = read_payload(c, &h, &check);
+	n = read_payload(c, h, &check);
 	if (n < 0) {
 		if (n == -EPROTO)
-			wire_violation(c, h.op, "malformed payload");
+			wire_violation(c, h->op, "malformed payload");
 		return n;
 	}
-	rc = dispatch_request(c, &h, c->buf, (uint32_t)n, check, out);
+	rc = dispatch_request(c, h, c->buf, (uint32_t)n, check, out);
 	if (rc < 0)
 		return rc;
 	return c->close;
+}
+
+/* One request, waiting for it: 0 to go on, non-zero to close. */
+static int conn_request(struct conn *c, struct pbuf *out)
+{
+	struct proto_hdr h;
+	int rc = wire_recv_hdr(c, &h);
+
+	return rc ? rc : conn_frame(c, &h, out);
 }
 
 static void conn_trim(struct conn *c, struct pbuf *out)
@@ -179,9 +187,35 @@ static void conn_unlink(struct server *srv, struct conn *c)
 
 void conn_free(struct conn *c)
 {
+	wire_free(c);
 	free(c->buf);
 	free(c->cached);
 	free(c);
+}
+
+/* The end of a connection, on whichever thread served it last. */
+static void conn_end(struct conn *c)
+{
+	struct server *srv = c->srv;
+
+	if (c->sess)
+		session_detach(srv->sessions, c->sess);
+	log_debug("%s: connection closed", c->peer);
+	close(c->fd);
+	conn_unlink(srv, c);
+	conn_free(c);
+}
+
+static int conn_to_loop(struct conn *c);
+
+/* 1: nothing came for CONN_LINGER_MS and the event loop runs: go back to it. */
+static int conn_idle(struct conn *c)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+
+	if (!c->srv->nloops || wire_buffered(c))
+		return 0;
+	return poll(&pfd, 1, CONN_LINGER_MS) == 0;
 }
 
 static void *conn_main(void *arg)
@@ -189,23 +223,48 @@ static void *conn_main(void *arg)
 	struct conn *c = arg;
 	struct server *srv = c->srv;
 	struct pbuf out = { 0 };
-	int rc;
 
-	log_debug("%s: connection open", c->peer);
-	while (!atomic_load(&srv->stopping)) {
-		rc = conn_request(c, &out);
-		if (rc)
-			break;
-		conn_trim(c, &out);
+	/* Replies the event loop could not send go first, whatever it takes. */
+	if (!wire_flush(c, 0) && !c->close) {
+		while (!atomic_load(&srv->stopping)) {
+			if (conn_idle(c) && !conn_to_loop(c)) {
+				pbuf_free(&out);
+				return NULL;	/* c is the loop's now */
+			}
+			if (conn_request(c, &out))
+				break;
+			conn_trim(c, &out);
+		}
 	}
 	pbuf_free(&out);
-	if (c->sess)
-		session_detach(srv->sessions, c->sess);
-	log_debug("%s: connection closed", c->peer);
-	close(c->fd);
-	conn_unlink(srv, c);
-	conn_free(c);
+	conn_end(c);
 	return NULL;
+}
+
+/* c's own thread from now on (c is listed already). */
+static int conn_thread(struct conn *c)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	int rc;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, CONN_STACK_SIZE);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &at, conn_main, c);
+	pthread_attr_destroy(&at);
+	return -rc;
+}
+
+static void conn_list(struct conn *c)
+{
+	struct server *srv = c->srv;
+
+	c->next = srv->conns;
+	if (srv->conns)
+		srv->conns->prev = c;
+	srv->conns = c;
+	atomic_fetch_add(&srv->nconns, 1);
 }
 
 int conn_new(struct server *srv, int fd, int is_unix, struct conn **out)
@@ -229,25 +288,237 @@ int conn_new(struct server *srv, int fd, int is_unix, struct conn **out)
 int conn_spawn(struct conn *c)
 {
 	struct server *srv = c->srv;
-	pthread_attr_t at;
-	pthread_t t;
 	int rc;
 
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, CONN_STACK_SIZE);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	pthread_mutex_lock(&srv->conns_lock);
-	rc = pthread_create(&t, &at, conn_main, c);
-	if (!rc) {
-		c->next = srv->conns;
-		if (srv->conns)
-			srv->conns->prev = c;
-		srv->conns = c;
-		atomic_fetch_add(&srv->nconns, 1);
-	}
+	rc = conn_thread(c);
+	if (!rc)
+		conn_list(c);
 	pthread_mutex_unlock(&srv->conns_lock);
+	return rc;
+}
+
+/* ---- the event loop ---- */
+
+/*
+ * Whether the loop may run h's request itself: nothing in it waits for the
+ * peer or for time, and all of it fits the read-ahead buffer.
+ */
+static int frame_inline(struct conn *c, const struct proto_hdr *h)
+{
+	switch (h->op) {
+	case OP_WRITE:
+	case OP_READ:
+	case OP_SUBSCRIBE:
+	case OP_HINT:
+	case OP_HINTV:
+	case OP_HINT_WAIT:
+	case OP_RKEY:
+		return 0;
+	default:
+		break;
+	}
+	if (ack_wait_ms(c->srv, h->op) && atomic_load(&c->srv->nacking))
+		return 0;
+	return sizeof(*h) + (size_t)h->len <= wire_in_cap();
+}
+
+/* Run every whole frame read ahead. */
+static enum batch conn_frames(struct conn *c, struct pbuf *out)
+{
+	struct proto_hdr h;
+
+	while (wire_peek_hdr(c, &h)) {
+		if (!frame_inline(c, &h))
+			return BATCH_THREAD;
+		if (wire_buffered(c) < sizeof(h) + h.len)
+			break;
+		wire_recv(c, &h, sizeof(h));
+		if (conn_frame(c, &h, out))
+			return BATCH_CLOSE;
+		conn_trim(c, out);
+	}
+	return BATCH_REARM;
+}
+
+/* Read what c's peer sent, run it, send the replies. */
+static enum batch conn_batch(struct conn *c, struct pbuf *out)
+{
+	enum batch b = BATCH_REARM;
+	int fills = 0;
+	size_t room;
+	ssize_t n;
+
+	c->batch = 1;
+	do {
+		n = wire_fill(c, &room);
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
+			break;
+		if (n <= 0) {
+			b = n == -ENOBUFS ? BATCH_THREAD : BATCH_CLOSE;
+			break;
+		}
+		b = conn_frames(c, out);
+		/* a peer that keeps sending gets its turn again on the next wakeup */
+	} while (b == BATCH_REARM && (size_t)n == room && ++fills < BATCH_FILLS);
+	c->batch = 0;
+	/*
+	 * Replies the peer does not take now (among them the answer that
+	 * explains a close) are sent by a thread of c's own, which then ends
+	 * c if it was closing.
+	 */
+	if (wire_flush(c, 1) == -EAGAIN) {
+		if (b == BATCH_CLOSE)
+			c->close = 1;
+		return BATCH_THREAD;
+	}
+	return b;
+}
+
+static void conn_ready(struct conn *c, struct pbuf *out)
+{
+	enum batch b = conn_batch(c, out);
+
+	if (b == BATCH_REARM && !atomic_load(&c->srv->stopping))
+		return;
+	epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	c->loop = NULL;
+	if (b == BATCH_THREAD) {
+		if (!conn_thread(c))
+			return;
+		log_warnx("%s: cannot start a connection thread; closing", c->peer);
+	}
+	conn_end(c);
+}
+
+static void *loop_main(void *arg)
+{
+	struct conn_loop *l = arg;
+	struct epoll_event ev[LOOP_EVENTS];
+	struct pbuf out = { 0 };
+	int i, n, stop;
+
+	for (;;) {
+		n = epoll_wait(l->ep, ev, LOOP_EVENTS, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_warn(errno, "epoll_wait");
+			break;
+		}
+		for (i = 0, stop = 0; i < n; i++) {
+			if (ev[i].data.ptr)
+				conn_ready(ev[i].data.ptr, &out);
+			else
+				stop = 1;	/* the eventfd, left readable for the others */
+		}
+		if (stop)
+			break;
+		if (out.cap > CONN_BUF_KEEP)
+			pbuf_free(&out);
+	}
+	pbuf_free(&out);
+	return NULL;
+}
+
+static unsigned int loops_wanted(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > CONN_LOOPS_MAX ? CONN_LOOPS_MAX : (unsigned int)n;
+}
+
+/* Loop l's epoll set, watching the stop eventfd; then its thread. */
+static int loop_start(struct server *srv, struct conn_loop *l, const pthread_attr_t *at)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int rc;
+
+	l->srv = srv;
+	l->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (l->ep < 0)
+		return -errno;
+	rc = epoll_ctl(l->ep, EPOLL_CTL_ADD, srv->loops_wake, &ev) < 0 ? -errno : 0;
+	if (!rc)
+		rc = -pthread_create(&l->th, at, loop_main, l);
+	if (rc) {
+		close(l->ep);
+		l->ep = -1;
+	}
+	return rc;
+}
+
+int conn_loops_start(struct server *srv)
+{
+	unsigned int want = loops_wanted();
+	pthread_attr_t at;
+	int rc = 0;
+
+	srv->loops_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv->loops_wake < 0)
+		return -errno;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, LOOP_STACK_SIZE);
+	while (!rc && srv->nloops < want) {
+		rc = loop_start(srv, &srv->loops[srv->nloops], &at);
+		if (!rc)
+			srv->nloops++;
+	}
 	pthread_attr_destroy(&at);
-	return -rc;
+	if (rc)
+		conn_loops_stop(srv);
+	return rc;
+}
+
+void conn_loops_stop(struct server *srv)
+{
+	uint64_t one = 1;
+	unsigned int i;
+
+	if (srv->nloops && write(srv->loops_wake, &one, sizeof(one)) < 0)
+		log_warn(errno, "waking the event loop");
+	for (i = 0; i < srv->nloops; i++) {
+		pthread_join(srv->loops[i].th, NULL);
+		close(srv->loops[i].ep);
+		srv->loops[i].ep = -1;
+	}
+	srv->nloops = 0;
+	if (srv->loops_wake >= 0)
+		close(srv->loops_wake);
+	srv->loops_wake = -1;
+}
+
+/* Hand listed c to a loop (round-robin); 0: from here its thread may serve and end c. */
+static int conn_to_loop(struct conn *c)
+{
+	struct server *srv = c->srv;
+	struct conn_loop *l = &srv->loops[atomic_fetch_add(&srv->next_loop, 1) % srv->nloops];
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+
+	c->loop = l;
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0)
+		return 0;
+	c->loop = NULL;
+	return -errno;
+}
+
+int conn_start(struct conn *c)
+{
+	struct server *srv = c->srv;
+	int rc;
+
+	log_debug("%s: connection open", c->peer);
+	if (!srv->nloops)
+		return conn_spawn(c);
+	pthread_mutex_lock(&srv->conns_lock);
+	conn_list(c);
+	pthread_mutex_unlock(&srv->conns_lock);
+	rc = conn_to_loop(c);
+	if (rc)
+		conn_unlink(srv, c);
+	return rc;
 }
 
 void conns_close_all(struct server *srv)
@@ -268,6 +539,7 @@ void conns_close_all(struct server *srv)
 		}
 	}
 	pthread_mutex_unlock(&srv->conns_lock);
+	conn_loops_stop(srv);
 }
 
 /* ---- the fuzzer's seam (server.h): one frame per call, no thread ---- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/conn.h: marud's connections (conn.c): the objects, their threads,
- * the list of them. listen.c makes them; server.c closes them all at stop.
+ * daemon/conn.h: marud's connections (conn.c): the objects, the event loop
+ * and the threads that serve them, the list of them. listen.c makes them; server.c closes them all at stop.
  */
 #ifndef MARUD_CONN_H
 #define MARUD_CONN_H
@@ -22,6 +22,15 @@ void conn_free(struct conn *c);
  * started, the caller still owns both.
  */
 int conn_spawn(struct conn *c);
+/*
+ * Serve c: on the event loop when it runs, else on a thread of its own
+ * (conn_spawn). From then on the server owns c and its fd; -errno: not
+ * started, the caller still owns both.
+ */
+int conn_start(struct conn *c);
+/* The event loop's threads (one per CPU); stop: join them (idempotent). */
+int conn_loops_start(struct server *srv);
+void conn_loops_stop(struct server *srv);
 /* Kick every connection out of its blocking read and wait until all are gone. */
 void conns_close_all(struct server *srv);
 

@@ -163,9 +163,9 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 	if (!status && out->len > atomic_load(&c->srv->max_frame))
 		status = -EOVERFLOW;
 	refused(c, h, p, len, status);
-	/* A failure that closes the connection (a WRITE whose payload broke off)
+	/* A failure whose socket broke under it (a WRITE whose payload broke off)
 	 * never reaches the client: its retry must run again, not be told it. */
-	if (cr == CACHE_MISS && status && c->close)
+	if (cr == CACHE_MISS && status && c->undeliverable)
 		session_cache_forget(c->sess, h->reqid);
 	else if (cr == CACHE_MISS)
 		session_cache_finish(c->sess, h->reqid, status, out->data,
@@ -243,6 +243,7 @@ int dispatch_request(struct conn *c, const struct proto_hdr *h, const uint8_t *p
 	atomic_fetch_add(&c->srv->ops[h->op], 1);
 	out->len = 0;
 	c->replied = 0;
+	c->undeliverable = 0;
 	rc = gate(c, hd, h);
 	/* A well-framed request naming an invalid entry is the caller's error. */
 	if (rc == 0 && check)

@@ -5,7 +5,8 @@
  * one, and tcp://addr:port), the accept thread that polls them and a wake
  * pipe, the max-conns limit (a client over it is answered -EUSERS rather
  * than reset), the peer's name for the logs, and hands each accepted socket
- * to conn.c. No lock of its own.
+ * to conn.c (which serves it on its event loop, started here with the
+ * accept thread). No lock of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -265,8 +266,8 @@ static void accept_one(struct server *srv, struct listener *l)
 		return;
 	}
 	peer_name(c, &ss, sl);
-	if (conn_spawn(c)) {
-		log_warnx("%s: cannot start a connection thread", c->peer);
+	if (conn_start(c)) {
+		log_warnx("%s: cannot start serving the connection", c->peer);
 		close(fd);
 		conn_free(c);
 	}
@@ -297,8 +298,11 @@ static void *accept_main(void *arg)
 
 int accept_start(struct server *srv)
 {
-	int rc = -pthread_create(&srv->accept_thread, NULL, accept_main, srv);
+	int rc = conn_loops_start(srv);
 
+	if (rc)
+		log_warn(rc, "starting the event loop: a thread per connection instead");
+	rc = -pthread_create(&srv->accept_thread, NULL, accept_main, srv);
 	if (!rc)
 		srv->accepting = 1;
 	return rc;

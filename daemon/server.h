@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/server.h: the running marud: pool, allocator, directory and session
- * table wired together, the listening sockets, one thread per connection
- * and the request handlers of lib/common/proto/proto.h. main.c creates it from a config,
+ * table wired together, the listening sockets, the connections (an event
+ * loop per CPU; a thread of its own for one whose request waits) and the
+ * request handlers of lib/common/proto/proto.h. main.c creates it from a config,
  * starts it, reloads it on SIGHUP and stops it on SIGTERM. server.c holds
  * the life cycle; the request path runs listen.c -> conn.c -> dispatch.c ->
  * subscribe.c, handlers/ -> wire.c (server_priv.h tells the layers apart).

@@ -56,7 +56,23 @@ struct conn {
 	int has_owner;
 	unsigned int refusals;	/* refused version requests logged */
 	uint64_t ext_id;	/* handlers/hint.c: its session's hint id, 0 none yet */
+	/* wire.c: bytes read ahead (in[in_off..in_len)), replies held for one send */
+	uint8_t *in;
+	uint32_t in_off, in_len, in_cap;
+	struct pbuf outq;
+	int batch;		/* wire_reply() appends to outq instead of sending */
+	int undeliverable;	/* this request's socket broke: its reply cannot arrive */
+	struct conn_loop *loop;	/* conn.c: the loop serving it, NULL: its own thread */
 };
+
+/* conn.c: one event loop thread and its epoll set (level-triggered). */
+struct conn_loop {
+	struct server *srv;
+	int ep;
+	pthread_t th;
+};
+
+#define CONN_LOOPS_MAX	8
 
 struct sub;
 struct ack_wait;
@@ -88,6 +104,10 @@ struct server {
 	pthread_cond_t conns_cond;	/* CLOCK_MONOTONIC: a connection ended */
 	struct conn *conns;
 	atomic_uint nconns;		/* written under conns_lock */
+	struct conn_loop loops[CONN_LOOPS_MAX];
+	unsigned int nloops;		/* running; new connections go round-robin */
+	atomic_uint next_loop;
+	int loops_wake;			/* eventfd in every loop's set: stop */
 
 	/* subscribe.c */
 	pthread_mutex_t subs_lock;

@@ -10,26 +10,62 @@
  * synchronous and bounded: callers hold rdma_srv.lock throughout, so no
  * right is handed out for the memory meanwhile. Also revoking a session's
  * windows (rwin_revoke: the NIC refuses their rkeys from then on) and the
- * bounded wait for marud's own work requests (window binds); rkey.c, which
+ * bounded wait for marud's own work requests (window binds: asleep on the
+ * CQ's completion channel, not polling); rkey.c, which
  * hands the rights out, and rdma_listen.c call down into this file.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "clock.h"
 #include "log.h"
 #include "rdma_priv.h"
 
+void rconn_cq_free(struct rconn *rc)
+{
+	if (rc->cq)
+		ibv_destroy_cq(rc->cq);
+	rc->cq = NULL;
+	if (rc->cch)
+		ibv_destroy_comp_channel(rc->cch);
+	rc->cch = NULL;
+}
+
+/*
+ * Sleep on rc's completion channel until a completion may be there or
+ * until end (monotonic ms): 0, -ETIMEDOUT, -EIO. wc and n get a completion that
+ * came while arming (it fires no event).
+ */
+static int cq_sleep(struct rconn *rc, uint64_t end, struct ibv_wc *wc, int *n)
+{
+	struct pollfd pfd = { .fd = rc->cch->fd, .events = POLLIN };
+	uint64_t now = mono_ms();
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (now > end)
+		return -ETIMEDOUT;
+	if (ibv_req_notify_cq(rc->cq, 0))
+		return -EIO;
+	*n = ibv_poll_cq(rc->cq, 1, wc);
+	if (*n)
+		return *n < 0 ? -EIO : 0;
+	if (poll(&pfd, 1, (int)(end - now) + 1) <= 0)
+		return 0;	/* the caller polls once more, then times out */
+	if (ibv_get_cq_event(rc->cch, &cq, &ctx) == 0)
+		ibv_ack_cq_events(cq, 1);
+	return 0;
+}
+
 int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
 {
 	uint64_t end = mono_ms() + RDMA_BIND_MS;
-	struct timespec nap = { 0, 20000 };
 	struct ibv_wc wc;
-	int n;
+	int n, rcode;
 
+	n = ibv_poll_cq(rc->cq, 1, &wc);
 	for (;;) {
-		n = ibv_poll_cq(rc->cq, 1, &wc);
 		if (n < 0)
 			return -EIO;
 		if (n == 1 && wc.wr_id == wr_id) {
@@ -39,12 +75,14 @@ int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
 				  ibv_wc_status_str(wc.status));
 			return -EIO;
 		}
-		if (n == 0 && mono_ms() > end) {
+		n = 0;
+		rcode = cq_sleep(rc, end, &wc, &n);
+		if (rcode == -ETIMEDOUT)
 			log_warnx("rdma: %s: window bind timed out", rc->peer);
-			return -ETIMEDOUT;
-		}
-		if (n == 0)
-			nanosleep(&nap, NULL);
+		if (rcode)
+			return rcode;
+		if (!n)
+			n = ibv_poll_cq(rc->cq, 1, &wc);
 	}
 }
 
@@ -108,8 +146,7 @@ void rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
 	atomic_fetch_add(&r->st.quarantined_total, q);
 	qp_drain(rc);
 	rdma_destroy_qp(rc->id);
-	ibv_destroy_cq(rc->cq);
-	rc->cq = NULL;
+	rconn_cq_free(rc);
 	rc->fenced = 1;
 	if (rs) {
 		rwin_revoke(r, rs, 0, 1);

@@ -168,17 +168,23 @@ static int conn_qp(struct rdma_srv *r, struct rconn *rc)
 	rc->dev = rdma_dev_get(r, rc->id->verbs);
 	if (!rc->dev)
 		return -ENODEV;
-	rc->cq = ibv_create_cq(rc->id->verbs, RDMA_SQ_DEPTH * 2, NULL, NULL, 0);
-	if (!rc->cq)
+	rc->cch = ibv_create_comp_channel(rc->id->verbs);
+	if (!rc->cch)
 		return -ENOMEM;
+	rc->cq = ibv_create_cq(rc->id->verbs, RDMA_SQ_DEPTH * 2, NULL, rc->cch, 0);
+	if (!rc->cq) {
+		rconn_cq_free(rc);
+		return -ENOMEM;
+	}
 	qa.send_cq = qa.recv_cq = rc->cq;
 	qa.cap.max_send_wr = RDMA_SQ_DEPTH;
 	qa.cap.max_recv_wr = 1;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(rc->id, rc->dev->pd, &qa)) {
-		ibv_destroy_cq(rc->cq);
-		rc->cq = NULL;
-		return -errno;
+		int rcode = -errno;
+
+		rconn_cq_free(rc);
+		return rcode;
 	}
 	return 0;
 }
@@ -193,8 +199,7 @@ static int accept_qp(struct rdma_srv *r, struct rconn *rc)
 		err = -errno;
 	if (err && rc->cq) {
 		rdma_destroy_qp(rc->id);
-		ibv_destroy_cq(rc->cq);
-		rc->cq = NULL;
+		rconn_cq_free(rc);
 	}
 	return err;
 }

@@ -47,6 +47,7 @@ struct rconn {
 	struct rdma_cm_id *id;
 	struct rdma_dev *dev;
 	struct ibv_cq *cq;
+	struct ibv_comp_channel *cch;	/* cq's: rconn_wait() sleeps on it */
 	struct rsess *rs;
 	int fenced;		/* QP in ERR, drained and destroyed */
 	char peer[64];
@@ -102,5 +103,7 @@ void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all);
 void rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why);
 /* Wait for one completion of rc's CQ, bounded; 0 or -EIO/-ETIMEDOUT. */
 int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id);
+/* Destroy rc's CQ and its completion channel (its QP is gone). */
+void rconn_cq_free(struct rconn *rc);
 
 #endif

@@ -9,11 +9,14 @@
  * 2-core machine, and the ratio would measure the scheduler. The same driver
  * runs the Redis peer (RESP, benchnet.h), so both sides cost the same.
  *
- *   ctl_bench mix MARU REDIS CONNS SECONDS NAMES ROUNDS [WORKERS]
+ *   ctl_bench mix MARU REDIS CONNS SECONDS NAMES ROUNDS [WORKERS [MARUD_PID REDIS_PID]]
  *	CONNS sessions on each server; marud does exists, lookup, open,
  *	release, create, publish in turn on a directory of NAMES names,
  *	Redis GET x4 and SET x2 on NAMES keys; ROUNDS alternating rounds of
- *	SECONDS each; prints medians of ops/s, p50 and p99 latency.
+ *	SECONDS each; prints medians of ops/s, p50 and p99 latency, and the
+ *	CPU time per op the client took (and each server, given its pid):
+ *	on a loaded machine ops/s is partly the scheduler's share, CPU per op
+ *	is not.
  *   ctl_bench names MARU N MARUD_PID SECONDS
  *	fills a directory with 10,000 names and one with N, with a thread
  *	timing single lookups meanwhile (longest stall); marud RSS per name
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +93,8 @@ struct worker {
 
 struct result {
 	double ops_per_s, p50_us, p99_us, max_us;
+	long ops;
+	double srv_cpu_us, cli_cpu_us;	/* CPU time over the window (server: 0 unknown) */
 };
 
 static uint64_t now_ns(void)
@@ -507,6 +513,7 @@ static struct result run_job(struct job *j, struct conn **conns, int nconns, int
 		free(ws[i].lat);
 	}
 	qsort(all, total, sizeof(uint32_t), cmp_u32);
+	r.ops = ops;
 	r.ops_per_s = ops / ((t1 - (j->t_end ? j->t_start : t0)) / 1e9);
 	r.p50_us = total ? all[total / 2] / 1e3 : 0;
 	r.p99_us = total ? all[total * 99 / 100] / 1e3 : 0;
@@ -626,15 +633,95 @@ static double fill(struct job *j, const struct job_ops *ops, struct conn **cs, i
 	return (now_ns() - t) / 1e9;
 }
 
-static struct result timed(struct job *j, const struct job_ops *ops, struct conn **cs, int n,
-			   double secs, int workers)
+/* CPU time (us) of process pid so far, from /proc/pid/stat; 0 when pid is 0. */
+static double proc_cpu_us(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	size_t n;
+	FILE *f;
+
+	if (!pid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		die(path, -errno);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the command name may hold spaces */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		die(path, -EPROTO);
+	return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double self_cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
+	       ru.ru_stime.tv_usec;
+}
+
+/* Samples the CPU of the server and of this client at a job's window edges. */
+struct cpu_watch {
+	pthread_t th;
+	const struct job *j;
+	long pid;
+	double srv_us, cli_us;
+};
+
+static void sleep_until(uint64_t t)
+{
+	uint64_t n = now_ns();
+	struct timespec ts;
+
+	if (n >= t)
+		return;
+	ts.tv_sec = (time_t)((t - n) / 1000000000ULL);
+	ts.tv_nsec = (long)((t - n) % 1000000000ULL);
+	nanosleep(&ts, NULL);
+}
+
+static void *watch_main(void *p)
+{
+	struct cpu_watch *w = p;
+	double s0, c0;
+
+	sleep_until(w->j->t_start);
+	s0 = proc_cpu_us(w->pid);
+	c0 = self_cpu_us();
+	sleep_until(w->j->t_end);
+	w->srv_us = proc_cpu_us(w->pid) - s0;
+	w->cli_us = self_cpu_us() - c0;
+	return NULL;
+}
+
+static struct result timed_pid(struct job *j, const struct job_ops *ops, struct conn **cs, int n,
+			       double secs, int workers, long pid)
 {
 	uint64_t warm = (uint64_t)(secs * 1e8);	/* the first 10% is warm-up */
+	struct cpu_watch w = { .j = j, .pid = pid };
+	struct result r;
 
 	j->ops = ops;
 	j->t_start = now_ns() + warm;
 	j->t_end = j->t_start + (uint64_t)(secs * 1e9);
-	return run_job(j, cs, n, workers);
+	pthread_create(&w.th, NULL, watch_main, &w);
+	r = run_job(j, cs, n, workers);
+	pthread_join(w.th, NULL);
+	r.srv_cpu_us = w.srv_us;
+	r.cli_cpu_us = w.cli_us;
+	return r;
+}
+
+static struct result timed(struct job *j, const struct job_ops *ops, struct conn **cs, int n,
+			   double secs, int workers)
+{
+	return timed_pid(j, ops, cs, n, secs, workers, 0);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -652,27 +739,46 @@ static double median(double *v, int n)
 
 /* ---- mix: marud's control plane vs Redis GET/SET, same connections ---- */
 
+static double per_op(double us, long ops)
+{
+	return ops > 0 ? us / (double)ops : 0;
+}
+
 static void print_side(const char *side, struct result *r, int rounds)
 {
-	double ops[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS];
+	double ops[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS], scpu[MAX_ROUNDS], ccpu[MAX_ROUNDS];
 
 	for (int i = 0; i < rounds; i++) {
 		ops[i] = r[i].ops_per_s;
 		p50[i] = r[i].p50_us;
 		p99[i] = r[i].p99_us;
+		scpu[i] = per_op(r[i].srv_cpu_us, r[i].ops);
+		ccpu[i] = per_op(r[i].cli_cpu_us, r[i].ops);
 	}
 	printf("%s_ops_per_s %.0f\n%s_p50_us %.1f\n%s_p99_us %.1f\n", side, median(ops, rounds),
 	       side, median(p50, rounds), side, median(p99, rounds));
+	printf("%s_client_cpu_us_per_op %.2f\n", side, median(ccpu, rounds));
+	if (scpu[0] > 0)
+		printf("%s_server_cpu_us_per_op %.2f\n", side, median(scpu, rounds));
+}
+
+static void print_round(int i, const struct result *m, const struct result *r)
+{
+	printf("round %d marud %.0f/s p50 %.1f us p99 %.1f us | redis %.0f/s p50 %.1f us p99 %.1f us\n",
+	       i + 1, m->ops_per_s, m->p50_us, m->p99_us, r->ops_per_s, r->p50_us, r->p99_us);
+	printf("round %d cpu us/op: marud %.2f client %.2f | redis %.2f client %.2f\n", i + 1,
+	       per_op(m->srv_cpu_us, m->ops), per_op(m->cli_cpu_us, m->ops),
+	       per_op(r->srv_cpu_us, r->ops), per_op(r->cli_cpu_us, r->ops));
 }
 
 static int bench_mix(const char *maddr, const char *raddr, int nconns, double secs, long names,
-		     int rounds, int workers)
+		     int rounds, int workers, const long *pids)
 {
 	struct job mj = { .names = names }, rj = { .names = names, .prefix = "ctl:" };
 	struct conn **mc = conns_open(maddr, nconns, 1, 0);
 	struct conn **rc = conns_open(raddr, nconns, 0, 0);
 	struct result mr[MAX_ROUNDS], rr[MAX_ROUNDS];
-	double ratio[MAX_ROUNDS];
+	double ratio[MAX_ROUNDS], cratio[MAX_ROUNDS];
 	int nfill = nconns < FILL_CONNS ? nconns : FILL_CONNS;
 
 	mj.dir = maru_dir(mc[0], "ctl");
@@ -680,16 +786,19 @@ static int bench_mix(const char *maddr, const char *raddr, int nconns, double se
 	printf("fill_seconds_marud %.2f\n", fill(&mj, &maru_fill_ops, mc, nfill, 0, names));
 	printf("fill_seconds_redis %.2f\n", fill(&rj, &redis_fill_ops, rc, nfill, 0, names));
 	for (int i = 0; i < rounds; i++) {
-		mr[i] = timed(&mj, &maru_mix_ops, mc, nconns, secs, workers);
-		rr[i] = timed(&rj, &redis_mix_ops, rc, nconns, secs, workers);
+		mr[i] = timed_pid(&mj, &maru_mix_ops, mc, nconns, secs, workers, pids[0]);
+		rr[i] = timed_pid(&rj, &redis_mix_ops, rc, nconns, secs, workers, pids[1]);
 		ratio[i] = mr[i].ops_per_s / rr[i].ops_per_s;
-		printf("round %d marud %.0f/s p50 %.1f us p99 %.1f us | redis %.0f/s p50 %.1f us p99 %.1f us\n",
-		       i + 1, mr[i].ops_per_s, mr[i].p50_us, mr[i].p99_us, rr[i].ops_per_s, rr[i].p50_us,
-		       rr[i].p99_us);
+		/* > 1: marud spends less CPU per op than Redis */
+		cratio[i] = pids[0] && mr[i].srv_cpu_us > 0 ?
+			    per_op(rr[i].srv_cpu_us, rr[i].ops) / per_op(mr[i].srv_cpu_us, mr[i].ops) : 0;
+		print_round(i, &mr[i], &rr[i]);
 	}
 	print_side("marud", mr, rounds);
 	print_side("redis", rr, rounds);
 	printf("ratio marud/redis %.3f\n", median(ratio, rounds));
+	if (pids[0])
+		printf("cpu_ratio redis/marud %.3f\n", median(cratio, rounds));
 	conns_close(mc, nconns);
 	conns_close(rc, nconns);
 	return 0;
@@ -818,17 +927,23 @@ static int bench_names(const char *addr, long n, long pid, double secs)
 int main(int argc, char **argv)
 {
 	net_raise_nofile();
-	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "mix")) {
-		long rounds = num_arg(argv[7]);
+	if ((argc == 8 || argc == 9 || argc == 11) && !strcmp(argv[1], "mix")) {
+		long rounds = num_arg(argv[7]), pids[2] = { 0, 0 };
 
 		if (rounds > MAX_ROUNDS)
 			rounds = MAX_ROUNDS;
+		if (argc == 11) {
+			pids[0] = num_arg(argv[9]);
+			pids[1] = num_arg(argv[10]);
+		}
 		return bench_mix(argv[2], argv[3], (int)num_arg(argv[4]), (double)num_arg(argv[5]),
-				 num_arg(argv[6]), (int)rounds, argc == 9 ? (int)num_arg(argv[8]) : 2);
+				 num_arg(argv[6]), (int)rounds, argc >= 9 ? (int)num_arg(argv[8]) : 2,
+				 pids);
 	}
 	if (argc == 6 && !strcmp(argv[1], "names"))
 		return bench_names(argv[2], num_arg(argv[3]), num_arg(argv[4]), (double)num_arg(argv[5]));
-	fprintf(stderr, "usage: ctl_bench mix MARU REDIS CONNS SECONDS NAMES ROUNDS [WORKERS]\n"
+	fprintf(stderr, "usage: ctl_bench mix MARU REDIS CONNS SECONDS NAMES ROUNDS "
+			"[WORKERS [MARUD_PID REDIS_PID]]\n"
 			"       ctl_bench names MARU N MARUD_PID SECONDS\n");
 	return 2;
 }

@@ -179,7 +179,8 @@ marud_stop
 CPORT=$((PORT + 3))
 marud_start --size "$POOL" --listen "unix:$MARUD_SOCK" --listen "tcp://127.0.0.1:$CPORT" --max-conns 4096
 echo "# control plane: $CTL_CONNS connections, marud mix vs Redis GET/SET, $ROUNDS rounds"
-"$CB" mix "tcp:127.0.0.1:$CPORT" "$RADDR" "$CTL_CONNS" "$SECS" "$CTL_NAMES" "$ROUNDS" | tee "$T/ctl_mix"
+"$CB" mix "tcp:127.0.0.1:$CPORT" "$RADDR" "$CTL_CONNS" "$SECS" "$CTL_NAMES" "$ROUNDS" 2 \
+	"$MARUD_PID" "$REDIS_PID" | tee "$T/ctl_mix"
 echo "# names at scale: $SCALE_NAMES names"
 "$CB" names "unix:$MARUD_SOCK" "$SCALE_NAMES" "$MARUD_PID" "$SECS" | tee "$T/ctl_names"
 marud_stop
@@ -226,6 +227,9 @@ row "control latency p50 / p99, $CTL_CONNS conns" \
 	"$(val marud_p50_us "$CM") / $(val marud_p99_us "$CM") us" \
 	"Redis $(val redis_p50_us "$CM") / $(val redis_p99_us "$CM") us" \
 	"$(ratio "$(val redis_p99_us "$CM")" "$(val marud_p99_us "$CM")") (p99, peer/marufs)" "printed, no bound"
+row "control CPU per op, $CTL_CONNS conns (client: $(val marud_client_cpu_us_per_op "$CM") / $(val redis_client_cpu_us_per_op "$CM") us)" \
+	"$(val marud_server_cpu_us_per_op "$CM") us" "Redis $(val redis_server_cpu_us_per_op "$CM") us" \
+	"$(awk '$1 == "cpu_ratio" { print $3 }' "$CM") (peer/marufs)" "printed, no bound"
 SCR=$(awk '$1 == "ratio" { print $3 }' "$CN")
 row "lookups/s, 64 conns, $SCALE_NAMES vs 10000 names" "$(ops "$(val lookups_n_per_s "$CN")")" \
 	"$(ops "$(val lookups_10k_per_s "$CN")")" "$SCR" ">= 0.9 at 10M names: $(met "$SCR >= 0.9") at $SCALE_NAMES"

@@ -5,8 +5,12 @@
  * (parent directory made, mode 0666, served through the accept and
  * connection threads, unlinked at stop), a stale socket file replaced, a
  * live one refused with -EADDRINUSE and left alone, a non-socket refused,
- * bad URIs, an ephemeral TCP port, and max-conns answering -EUSERS.
+ * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, and
+ * pipelined requests answered in order across the event loop's hand-over
+ * of the connection to a thread of its own (a READ), and that thread giving
+ * the connection back to the loop once it is quiet.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -236,6 +240,79 @@ static void test_max_conns_answers_eusers(void **state)
 	close(b);
 }
 
+/*
+ * Many requests in one go, a READ among them (the event loop hands the
+ * connection to a thread of its own there): every reply comes, in order.
+ */
+static void test_pipelined_in_order(void **state)
+{
+	struct proto_io_req rd = { .ino = 777, .off = 0, .len = 16 };
+	struct fx *f = *state;
+	uint64_t id;
+	int fd;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(hello(fd, &f->r), 0);
+	for (id = 10; id < 210; id++) {
+		if (id == 150)
+			tc_send(fd, OP_READ, id, TH_GENERATION, &rd, sizeof(rd));
+		else
+			tc_send(fd, OP_PING, id, TH_GENERATION, NULL, 0);
+	}
+	for (id = 10; id < 210; id++) {
+		assert_int_equal(tc_reply(fd, &f->r, 5000), 0);
+		assert_int_equal(f->r.h.reqid, id);
+		assert_int_equal(f->r.h.op, id == 150 ? OP_READ : OP_PING);
+		if (id != 150)
+			assert_int_equal(f->r.h.status, 0);
+		else
+			assert_true(f->r.h.status < 0);	/* no such version */
+	}
+	/* the thread serves what follows */
+	assert_int_equal(call(fd, OP_PING, 300, NULL, 0, &f->r), 0);
+	close(fd);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
+static int threads_now(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A connection handed to a thread of its own goes back to the loop when quiet. */
+static void test_thread_gives_back(void **state)
+{
+	struct proto_io_req rd = { .ino = 777, .off = 0, .len = 16 };
+	struct fx *f = *state;
+	int fd, before, i;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = connect_unix(f->sock);
+	assert_int_equal(hello(fd, &f->r), 0);
+	before = threads_now();
+	assert_true(call(fd, OP_READ, 2, &rd, sizeof(rd), &f->r) < 0);
+	/* the thread lingers a little, then leaves (10 s: a loaded machine) */
+	for (i = 0; i < 1000 && threads_now() > before; i++)
+		usleep(10000);
+	assert_int_equal(threads_now(), before);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(call(fd, OP_PING, 3 + (uint64_t)i, NULL, 0, &f->r), 0);
+	assert_true(call(fd, OP_READ, 9, &rd, sizeof(rd), &f->r) < 0);
+	close(fd);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +323,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_uris, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_ephemeral_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_conns_answers_eusers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_gives_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("listen", tests, NULL, NULL);
