@@ -253,7 +253,7 @@ static void test_pipelined_in_order(void **state)
 
 	assert_int_equal(th_new(&f->t, NULL), 0);
 	assert_int_equal(server_start(f->t.srv), 0);
-	fd = connect_unix(f->sock);
+	fd = th_connect_unix(f->sock);
 	assert_int_equal(hello(fd, &f->r), 0);
 	for (id = 10; id < 210; id++) {
 		if (id == 150)
@@ -271,7 +271,7 @@ static void test_pipelined_in_order(void **state)
 			assert_true(f->r.h.status < 0);	/* no such version */
 	}
 	/* the thread serves what follows */
-	assert_int_equal(call(fd, OP_PING, 300, NULL, 0, &f->r), 0);
+	assert_int_equal(th_call(fd, OP_PING, 300, NULL, 0, &f->r), 0);
 	close(fd);
 	assert_int_equal(th_free(&f->t), 0);
 }
@@ -298,17 +298,17 @@ static void test_thread_gives_back(void **state)
 
 	assert_int_equal(th_new(&f->t, NULL), 0);
 	assert_int_equal(server_start(f->t.srv), 0);
-	fd = connect_unix(f->sock);
+	fd = th_connect_unix(f->sock);
 	assert_int_equal(hello(fd, &f->r), 0);
 	before = threads_now();
-	assert_true(call(fd, OP_READ, 2, &rd, sizeof(rd), &f->r) < 0);
+	assert_true(th_call(fd, OP_READ, 2, &rd, sizeof(rd), &f->r) < 0);
 	/* the thread lingers a little, then leaves (10 s: a loaded machine) */
 	for (i = 0; i < 1000 && threads_now() > before; i++)
 		usleep(10000);
 	assert_int_equal(threads_now(), before);
 	for (i = 0; i < 5; i++)
-		assert_int_equal(call(fd, OP_PING, 3 + (uint64_t)i, NULL, 0, &f->r), 0);
-	assert_true(call(fd, OP_READ, 9, &rd, sizeof(rd), &f->r) < 0);
+		assert_int_equal(th_call(fd, OP_PING, 3 + (uint64_t)i, NULL, 0, &f->r), 0);
+	assert_true(th_call(fd, OP_READ, 9, &rd, sizeof(rd), &f->r) < 0);
 	close(fd);
 	assert_int_equal(th_free(&f->t), 0);
 }
