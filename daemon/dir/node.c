@@ -122,10 +122,8 @@ int ver_extents_copy(const struct ver *v, struct extent_list *out)
 /* Copy a version to a new home and repoint the id table and the LRU at it. */
 void ver_move(struct dir *d, struct ver *from, struct ver *to)
 {
-	uint64_t i = htab_slot_of(&d->ids, (uintptr_t)from);
-
+	htab_replace(&d->ids, (uintptr_t)from, (uintptr_t)to);
 	memmove(to, from, sizeof(*to));
-	d->ids.slot[i] = (uintptr_t)to;
 	if (to->lru.prev) {
 		to->lru.prev->next = &to->lru;
 		to->lru.next->prev = &to->lru;
