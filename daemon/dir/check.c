@@ -52,7 +52,7 @@ static void census_dir(struct dir *d, const struct node *n, struct census *c)
 {
 	if (n->u.d.id != DIR_ROOT_ID) {
 		c->dirs++;
-		if (name_find(d, &(struct nkey){ n->parent, n->name, n->nlen, n->hash }) != n)
+		if (node_found(d, n) != n)
 			c->bad = "directory not found by its name";
 	}
 	if (count_kids(n) != n->u.d.nent)

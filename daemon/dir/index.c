@@ -27,11 +27,22 @@ void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen)
 	k->hash = name_hash(parent, name, nlen);
 }
 
+/* A node keeps no hash (4 bytes a name): moving it rehashes its name. */
+uint32_t node_hash(const struct node *n)
+{
+	return name_hash(n->parent, n->name, n->nlen);
+}
+
+void node_key(struct nkey *k, const struct node *n)
+{
+	nkey_set(k, n->parent, n->name, n->nlen);
+}
+
 static uint32_t names_hash(uintptr_t it)
 {
 	if (it & TAG)
 		return ((const struct pend *)(it & ~(uintptr_t)TAG))->hash;
-	return ((const struct node *)it)->hash;
+	return node_hash((const struct node *)it);
 }
 
 static uint64_t item_id(uintptr_t it)
@@ -126,7 +137,7 @@ int get_dir(const struct dir *d, uint64_t id, struct node **out)
 
 static int node_is(const struct node *n, const struct nkey *k)
 {
-	return n->hash == k->hash && n->parent == k->parent && n->nlen == k->nlen &&
+	return n->parent == k->parent && n->nlen == k->nlen &&
 	       !memcmp(n->name, k->name, k->nlen);
 }
 
@@ -189,6 +200,15 @@ int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey
 	for (it = htab_probe(&d->names, k->hash, &pr); it; it = htab_more(&pr))
 		n += item_pend(it, s, k) != NULL;
 	return n;
+}
+
+/* The node found by n's own name (the accounting check). */
+struct node *node_found(const struct dir *d, const struct node *n)
+{
+	struct nkey k;
+
+	node_key(&k, n);
+	return name_find(d, &k);
 }
 
 /* Validate name and resolve parent to a directory. */

@@ -246,7 +246,6 @@ struct node *root_new(void)
 void node_set_name(struct node *n, const struct nkey *k)
 {
 	n->parent = k->parent;
-	n->hash = k->hash;
 	n->nlen = (uint8_t)k->nlen;
 	memcpy(n->name, k->name, k->nlen);
 }
@@ -264,7 +263,7 @@ void node_link(struct node *parent, struct node *n)
 /* Bind n into its parent (names table room already reserved). */
 void node_attach(struct dir *d, struct node *parent, struct node *n)
 {
-	htab_place(&d->names, (uintptr_t)n, n->hash);
+	htab_place(&d->names, (uintptr_t)n, node_hash(n));
 	node_link(parent, n);
 }
 

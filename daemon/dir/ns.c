@@ -544,7 +544,7 @@ static void dirent_node(struct dir *d, struct dir_session *s, struct node *n,
 	if (!inside)
 		return;
 	/* The writer sees its own pending version in place of the published one. */
-	k = (struct nkey){ n->parent, n->name, n->nlen, n->hash };
+	node_key(&k, n);
 	p = pend_find(d, s, &k);
 	if (p) {
 		de->ino = p->v.id;

@@ -83,7 +83,7 @@ static int create_target(struct dir *d, const struct create_args *a, struct nkey
 	if (!v || v->state != DIR_ST_PUBLISHED)
 		return -ESTALE;
 	pd = ver_node(v);
-	*k = (struct nkey){ pd->parent, pd->name, pd->nlen, pd->hash };
+	node_key(k, pd);
 	return 0;
 }
 
