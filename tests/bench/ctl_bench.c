@@ -15,11 +15,11 @@
  *	Redis GET x4 and SET x2 on NAMES keys; ROUNDS alternating rounds of
  *	SECONDS each; prints medians of ops/s, p50 and p99 latency.
  *   ctl_bench names MARU N MARUD_PID SECONDS
- *	fills a directory with 10,000 names and one with N, with a thread
- *	timing single lookups meanwhile (longest, p50/p99/p99.9), then the same
- *	beside lookups only (the control) and beside 64 MiB zero-fills and
- *	publishes (bulk); marud RSS per name from /proc/MARUD_PID/status;
- *	lookup rate at 10k vs N (medians of 3).
+ *	fills a directory with 10,000 names and one with N (create, publish,
+ *	release each), with a thread timing single lookups meanwhile (longest,
+ *	p50/p99/p99.9), then the same beside lookups only (the control) and
+ *	beside 64 MiB zero-fills and publishes (bulk); marud RSS per name from
+ *	/proc/MARUD_PID/status; lookup rate at 10k vs N (medians of 3).
  *
  * MARU and REDIS are addresses as net_connect() takes them. Output lines are
  * "key value"; every request's status is checked (any error exits 1).
@@ -297,6 +297,40 @@ static ssize_t any_reply(struct job *j, struct conn *c, const uint8_t *buf, size
 
 static const struct job_ops maru_lookup_ops = { lookup_build, any_reply };
 static const struct job_ops maru_fill_ops = { fill_build, fill_reply };
+
+/*
+ * The scale rows' fill closes what it wrote, as a client's close does:
+ * create, publish, release. (Keeping the publish's lease would make one
+ * session hold a lease per name, 48 bytes of marud memory each that are
+ * the session's, not the name's.)
+ */
+static size_t sfill_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap)
+{
+	char name[64];
+	long i;
+	int n;
+
+	if (c->step % 3 == 1)
+		return maru_by_ino(c, buf, cap, OP_PUBLISH, c->ino);
+	if (c->step % 3 == 2)
+		return maru_by_ino(c, buf, cap, OP_RELEASE, c->ino);
+	i = atomic_fetch_add(&j->next, 1);
+	if (i >= j->fill_end)
+		return 0;
+	n = name_of(name, sizeof(name), i);
+	return maru_create(c, buf, cap, j->dir, name, n);
+}
+
+static ssize_t sfill_reply(struct job *j, struct conn *c, const uint8_t *buf, size_t len)
+{
+	ssize_t n = step_reply(j, c, buf, len);
+
+	if (n > 0 && c->step % 3 == 0)
+		atomic_fetch_add(&j->done, 1);
+	return n;
+}
+
+static const struct job_ops maru_sfill_ops = { sfill_build, sfill_reply };
 
 /* ---- Redis jobs: GET x4 + SET x2, filling keys ---- */
 
@@ -835,7 +869,7 @@ static void fill_watched(const char *addr, struct job *big, struct conn **cs, lo
 
 	atomic_store(&big->next, 0);
 	staller_start(&s, addr, big);
-	t = fill(big, &maru_fill_ops, cs, FILL_CONNS, 0, n);
+	t = fill(big, &maru_sfill_ops, cs, FILL_CONNS, 0, n);
 	staller_stop(&s, "stall");
 	printf("fill_seconds %.2f\nfill_names_per_s %.0f\n", t, n / t);
 	staller_start(&s, addr, big);
@@ -872,7 +906,7 @@ static int bench_names(const char *addr, long n, long pid, double secs)
 
 	small.dir = maru_dir(cs[0], "scale-10k");
 	big.dir = maru_dir(cs[0], "scale-n");
-	fill(&small, &maru_fill_ops, cs, FILL_CONNS, 0, SMALL_NAMES);
+	fill(&small, &maru_sfill_ops, cs, FILL_CONNS, 0, SMALL_NAMES);
 	rss0 = rss_bytes(pid, "VmRSS");
 	shm0 = rss_bytes(pid, "RssShmem");
 	fill_watched(addr, &big, cs, n, secs);
