@@ -742,6 +742,7 @@ struct staller {
 	atomic_int stop;
 	long lookups, over;	/* over: lookups slower than STALL_NS */
 	uint64_t max_ns;
+	long max_at;		/* names handed out when the longest one ended */
 	uint32_t *hist;		/* lookups by latency in us */
 };
 
@@ -778,8 +779,10 @@ static void *staller_main(void *p)
 		s->lookups++;
 		s->over += d > STALL_NS;
 		s->hist[d / 1000 < STALL_HIST ? d / 1000 : STALL_HIST - 1]++;
-		if (d > s->max_ns)
+		if (d > s->max_ns) {
 			s->max_ns = d;
+			s->max_at = atomic_load(&s->j->next);
+		}
 	}
 	return NULL;
 }
@@ -851,6 +854,7 @@ static void staller_stop(struct staller *s, const char *what)
 	       what, s->max_ns / 1e3);
 	printf("%s_p50_us %ld\n%s_p99_us %ld\n%s_p999_us %ld\n", what, staller_pct(s, 0.5), what,
 	       staller_pct(s, 0.99), what, staller_pct(s, 0.999));
+	printf("%s_max_at_names %ld\n", what, s->max_at);
 	free(s->hist);
 	close(s->c->fd);
 	free(s->c->in);
