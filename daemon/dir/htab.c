@@ -4,16 +4,6 @@
  * knows nothing of directories: it stores tagged pointers, asks the owner's
  * hkey_fn for an item's hash when it has to move one, and never calls out
  * of this file except to calloc/free/madvise and fatalx.
- *
- * The incremental doubling: the old array is emptied slot by slot from
- * `start` (an empty slot, so no probe run straddles it) onward; `done` slots
- * are emptied. An old probe run may have lost its head to the migration,
- * so in the old array a hash whose home lies in the emptied part probes
- * from the first slot not yet emptied (old_home): every item still there
- * has an unbroken run from that point to its slot, which is what lookups
- * and backward-shift deletes need. Emptied pages of the old array go back
- * to the kernel as the migration passes them, so freeing a big array never
- * costs one long munmap.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -86,7 +76,19 @@ int htab_migrating(const struct htab *t)
 	return t->old.slot != NULL;
 }
 
-/* Where a probe for hash h starts in array a (see the top for old). */
+/*
+ * The incremental doubling: the old array is emptied slot by slot from
+ * `start` (an empty slot, so no probe run straddles it) onward; `done` slots
+ * are emptied. An old probe run may have lost its head to the migration,
+ * so in the old array a hash whose home lies in the emptied part probes
+ * from the first slot not yet emptied: every item still there has an
+ * unbroken run from that point to its slot, which is what lookups and
+ * backward-shift deletes need. Emptied pages of the old array go back to
+ * the kernel as the migration passes them, so freeing a big array never
+ * costs one long munmap.
+ *
+ * Where a probe for hash h starts in array a.
+ */
 static uint64_t arr_home(const struct htab *t, const struct htab_arr *a, uint32_t h)
 {
 	uint64_t i = h & a->mask;

@@ -5,16 +5,11 @@
  * non-zero uintptr_t values below 2^48 whose hash the owner computes
  * (hkey_fn); a slot keeps the item in its low 48 bits and a 16-bit
  * fingerprint of the hash in the top 16, so a probe run is scanned in one
- * array (8 bytes a slot, one cache miss per lookup).
- *
- * Growing is incremental: the table doubles into a second array and every
- * htab_reserve() then moves at most HTAB_STEP slots' worth of items from
- * the old array, so no single call moves more than HTAB_STEP items (a 10M
- * name table no longer stalls its lock for a whole rehash). While both
- * arrays are live, lookups probe both. Callers never see array indexes:
- * they probe with htab_probe()/htab_more(), walk every item with
- * htab_walk(), and repoint an item with htab_replace().
- * Not thread-safe: the directory lock guards every table.
+ * array (8 bytes a slot, one cache miss per lookup). Growing is incremental
+ * (see htab_reserve). Callers never see array indexes: they probe with
+ * htab_probe()/htab_more(), walk every item with htab_walk(), and repoint
+ * an item with htab_replace(). Not thread-safe: the directory lock guards
+ * every table.
  */
 #ifndef MARUD_HTAB_H
 #define MARUD_HTAB_H
@@ -58,8 +53,11 @@ uint16_t htab_fp(uint32_t h);
 int htab_init(struct htab *t, uint64_t size, hkey_fn fn);
 void htab_fini(struct htab *t);
 /*
- * Make room for one more item: starts a doubling at 3/4 load, and moves
- * at most HTAB_STEP items of a doubling under way. 0 or -ENOMEM.
+ * Make room for one more item. At 3/4 load the table starts doubling into
+ * a second array, and every call then moves at most HTAB_STEP slots' worth
+ * of items from the old array, so no call moves more than HTAB_STEP items
+ * (a 10M-name table never stalls its lock for a whole rehash); while both
+ * arrays are live, lookups probe both. 0 or -ENOMEM.
  */
 int htab_reserve(struct htab *t);
 /* Insert; room must have been reserved. */

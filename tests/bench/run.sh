@@ -10,8 +10,8 @@
 # rounds that alternate marufs and its peer; the last column is issue 12's
 # target where it sets one, and whether this run meets it.
 # BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
-# takes ~38k names/s here, so 6M fill in under 3 minutes and keep the whole
-# run near 6; 10M, the target's figure, would push it past 9).
+# takes ~14k names/s here, each created, published and released, so 6M fill
+# in about 7 minutes; 10M, the target's figure, takes 12).
 set -euo pipefail
 B=$(cd "${1:?usage: run.sh BUILD_DIR [--quick]}" && pwd)
 QUICK=${2:-}
