@@ -52,7 +52,7 @@ static void census_dir(struct dir *d, const struct node *n, struct census *c)
 {
 	if (n->u.d.id != DIR_ROOT_ID) {
 		c->dirs++;
-		if (name_find(d, &(struct nkey){ n->parent, n->name, n->nlen, n->hash }) != n)
+		if (node_found(d, n) != n)
 			c->bad = "directory not found by its name";
 	}
 	if (count_kids(n) != n->u.d.nent)
@@ -157,11 +157,10 @@ static void census_links(struct dir *d, struct census *c)
 static const char *check_locked(struct dir *d)
 {
 	struct census c = { 0 };
-	uint64_t i, free_b = alloc_free_bytes(d->o.alloc);
+	uint64_t pos = 0, free_b = alloc_free_bytes(d->o.alloc);
+	uintptr_t it;
 
-	for (i = 0; i <= d->ids.mask; i++) {
-		uintptr_t it = d->ids.slot[i];
-
+	while ((it = htab_walk(&d->ids, &pos))) {
 		if (it & TAG)
 			census_dir(d, (const struct node *)(it & ~(uintptr_t)TAG), &c);
 		else if (it)

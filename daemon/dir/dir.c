@@ -75,7 +75,8 @@ out_free:
 void dir_destroy(struct dir *d)
 {
 	struct dir_session *s, *sn;
-	uint64_t i;
+	uint64_t pos = 0;
+	uintptr_t it;
 
 	if (!d)
 		return;
@@ -84,9 +85,8 @@ void dir_destroy(struct dir *d)
 		lease_free_all(s);
 		free(s);
 	}
-	for (i = 0; i <= d->ids.mask; i++)
-		if (d->ids.slot[i])
-			free_item(d, d->ids.slot[i]);
+	while ((it = htab_walk(&d->ids, &pos)))
+		free_item(d, it);
 	link_fini(d);
 	index_fini(d);
 	ev_fini(d);

@@ -103,17 +103,21 @@ struct lnode {
 	struct rb_node rb;	/* in d->links by (target, cookie) */
 };
 
+/*
+ * kind and nlen follow the union and the name follows them: no padding
+ * before the name (a 19-byte chunk name makes a 176-byte malloc chunk, not
+ * 192). No hash is kept: index.c recomputes it from the name.
+ */
 struct node {
 	struct rb_node rb;	/* in the parent's kids */
 	uint64_t parent;
 	uint64_t cookie;
-	uint32_t hash;		/* of (parent, name) */
-	uint8_t kind, nlen;
 	union {
 		struct ver v;
 		struct dnode d;
 		struct lnode l;
 	} u;
+	uint8_t kind, nlen;
 	char name[];
 };
 
@@ -247,6 +251,9 @@ static inline uint64_t ver_reserved(const struct ver *v)
 int index_init(struct dir *d);
 void index_fini(struct dir *d);
 void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen);
+uint32_t node_hash(const struct node *n);
+void node_key(struct nkey *k, const struct node *n);
+struct node *node_found(const struct dir *d, const struct node *n);
 void id_place_dir(struct dir *d, struct node *n);
 void id_place_ver(struct dir *d, struct ver *v);
 uintptr_t id_find(const struct dir *d, uint64_t id);

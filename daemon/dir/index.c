@@ -27,11 +27,22 @@ void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen)
 	k->hash = name_hash(parent, name, nlen);
 }
 
+/* A node keeps no hash (4 bytes a name): moving it rehashes its name. */
+uint32_t node_hash(const struct node *n)
+{
+	return name_hash(n->parent, n->name, n->nlen);
+}
+
+void node_key(struct nkey *k, const struct node *n)
+{
+	nkey_set(k, n->parent, n->name, n->nlen);
+}
+
 static uint32_t names_hash(uintptr_t it)
 {
 	if (it & TAG)
 		return ((const struct pend *)(it & ~(uintptr_t)TAG))->hash;
-	return ((const struct node *)it)->hash;
+	return node_hash((const struct node *)it);
 }
 
 static uint64_t item_id(uintptr_t it)
@@ -88,14 +99,12 @@ void id_place_ver(struct dir *d, struct ver *v)
 
 uintptr_t id_find(const struct dir *d, uint64_t id)
 {
-	const struct htab *t = &d->ids;
-	uint32_t h = id_hash(id);
-	uint16_t f = htab_fp(h);
-	uint64_t i;
+	struct htab_probe p;
+	uintptr_t it;
 
-	for (i = htab_home(t, h); t->fp[i]; i = htab_next(t, i))
-		if (t->fp[i] == f && item_id(t->slot[i]) == id)
-			return t->slot[i];
+	for (it = htab_probe(&d->ids, id_hash(id), &p); it; it = htab_more(&p))
+		if (item_id(it) == id)
+			return it;
 	return 0;
 }
 
@@ -128,7 +137,7 @@ int get_dir(const struct dir *d, uint64_t id, struct node **out)
 
 static int node_is(const struct node *n, const struct nkey *k)
 {
-	return n->hash == k->hash && n->parent == k->parent && n->nlen == k->nlen &&
+	return n->parent == k->parent && n->nlen == k->nlen &&
 	       !memcmp(n->name, k->name, k->nlen);
 }
 
@@ -141,27 +150,22 @@ static int pend_is(const struct pend *p, const struct nkey *k)
 /* The bound node (file or directory) of a name. */
 struct node *name_find(const struct dir *d, const struct nkey *k)
 {
-	const struct htab *t = &d->names;
-	uint16_t f = htab_fp(k->hash);
-	uint64_t i;
+	struct htab_probe p;
+	uintptr_t it;
 
-	for (i = htab_home(t, k->hash); t->fp[i]; i = htab_next(t, i)) {
-		uintptr_t it = t->slot[i];
-
-		if (t->fp[i] == f && !(it & TAG) && node_is((const struct node *)it, k))
+	for (it = htab_probe(&d->names, k->hash, &p); it; it = htab_more(&p))
+		if (!(it & TAG) && node_is((const struct node *)it, k))
 			return (struct node *)it;
-	}
 	return NULL;
 }
 
-/* Is slot i one of s's attached pending versions of k? */
-static struct pend *slot_pend(const struct htab *t, uint64_t i, uint16_t f,
-			      const struct dir_session *s, const struct nkey *k)
+/* Is item it one of s's attached pending versions of k? */
+static struct pend *item_pend(uintptr_t it, const struct dir_session *s,
+			      const struct nkey *k)
 {
-	uintptr_t it = t->slot[i];
 	struct pend *p = (struct pend *)(it & ~(uintptr_t)TAG);
 
-	if (t->fp[i] == f && (it & TAG) && p->owner == s && pend_is(p, k))
+	if ((it & TAG) && p->owner == s && pend_is(p, k))
 		return p;
 	return NULL;
 }
@@ -170,15 +174,14 @@ static struct pend *slot_pend(const struct htab *t, uint64_t i, uint16_t f,
 struct pend *pend_find(const struct dir *d, const struct dir_session *s,
 		       const struct nkey *k)
 {
-	const struct htab *t = &d->names;
 	struct pend *best = NULL, *p;
-	uint16_t f = htab_fp(k->hash);
-	uint64_t i;
+	struct htab_probe pr;
+	uintptr_t it;
 
 	if (!s || !s->pends)
 		return NULL;
-	for (i = htab_home(t, k->hash); t->fp[i]; i = htab_next(t, i)) {
-		p = slot_pend(t, i, f, s, k);
+	for (it = htab_probe(&d->names, k->hash, &pr); it; it = htab_more(&pr)) {
+		p = item_pend(it, s, k);
 		if (p && (!best || p->v.id > best->v.id))
 			best = p;
 	}
@@ -188,16 +191,24 @@ struct pend *pend_find(const struct dir *d, const struct dir_session *s,
 /* How many of s's attached pending versions a name has. */
 int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k)
 {
-	const struct htab *t = &d->names;
-	uint16_t f = htab_fp(k->hash);
-	uint64_t i;
+	struct htab_probe pr;
+	uintptr_t it;
 	int n = 0;
 
 	if (!s || !s->pends)
 		return 0;
-	for (i = htab_home(t, k->hash); t->fp[i]; i = htab_next(t, i))
-		n += slot_pend(t, i, f, s, k) != NULL;
+	for (it = htab_probe(&d->names, k->hash, &pr); it; it = htab_more(&pr))
+		n += item_pend(it, s, k) != NULL;
 	return n;
+}
+
+/* The node found by n's own name (the accounting check). */
+struct node *node_found(const struct dir *d, const struct node *n)
+{
+	struct nkey k;
+
+	node_key(&k, n);
+	return name_find(d, &k);
 }
 
 /* Validate name and resolve parent to a directory. */

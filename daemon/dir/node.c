@@ -122,10 +122,8 @@ int ver_extents_copy(const struct ver *v, struct extent_list *out)
 /* Copy a version to a new home and repoint the id table and the LRU at it. */
 void ver_move(struct dir *d, struct ver *from, struct ver *to)
 {
-	uint64_t i = htab_slot_of(&d->ids, (uintptr_t)from);
-
+	htab_replace(&d->ids, (uintptr_t)from, (uintptr_t)to);
 	memmove(to, from, sizeof(*to));
-	d->ids.slot[i] = (uintptr_t)to;
 	if (to->lru.prev) {
 		to->lru.prev->next = &to->lru;
 		to->lru.next->prev = &to->lru;
@@ -248,7 +246,6 @@ struct node *root_new(void)
 void node_set_name(struct node *n, const struct nkey *k)
 {
 	n->parent = k->parent;
-	n->hash = k->hash;
 	n->nlen = (uint8_t)k->nlen;
 	memcpy(n->name, k->name, k->nlen);
 }
@@ -266,7 +263,7 @@ void node_link(struct node *parent, struct node *n)
 /* Bind n into its parent (names table room already reserved). */
 void node_attach(struct dir *d, struct node *parent, struct node *n)
 {
-	htab_place(&d->names, (uintptr_t)n, n->hash);
+	htab_place(&d->names, (uintptr_t)n, node_hash(n));
 	node_link(parent, n);
 }
 

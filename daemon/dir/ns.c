@@ -335,8 +335,7 @@ static void rename_node(struct dir *d, struct rename_op *op)
 	if (op->moved) {
 		memcpy(op->moved, n, offsetof(struct node, name));
 		if (n->kind == NODE_DIR)
-			d->ids.slot[htab_slot_of(&d->ids, (uintptr_t)n | TAG)] =
-				(uintptr_t)op->moved | TAG;
+			htab_replace(&d->ids, (uintptr_t)n | TAG, (uintptr_t)op->moved | TAG);
 		else if (n->kind == NODE_FILE)
 			ver_move(d, &n->u.v, &op->moved->u.v);
 		else
@@ -545,7 +544,7 @@ static void dirent_node(struct dir *d, struct dir_session *s, struct node *n,
 	if (!inside)
 		return;
 	/* The writer sees its own pending version in place of the published one. */
-	k = (struct nkey){ n->parent, n->name, n->nlen, n->hash };
+	node_key(&k, n);
 	p = pend_find(d, s, &k);
 	if (p) {
 		de->ino = p->v.id;

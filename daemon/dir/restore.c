@@ -443,8 +443,7 @@ static int rmove(struct dir *d, struct node *src, const struct nkey *k, struct n
 	if (n != src) {
 		memcpy(n, src, offsetof(struct node, name));
 		if (src->kind == NODE_DIR)
-			d->ids.slot[htab_slot_of(&d->ids, (uintptr_t)src | TAG)] =
-				(uintptr_t)n | TAG;
+			htab_replace(&d->ids, (uintptr_t)src | TAG, (uintptr_t)n | TAG);
 		else if (src->kind == NODE_FILE)
 			ver_move(d, &src->u.v, &n->u.v);
 		free(src);
@@ -630,15 +629,15 @@ static void drop_bad(struct dir *d, struct ver *v, uint64_t got,
 static int verify_all(struct dir *d, const uint8_t *base, struct dir_restore_stats *st)
 {
 	struct ver **bad = NULL, **nb;
-	uint64_t *got = NULL, i, nbad = 0, cap = 0;
+	uint64_t *got = NULL, i, nbad = 0, cap = 0, pos = 0;
+	uintptr_t it;
 
-	for (i = 0; i <= d->ids.mask; i++) {
-		uintptr_t it = d->ids.slot[i];
+	while ((it = htab_walk(&d->ids, &pos))) {
 		struct ver *v = (struct ver *)it;
 		uint64_t h;
 
 		/* symlinks and special files have no bytes to check */
-		if (!it || (it & TAG) || v->state != DIR_ST_PUBLISHED || !ver_regular(v))
+		if ((it & TAG) || v->state != DIR_ST_PUBLISHED || !ver_regular(v))
 			continue;
 		h = ver_hash(v, base);
 		if (h == v->xxh3)

@@ -83,7 +83,7 @@ static int create_target(struct dir *d, const struct create_args *a, struct nkey
 	if (!v || v->state != DIR_ST_PUBLISHED)
 		return -ESTALE;
 	pd = ver_node(v);
-	*k = (struct nkey){ pd->parent, pd->name, pd->nlen, pd->hash };
+	node_key(k, pd);
 	return 0;
 }
 
@@ -266,7 +266,7 @@ static struct ver *publish_bind(struct dir *d, struct pend *p, struct node *old,
 		n->kind = NODE_FILE;
 		n->cookie = p->cookie;
 		/* Same key, same hash: the node takes the pending's slot. */
-		d->names.slot[htab_slot_of(&d->names, (uintptr_t)p | TAG)] = (uintptr_t)n;
+		htab_replace(&d->names, (uintptr_t)p | TAG, (uintptr_t)n);
 		p->attached = 0;
 		node_link(id_dir(d, p->parent), n);
 		d->nnames++;

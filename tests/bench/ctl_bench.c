@@ -18,9 +18,11 @@
  *	on a loaded machine ops/s is partly the scheduler's share, CPU per op
  *	is not.
  *   ctl_bench names MARU N MARUD_PID SECONDS
- *	fills a directory with 10,000 names and one with N, with a thread
- *	timing single lookups meanwhile (longest stall); marud RSS per name
- *	from /proc/MARUD_PID/status; lookup rate at 10k vs N (medians of 3).
+ *	fills a directory with 10,000 names and one with N (create, publish,
+ *	release each), with a thread timing single lookups meanwhile (longest,
+ *	p50/p99/p99.9), then the same beside lookups only (the control) and
+ *	beside 64 MiB zero-fills and publishes (bulk); marud RSS per name from
+ *	/proc/MARUD_PID/status; lookup rate at 10k vs N (medians of 3).
  *
  * MARU and REDIS are addresses as net_connect() takes them. Output lines are
  * "key value"; every request's status is checked (any error exits 1).
@@ -301,6 +303,40 @@ static ssize_t any_reply(struct job *j, struct conn *c, const uint8_t *buf, size
 
 static const struct job_ops maru_lookup_ops = { lookup_build, any_reply };
 static const struct job_ops maru_fill_ops = { fill_build, fill_reply };
+
+/*
+ * The scale rows' fill closes what it wrote, as a client's close does:
+ * create, publish, release. (Keeping the publish's lease would make one
+ * session hold a lease per name, 48 bytes of marud memory each that are
+ * the session's, not the name's.)
+ */
+static size_t sfill_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap)
+{
+	char name[64];
+	long i;
+	int n;
+
+	if (c->step % 3 == 1)
+		return maru_by_ino(c, buf, cap, OP_PUBLISH, c->ino);
+	if (c->step % 3 == 2)
+		return maru_by_ino(c, buf, cap, OP_RELEASE, c->ino);
+	i = atomic_fetch_add(&j->next, 1);
+	if (i >= j->fill_end)
+		return 0;
+	n = name_of(name, sizeof(name), i);
+	return maru_create(c, buf, cap, j->dir, name, n);
+}
+
+static ssize_t sfill_reply(struct job *j, struct conn *c, const uint8_t *buf, size_t len)
+{
+	ssize_t n = step_reply(j, c, buf, len);
+
+	if (n > 0 && c->step % 3 == 0)
+		atomic_fetch_add(&j->done, 1);
+	return n;
+}
+
+static const struct job_ops maru_sfill_ops = { sfill_build, sfill_reply };
 
 /* ---- Redis jobs: GET x4 + SET x2, filling keys ---- */
 
@@ -806,6 +842,8 @@ static int bench_mix(const char *maddr, const char *raddr, int nconns, double se
 
 /* ---- names: lookups at 10k vs N, RSS per name, stalls while the table grows ---- */
 
+#define STALL_HIST	65536	/* 1-us buckets; the last holds everything slower */
+
 struct staller {
 	pthread_t th;
 	struct conn *c;
@@ -813,7 +851,22 @@ struct staller {
 	atomic_int stop;
 	long lookups, over;	/* over: lookups slower than STALL_NS */
 	uint64_t max_ns;
+	long max_at;		/* names handed out when the longest one ended */
+	uint32_t *hist;		/* lookups by latency in us */
 };
+
+/* The latency (us) under which a share q of the staller's lookups fell. */
+static long staller_pct(const struct staller *s, double q)
+{
+	long want = (long)(s->lookups * q), seen = 0, us;
+
+	for (us = 0; us < STALL_HIST - 1; us++) {
+		seen += s->hist[us];
+		if (seen > want)
+			break;
+	}
+	return us;
+}
 
 /* Time single lookups, one at a time, of names the fill has handed out. */
 static void *staller_main(void *p)
@@ -834,28 +887,60 @@ static void *staller_main(void *p)
 		d = now_ns() - t;
 		s->lookups++;
 		s->over += d > STALL_NS;
-		if (d > s->max_ns)
+		s->hist[d / 1000 < STALL_HIST ? d / 1000 : STALL_HIST - 1]++;
+		if (d > s->max_ns) {
 			s->max_ns = d;
+			s->max_at = atomic_load(&s->j->next);
+		}
 	}
 	return NULL;
 }
 
-static long rss_bytes(long pid)
+/*
+ * Bulk work beside the lookups: each connection creates its own name in
+ * the small directory, grows it to BULK_BYTES (marud zero-fills them),
+ * publishes it (marud hashes them) and releases it, over and over.
+ */
+#define BULK_CONNS	4
+#define BULK_BYTES	(64ULL << 20)
+
+static size_t bulk_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap)
 {
-	char path[64], line[256];
+	struct proto_size_req t = { .ino = c->ino, .size = BULK_BYTES };
+	struct proto_publish_req p = { .ino = c->ino, .size = BULK_BYTES };
+	char name[32];
+	int n;
+
+	switch (c->step % 4) {
+	case 0:
+		n = snprintf(name, sizeof(name), "bulk-%u", c->id);
+		return maru_create(c, buf, cap, j->dir, name, n);
+	case 1: return maru_frame(c, buf, cap, OP_TRUNCATE, &t, sizeof(t), NULL, 0);
+	case 2: return maru_frame(c, buf, cap, OP_PUBLISH, &p, sizeof(p), NULL, 0);
+	default: return maru_by_ino(c, buf, cap, OP_RELEASE, c->ino);
+	}
+}
+
+static const struct job_ops maru_bulk_ops = { bulk_build, step_reply };
+
+/* A "Key: N kB" line of /proc/PID/status (VmRSS, RssShmem), in bytes. */
+static long rss_bytes(long pid, const char *key)
+{
+	char path[64], line[256], fmt[64];
 	long kb = -1;
 	FILE *f;
 
+	snprintf(fmt, sizeof(fmt), "%s: %%ld kB", key);
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
 	f = fopen(path, "r");
 	if (!f)
 		die(path, -errno);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+		if (sscanf(line, fmt, &kb) == 1)
 			break;
 	fclose(f);
 	if (kb < 0)
-		die("VmRSS", -EPROTO);
+		die(key, -EPROTO);
 	return kb * 1024;
 }
 
@@ -864,6 +949,9 @@ static void staller_start(struct staller *s, const char *addr, struct job *j)
 	memset(s, 0, sizeof(*s));
 	s->c = maru_conn(addr, 9999);
 	s->j = j;
+	s->hist = calloc(STALL_HIST, sizeof(*s->hist));
+	if (!s->hist)
+		die("staller", -ENOMEM);
 	pthread_create(&s->th, NULL, staller_main, s);
 }
 
@@ -873,6 +961,10 @@ static void staller_stop(struct staller *s, const char *what)
 	pthread_join(s->th, NULL);
 	printf("%s_lookups %ld\n%s_over_5ms %ld\n%s_max_us %.0f\n", what, s->lookups, what, s->over,
 	       what, s->max_ns / 1e3);
+	printf("%s_p50_us %ld\n%s_p99_us %ld\n%s_p999_us %ld\n", what, staller_pct(s, 0.5), what,
+	       staller_pct(s, 0.99), what, staller_pct(s, 0.999));
+	printf("%s_max_at_names %ld\n", what, s->max_at);
+	free(s->hist);
 	close(s->c->fd);
 	free(s->c->in);
 	free(s->c);
@@ -890,7 +982,7 @@ static void fill_watched(const char *addr, struct job *big, struct conn **cs, lo
 
 	atomic_store(&big->next, 0);
 	staller_start(&s, addr, big);
-	t = fill(big, &maru_fill_ops, cs, FILL_CONNS, 0, n);
+	t = fill(big, &maru_sfill_ops, cs, FILL_CONNS, 0, n);
 	staller_stop(&s, "stall");
 	printf("fill_seconds %.2f\nfill_names_per_s %.0f\n", t, n / t);
 	staller_start(&s, addr, big);
@@ -898,19 +990,42 @@ static void fill_watched(const char *addr, struct job *big, struct conn **cs, lo
 	staller_stop(&s, "control_stall");
 }
 
+/*
+ * The staller in big beside BULK_CONNS connections doing 64 MiB zero-fills
+ * and publishes in bulk's directory: do lookups queue behind them? (After
+ * the RSS reading: marud's zero-fill touches pool pages.)
+ */
+static void bulk_watched(const char *addr, struct job *big, struct job *bulk, struct conn **cs,
+			 double secs)
+{
+	struct staller s;
+	struct result r;
+	int i;
+
+	for (i = 0; i < BULK_CONNS; i++)
+		cs[i]->step = 0;
+	staller_start(&s, addr, big);
+	r = timed(bulk, &maru_bulk_ops, cs, BULK_CONNS, secs, 2);
+	staller_stop(&s, "bulk_stall");
+	printf("bulk_conns %d\nbulk_ops_per_s %.1f\n", BULK_CONNS, r.ops_per_s);
+}
+
 static int bench_names(const char *addr, long n, long pid, double secs)
 {
 	struct job small = { .names = SMALL_NAMES }, big = { .names = n };
 	struct conn **cs = conns_open(addr, LOOKUP_CONNS, 1, 0);
 	double lk_small[3], lk_big[3], ratio[3];
-	long rss0, rss1;
+	long rss0, rss1, shm0, shm1;
 
 	small.dir = maru_dir(cs[0], "scale-10k");
 	big.dir = maru_dir(cs[0], "scale-n");
-	fill(&small, &maru_fill_ops, cs, FILL_CONNS, 0, SMALL_NAMES);
-	rss0 = rss_bytes(pid);
+	fill(&small, &maru_sfill_ops, cs, FILL_CONNS, 0, SMALL_NAMES);
+	rss0 = rss_bytes(pid, "VmRSS");
+	shm0 = rss_bytes(pid, "RssShmem");
 	fill_watched(addr, &big, cs, n, secs);
-	rss1 = rss_bytes(pid);
+	rss1 = rss_bytes(pid, "VmRSS");
+	shm1 = rss_bytes(pid, "RssShmem");
+	bulk_watched(addr, &big, &small, cs, secs);
 	for (int i = 0; i < 3; i++) {
 		lk_small[i] = timed(&small, &maru_lookup_ops, cs, LOOKUP_CONNS, secs, 2).ops_per_s;
 		lk_big[i] = timed(&big, &maru_lookup_ops, cs, LOOKUP_CONNS, secs, 2).ops_per_s;
@@ -918,6 +1033,8 @@ static int bench_names(const char *addr, long n, long pid, double secs)
 	}
 	printf("names %ld\nmarud_rss_before %ld\nmarud_rss_after %ld\n", n, rss0, rss1);
 	printf("rss_per_name_bytes %.0f\n", (double)(rss1 - rss0) / n);
+	/* of which pool pages marud touched (the warm-restart journal) */
+	printf("shmem_per_name_bytes %.0f\n", (double)(shm1 - shm0) / n);
 	printf("lookups_10k_per_s %.0f\nlookups_n_per_s %.0f\n", median(lk_small, 3), median(lk_big, 3));
 	printf("ratio n/10k %.3f\n", median(ratio, 3));
 	conns_close(cs, LOOKUP_CONNS);

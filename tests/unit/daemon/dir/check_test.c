@@ -4,7 +4,8 @@
  * under random operations: dir_check() recounts everything after every call
  * while allocations fail at random, so a half-applied operation shows; a
  * threaded variant hammers the one lock, out-of-lock fills included; and
- * a broken counter is caught.
+ * a broken counter is caught; and thousands of names through the name and
+ * id tables' incremental doublings against a model.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -366,6 +367,107 @@ static void test_threads(void **state)
 
 
 /* dir_check sees a counter that no longer matches the records. */
+/* ---- many names while the tables double (htab.c's migration) ---- */
+
+#define MG_NAMES 3000
+
+struct mg {
+	struct fx f;
+	uint64_t dir;
+	uint8_t st[MG_NAMES];	/* 0 absent, 1 published, 2 pending (s1) */
+	uint64_t ino[MG_NAMES];
+};
+
+static int mg_name(char *buf, size_t cap, uint64_t i)
+{
+	return snprintf(buf, cap, "%016llx.kv", (unsigned long long)(i * 0x9e3779b97f4a7c15ULL));
+}
+
+static void mg_publish(struct mg *m, uint64_t i)
+{
+	struct dir_attr at;
+
+	assert_int_equal(dir_publish(m->f.d, m->f.s1, m->ino[i], 0, 0, &at), 0);
+	assert_int_equal(dir_release(m->f.d, m->f.s1, m->ino[i]), 0);
+	m->st[i] = 1;
+}
+
+/* One random step on name i (and j, a rename's target). */
+static void mg_step(struct mg *m, struct rng *r, uint64_t i, uint64_t j)
+{
+	char a[32], b[32];
+	int na = mg_name(a, sizeof(a), i), nb = mg_name(b, sizeof(b), j);
+	uint64_t c = rnd(r, 3);
+
+	if (m->st[i] == 0) {
+		m->ino[i] = do_create(&m->f, m->f.s1, m->dir, a, 0, 0);
+		m->st[i] = 2;
+		if (c)
+			mg_publish(m, i);
+	} else if (m->st[i] == 2) {
+		if (c)
+			mg_publish(m, i);
+		else
+			assert_int_equal(dir_abandon(m->f.d, m->f.s1, m->ino[i]), 0);
+		m->st[i] = c ? 1 : 0;
+	} else if (c == 0) {
+		assert_int_equal(dir_unlink(m->f.d, NULL, m->dir, a, (size_t)na), 0);
+		m->st[i] = 0;
+	} else if (c == 1 && m->st[j] == 0) {
+		assert_int_equal(dir_rename(m->f.d, NULL, m->dir, a, (size_t)na, m->dir, b,
+					    (size_t)nb, 0), 0);
+		m->st[j] = 1;
+		m->ino[j] = m->ino[i];
+		m->st[i] = 0;
+	}
+}
+
+/* A lookup of name k answers as the model says. */
+static void mg_lookup(struct mg *m, uint64_t k)
+{
+	struct dir_attr at;
+	char a[32];
+	int n = mg_name(a, sizeof(a), k);
+	int rc = dir_lookup(m->f.d, NULL, m->dir, a, (size_t)n, &at);
+
+	if (m->st[k] == 1) {
+		assert_int_equal(rc, 0);
+		assert_int_equal(at.ino, m->ino[k]);
+	} else {
+		assert_int_equal(rc, -ENOENT);
+	}
+}
+
+static void test_many_names_migrating(void **state)
+{
+	struct rng r = { 0x2545f4914f6cdd1dULL };
+	uint64_t step, k, names_mig = 0, ids_mig = 0;
+	struct mg *m = calloc(1, sizeof(*m));
+	struct dir_attr at;
+
+	assert_non_null(m);
+	fx_open(&m->f, 64, DIR_EVICT_LRU, 0);
+	assert_int_equal(dir_mkdir(m->f.d, ROOT, "kv", 2, 0755, 0, 0, &at), 0);
+	m->dir = at.ino;
+	for (step = 0; step < 12 * MG_NAMES; step++) {
+		/* names fill up to MG_NAMES, then churn */
+		k = rnd(&r, step < 2 * MG_NAMES ? step / 2 + 1 : MG_NAMES);
+		mg_step(m, &r, k, rnd(&r, MG_NAMES));
+		mg_lookup(m, rnd(&r, MG_NAMES));
+		names_mig += htab_migrating(&m->f.d->names);
+		ids_mig += htab_migrating(&m->f.d->ids);
+		if (htab_migrating(&m->f.d->names) || htab_migrating(&m->f.d->ids) ||
+		    step % 500 == 0)
+			assert_int_equal(dir_check(m->f.d), 0);
+	}
+	for (k = 0; k < MG_NAMES; k++)
+		mg_lookup(m, k);
+	/* the model ran through doublings of both tables */
+	assert_true(names_mig > 0 && ids_mig > 0);
+	fx_close(&m->f);
+	free(m);
+}
+
 static void test_check_catches(void **state)
 {
 	struct fx f;
@@ -392,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_random_ops),
 		cmocka_unit_test(test_random_fill_ops),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_many_names_migrating),
 		cmocka_unit_test(test_check_catches),
 	};
 
