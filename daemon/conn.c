@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -301,8 +302,28 @@ int conn_spawn(struct conn *c)
 /* ---- the event loop ---- */
 
 /*
+ * A request that copies or zero-fills pool bytes (a CREATE_COPY, a growing
+ * TRUNCATE): that runs outside the directory lock but may take many ms, and
+ * on the loop every other connection's lookups would wait behind it. A
+ * CREATE's flags are known once its body was read ahead; before that it
+ * counts as inline, and conn_frames() asks again when the frame is whole.
+ */
+static int frame_fills(const struct conn *c, const struct proto_hdr *h)
+{
+	uint32_t flags;
+
+	if (h->op == OP_TRUNCATE)
+		return 1;
+	if (h->op != OP_CREATE || h->len < sizeof(struct proto_create_req))
+		return 0;
+	return wire_peek(c, sizeof(*h) + offsetof(struct proto_create_req, flags), &flags,
+			 sizeof(flags)) && (flags & CREATE_COPY);
+}
+
+/*
  * Whether the loop may run h's request itself: nothing in it waits for the
- * peer or for time, and all of it fits the read-ahead buffer.
+ * peer or for time or copies pool bytes, and all of it fits the read-ahead
+ * buffer.
  */
 static int frame_inline(struct conn *c, const struct proto_hdr *h)
 {
@@ -319,6 +340,8 @@ static int frame_inline(struct conn *c, const struct proto_hdr *h)
 		break;
 	}
 	if (ack_wait_ms(c->srv, h->op) && atomic_load(&c->srv->nacking))
+		return 0;
+	if (frame_fills(c, h))
 		return 0;
 	return sizeof(*h) + (size_t)h->len <= wire_in_cap();
 }
@@ -384,6 +407,7 @@ static void conn_ready(struct conn *c, struct pbuf *out)
 	epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	c->loop = NULL;
 	if (b == BATCH_THREAD) {
+		atomic_fetch_add(&c->srv->conn_handoffs, 1);
 		if (!conn_thread(c))
 			return;
 		log_warnx("%s: cannot start a connection thread; closing", c->peer);

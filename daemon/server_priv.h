@@ -124,6 +124,7 @@ struct server {
 	atomic_uint max_frame;
 	atomic_uint_fast64_t ops[OP_MAX];
 	atomic_uint_fast64_t bytes_read, bytes_written, rejected_conns;
+	atomic_uint_fast64_t conn_handoffs;	/* loop -> a connection's own thread */
 };
 
 #endif

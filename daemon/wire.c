@@ -61,9 +61,14 @@ static size_t in_take(struct conn *c, void *buf, size_t len)
 
 int wire_peek_hdr(const struct conn *c, struct proto_hdr *h)
 {
-	if (wire_buffered(c) < sizeof(*h))
+	return wire_peek(c, 0, h, sizeof(*h));
+}
+
+int wire_peek(const struct conn *c, size_t off, void *buf, size_t len)
+{
+	if (wire_buffered(c) < off + len)
 		return 0;
-	memcpy(h, c->in + c->in_off, sizeof(*h));
+	memcpy(buf, c->in + c->in_off + off, len);
 	return 1;
 }
 

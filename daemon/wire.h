@@ -40,6 +40,8 @@ size_t wire_buffered(const struct conn *c);
 size_t wire_in_cap(void);
 /* Copy the next header out of the read-ahead buffer without taking it: 1, or 0 if short. */
 int wire_peek_hdr(const struct conn *c, struct proto_hdr *h);
+/* The same for len bytes at off into the read-ahead bytes. */
+int wire_peek(const struct conn *c, size_t off, void *buf, size_t len);
 /*
  * One recv without waiting into the read-ahead buffer (*room: the space it
  * had): bytes read, 0 on EOF, -EAGAIN when none are there, -errno.

@@ -149,6 +149,10 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 		  atomic_load(&srv->bytes_written) },
 		{ "marud_rejected_connections_total", "counter",
 		  "Connections refused over max-conns.", atomic_load(&srv->rejected_conns) },
+		{ "marud_connection_handoffs_total", "counter",
+		  "Connections the event loop handed to a thread of their own (a request "
+		  "that waits on its peer or on time, or copies pool bytes).",
+		  atomic_load(&srv->conn_handoffs) },
 		{ "marud_event_seq", "counter", "Sequence of the last event.", st.event_seq },
 		{ "marud_ack_subscribers", "gauge",
 		  "Event subscribers that acknowledge applied events.",

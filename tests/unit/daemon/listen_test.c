@@ -8,7 +8,8 @@
  * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, and
  * pipelined requests answered in order across the event loop's hand-over
  * of the connection to a thread of its own (a READ), and that thread giving
- * the connection back to the loop once it is quiet.
+ * the connection back to the loop once it is quiet; a request that copies
+ * or zero-fills pool bytes never runs on the loop.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include <cmocka.h>
 
 #include "addr.h"
+#include "dir.h"
 #include "server_harness.h"
 #include "server_priv.h"
 
@@ -313,6 +315,49 @@ static void test_thread_gives_back(void **state)
 	assert_int_equal(th_free(&f->t), 0);
 }
 
+/* A CREATE (flags, from_ino) of name in the root, over a loop connection. */
+static int create_on(int fd, uint64_t id, uint32_t flags, uint64_t from, const char *name,
+		     struct treply *r)
+{
+	struct proto_create_req q = { .parent = DIR_ROOT_ID, .from_ino = from, .flags = flags,
+				      .mode = 0644 };
+	uint8_t buf[sizeof(q) + 16];
+
+	q.namelen = (uint16_t)strlen(name);
+	memcpy(buf, &q, sizeof(q));
+	memcpy(buf + sizeof(q), name, q.namelen);
+	return th_call(fd, OP_CREATE, id, buf, sizeof(q) + q.namelen, r);
+}
+
+/*
+ * A bulk copy or zero-fill (CREATE_COPY, TRUNCATE) goes to a thread of its
+ * own, so that it never holds up the loop's other connections; a plain
+ * CREATE stays on the loop.
+ */
+static void test_bulk_fill_off_loop(void **state)
+{
+	struct proto_size_req tr = { .ino = 777, .size = 1 << 20 };
+	struct fx *f = *state;
+	int a, b;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	a = th_connect_unix(f->sock);
+	b = th_connect_unix(f->sock);
+	assert_int_equal(hello(a, &f->r), 0);
+	assert_int_equal(hello(b, &f->r), 0);
+	assert_int_equal(create_on(a, 2, 0, 0, "plain", &f->r), 0);
+	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 0);
+	/* a copy (of a version that is not there: the answer does not matter) */
+	create_on(a, 3, CREATE_COPY, 777, "copy", &f->r);
+	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 1);
+	assert_true(th_call(b, OP_TRUNCATE, 4, &tr, sizeof(tr), &f->r) < 0);
+	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 2);
+	close(a);
+	close(b);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +370,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_max_conns_answers_eusers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_gives_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_fill_off_loop, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("listen", tests, NULL, NULL);
