@@ -270,14 +270,20 @@ static size_t lookup_build(struct job *j, struct conn *c, uint8_t *buf, size_t c
 	return maru_named(c, buf, cap, OP_LOOKUP, j->dir, name, n);
 }
 
-static size_t fill_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap)
+/*
+ * A fill's steps on one connection: create a name, publish it and, with
+ * steps == 3, release it as a client's close does.
+ */
+static size_t fill_next(struct job *j, struct conn *c, uint8_t *buf, size_t cap, int steps)
 {
 	char name[64];
 	long i;
 	int n;
 
-	if (c->step % 2)
+	if (c->step % steps == 1)
 		return maru_by_ino(c, buf, cap, OP_PUBLISH, c->ino);
+	if (c->step % steps == 2)
+		return maru_by_ino(c, buf, cap, OP_RELEASE, c->ino);
 	i = atomic_fetch_add(&j->next, 1);
 	if (i >= j->fill_end)
 		return 0;
@@ -285,13 +291,25 @@ static size_t fill_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap
 	return maru_create(c, buf, cap, j->dir, name, n);
 }
 
-static ssize_t fill_reply(struct job *j, struct conn *c, const uint8_t *buf, size_t len)
+/* A name is done when its last step's reply came. */
+static ssize_t fill_took(struct job *j, struct conn *c, const uint8_t *buf, size_t len,
+			 int steps)
 {
 	ssize_t n = step_reply(j, c, buf, len);
 
-	if (n > 0 && c->step % 2 == 0)
+	if (n > 0 && c->step % steps == 0)
 		atomic_fetch_add(&j->done, 1);
 	return n;
+}
+
+static size_t fill_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap)
+{
+	return fill_next(j, c, buf, cap, 2);
+}
+
+static ssize_t fill_reply(struct job *j, struct conn *c, const uint8_t *buf, size_t len)
+{
+	return fill_took(j, c, buf, len, 2);
 }
 
 static const struct job_ops maru_mix_ops = { mix_build, step_reply };
@@ -312,28 +330,12 @@ static const struct job_ops maru_fill_ops = { fill_build, fill_reply };
  */
 static size_t sfill_build(struct job *j, struct conn *c, uint8_t *buf, size_t cap)
 {
-	char name[64];
-	long i;
-	int n;
-
-	if (c->step % 3 == 1)
-		return maru_by_ino(c, buf, cap, OP_PUBLISH, c->ino);
-	if (c->step % 3 == 2)
-		return maru_by_ino(c, buf, cap, OP_RELEASE, c->ino);
-	i = atomic_fetch_add(&j->next, 1);
-	if (i >= j->fill_end)
-		return 0;
-	n = name_of(name, sizeof(name), i);
-	return maru_create(c, buf, cap, j->dir, name, n);
+	return fill_next(j, c, buf, cap, 3);
 }
 
 static ssize_t sfill_reply(struct job *j, struct conn *c, const uint8_t *buf, size_t len)
 {
-	ssize_t n = step_reply(j, c, buf, len);
-
-	if (n > 0 && c->step % 3 == 0)
-		atomic_fetch_add(&j->done, 1);
-	return n;
+	return fill_took(j, c, buf, len, 3);
 }
 
 static const struct job_ops maru_sfill_ops = { sfill_build, sfill_reply };

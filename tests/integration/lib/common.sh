@@ -435,6 +435,28 @@ maru_stats()
 	$tool "$MARU_URI"
 }
 
+# generation_moved G: the mount's .maru/stats shows a marud generation other than G.
+generation_moved()
+{
+	local g
+	g=$(awk '$1 == "marud_generation" { print $2 }' "$MNT/.maru/stats" 2>/dev/null) || return 1
+	[ -n "$g" ] && [ "$g" != "$1" ]
+}
+
+# after_memory_reset WHAT: after marud treated the pool as reset (WHAT says
+# why), the descriptor open on fd 3 reads EIO (and is closed), the mount's
+# root is empty and marud still runs.
+after_memory_reset()
+{
+	if dd of=/dev/null bs=64k count=1 <&3 2>"$T/dd.err"; then
+		fail "an old descriptor read after the memory reset ($1)"
+	fi
+	grep -q "Input/output error" "$T/dd.err" || fail "old descriptor ($1): $(cat "$T/dd.err")"
+	exec 3<&-
+	assert_eq "$(ls "$MNT")" "" "the directory starts empty after $1"
+	proc_alive "$MARUD_PID" || fail "marud is gone after $1"
+}
+
 # stat_value NAME [MNT]: value of the first sample of metric NAME (labels
 # ignored); fails when the metric is absent. Call it as v=$(stat_value NAME):
 # inside another command's arguments its failure would go unnoticed.

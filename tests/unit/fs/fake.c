@@ -119,6 +119,15 @@ uint64_t fake_publish(uint64_t parent, const char *name, const char *text)
 	return v->ino;
 }
 
+struct maru_file *fake_lease(uint64_t ino)
+{
+	struct maru_file *f;
+
+	if (maru_file_open_ino(NULL, ino, &f))
+		abort();
+	return f;
+}
+
 static struct maru_file *file_new(uint64_t ino, int lease)
 {
 	struct maru_file *f = calloc(1, sizeof(*f));

@@ -49,6 +49,8 @@ void fake_unmount(struct mfs *m);
 void fake_reset(void);
 /* A published version of (parent, name) holding text; its id. */
 uint64_t fake_publish(uint64_t parent, const char *name, const char *text);
+/* A lease on version ino, as maru_file_open_ino() gives it (aborts if none). */
+struct maru_file *fake_lease(uint64_t ino);
 struct fake_ver *fake_ver(uint64_t ino);
 /* The published version of (parent, name), or NULL. */
 struct fake_ver *fake_named(uint64_t parent, const char *name);

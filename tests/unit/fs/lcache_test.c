@@ -36,18 +36,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct maru_file *lease(uint64_t ino)
-{
-	struct maru_file *f;
-
-	assert_int_equal(maru_file_open_ino(NULL, ino, &f), 0);
-	return f;
-}
-
 static void test_put_take(void **state)
 {
 	uint64_t ino = fake_publish(1, "a", "abcd");
-	struct maru_file *f = lease(ino);
+	struct maru_file *f = fake_lease(ino);
 
 	lcache_put(lc, ino, 7, f);
 	assert_int_equal(lcache_count(lc), 1);
@@ -62,7 +54,7 @@ static void test_other_epoch(void **state)
 {
 	uint64_t ino = fake_publish(1, "a", "abcd");
 
-	lcache_put(lc, ino, 1, lease(ino));
+	lcache_put(lc, ino, 1, fake_lease(ino));
 	assert_null(lcache_take(lc, ino, 2));	/* a new pool generation */
 	assert_int_equal(fk.closes, 1);
 	assert_null(lcache_take(lc, ino, 1));
@@ -74,7 +66,7 @@ static void test_not_kept(void **state)
 	struct maru_file *p;
 
 	fake_ver(big)->size = 1 << 20;	/* over the small-file limit */
-	lcache_put(lc, big, 1, lease(big));
+	lcache_put(lc, big, 1, fake_lease(big));
 	assert_int_equal(fk.closes, 1);
 	/* a pending version is nobody's lease */
 	assert_int_equal(maru_file_create(NULL, 1, "new", 0644, 0, 0, 0, 0, &p), 0);
@@ -84,7 +76,7 @@ static void test_not_kept(void **state)
 	assert_int_equal(lcache_count(lc), 0);
 	/* no cache: closed at once */
 	ino = fake_publish(1, "c", "c");
-	lcache_put(NULL, ino, 1, lease(ino));
+	lcache_put(NULL, ino, 1, fake_lease(ino));
 	assert_int_equal(fk.closes, 3);
 	assert_null(lcache_take(NULL, ino, 1));
 }
@@ -97,9 +89,9 @@ static void test_budget_oldest_first(void **state)
 
 	fake_ver(a)->size = fake_ver(b)->size = fake_ver(c)->size = 4096;
 	lcache_set_budget(lc, 32 * 8192);	/* 8192 bytes kept at most */
-	lcache_put(lc, a, 1, lease(a));
-	lcache_put(lc, b, 1, lease(b));
-	lcache_put(lc, c, 1, lease(c));
+	lcache_put(lc, a, 1, fake_lease(a));
+	lcache_put(lc, b, 1, fake_lease(b));
+	lcache_put(lc, c, 1, fake_lease(c));
 	assert_int_equal(lcache_count(lc), 2);
 	assert_int_equal(fk.closes, 1);
 	assert_null(lcache_take(lc, a, 1));	/* the oldest went */
@@ -111,7 +103,7 @@ static void test_budget_oldest_first(void **state)
 static void test_replace_drop(void **state)
 {
 	uint64_t a = fake_publish(1, "a", "x"), b = fake_publish(1, "b", "y");
-	struct maru_file *f1 = lease(a), *f2 = lease(a);
+	struct maru_file *f1 = fake_lease(a), *f2 = fake_lease(a);
 
 	lcache_put(lc, a, 1, f1);
 	lcache_put(lc, a, 1, f2);	/* the newer replaces the older */
@@ -121,8 +113,8 @@ static void test_replace_drop(void **state)
 	assert_int_equal(fk.closes, 2);
 	lcache_drop(lc, a);		/* nothing kept: nothing closed */
 	assert_int_equal(fk.closes, 2);
-	lcache_put(lc, a, 1, lease(a));
-	lcache_put(lc, b, 1, lease(b));
+	lcache_put(lc, a, 1, fake_lease(a));
+	lcache_put(lc, b, 1, fake_lease(b));
 	lcache_expire(lc);		/* not old yet */
 	assert_int_equal(lcache_count(lc), 2);
 	lcache_drop_all(lc);

@@ -35,14 +35,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct maru_file *lease(uint64_t ino)
-{
-	struct maru_file *f;
-
-	assert_int_equal(maru_file_open_ino(NULL, ino, &f), 0);
-	return f;
-}
-
 static void test_want_once(void **state)
 {
 	assert_false(pin_wanted(m.pins, 1, "a"));
@@ -60,8 +52,8 @@ static void test_put_take(void **state)
 	struct pending *p;
 
 	assert_false(pin_take(m.pins, ino, &f, &p));
-	pin_put(m.pins, ino, lease(ino), NULL);
-	pin_put(m.pins, ino, lease(ino), NULL);	/* the newer replaces the older */
+	pin_put(m.pins, ino, fake_lease(ino), NULL);
+	pin_put(m.pins, ino, fake_lease(ino), NULL);	/* the newer replaces the older */
 	assert_int_equal(pin_count(m.pins), 1);
 	assert_int_equal(fk.files_open, 1);
 	assert_true(pin_take(m.pins, ino, &f, &p));
@@ -78,7 +70,7 @@ static void test_expiry(void **state)
 	struct pending *p;
 
 	pin_want(m.pins, 1, "c");
-	pin_put(m.pins, ino, lease(ino), NULL);
+	pin_put(m.pins, ino, fake_lease(ino), NULL);
 	usleep(2100 * 1000);	/* PIN_TTL_MS is 2000 */
 	pin_expire(m.pins);
 	assert_int_equal(pin_count(m.pins), 0);
@@ -113,7 +105,7 @@ static void test_full_table(void **state)
 	for (i = 0; i < 70; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		ino[i] = fake_publish(1, name, "x");
-		pin_put(m.pins, ino[i], lease(ino[i]), NULL);
+		pin_put(m.pins, ino[i], fake_lease(ino[i]), NULL);
 	}
 	assert_int_equal(pin_count(m.pins), 64);
 	assert_int_equal(fk.files_open, 64);	/* the rest were closed */
