@@ -104,9 +104,9 @@ void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
 			if (rc)
 				log_warn(rc, "rdma: invalidating window of version %llu",
 					 (unsigned long long)w->ino);
+			atomic_fetch_sub(&r->st.windows, 1);
+			atomic_fetch_add(&r->st.revokes, 1);
 		}
-		atomic_fetch_sub(&r->st.windows, 1);
-		atomic_fetch_add(&r->st.revokes, 1);
 		free(w);
 	}
 }

@@ -123,6 +123,17 @@ static struct rwin *rwin_find(struct rsess *rs, uint64_t ino, int rw, const stru
 	return NULL;
 }
 
+/* Whether the session was given write extents of version ino. */
+static int rwin_writable(const struct rsess *rs, uint64_t ino)
+{
+	const struct rwin *w;
+
+	for (w = rs->wins; w; w = w->next)
+		if (w->ino == ino && w->rw)
+			return 1;
+	return 0;
+}
+
 /* A window over e, bound now or already (another handle of the session). */
 static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
 		    const struct extent *e, struct rwin **out)
@@ -148,8 +159,11 @@ static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
 	}
 	w->next = rs->wins;
 	rs->wins = w;
-	atomic_fetch_add(&r->st.windows, 1);
-	atomic_fetch_add(&r->st.binds, 1);
+	/* whole-pool mode keeps the grant (for the fence) but binds no window */
+	if (w->mw) {
+		atomic_fetch_add(&r->st.windows, 1);
+		atomic_fetch_add(&r->st.binds, 1);
+	}
 	*out = w;
 	return 0;
 }
@@ -223,8 +237,11 @@ void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw
 	/*
 	 * Whole-pool mode cannot revoke an rkey: the memory an abandoned
 	 * version frees is safe from a late WRITE only once the QP is fenced.
+	 * A version the session was never given write extents of (no rw
+	 * window: a create truncated before its first write, say) can have no
+	 * WRITE in flight, and fencing for it would only break the QP.
 	 */
-	if (rw && rs->rc && !rs->rc->dev->windows)
+	if (rw && rs->rc && !rs->rc->dev->windows && rwin_writable(rs, ino))
 		rconn_fence(r, rs->rc, "pending version ended in whole-pool mode");
 	rwin_revoke(r, rs, ino, 0);
 }

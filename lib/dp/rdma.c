@@ -589,6 +589,16 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 	rc = qp_ready(c, d);
 	if (!rc)
 		rc = keys_ready(c, d, f, f->pending);
+	if (rc == -ENOTCONN && d->id) {
+		/*
+		 * marud fenced our QP before we saw it go (whole-pool mode does
+		 * when a version this session wrote ends): a new QP, once more.
+		 */
+		qp_fail(c, d);
+		rc = qp_ready(c, d);
+		if (!rc)
+			rc = keys_ready(c, d, f, f->pending);
+	}
 	if (!rc)
 		rc = transfer(c, d, f, u, len, off, write, hs);
 	if (rc && d->id) {

@@ -107,7 +107,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void die(const char *what, int rc)
+static _Noreturn void die(const char *what, int rc)
 {
 	fprintf(stderr, "ctl_bench: %s: %s\n", what, rc < 0 ? strerror(-rc) : "failed");
 	exit(1);
