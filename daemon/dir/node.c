@@ -224,9 +224,16 @@ int cookie_keycmp(const void *key, const struct rb_node *n)
 	return k < c ? -1 : k > c;
 }
 
+/*
+ * The name follows kind and nlen unpadded, so a node of a name shorter than
+ * struct node's tail padding still gets sizeof(struct node): an object
+ * smaller than its type is undefined behaviour (UBSan's object-size check).
+ */
 struct node *node_alloc(size_t nlen)
 {
-	return calloc(1, offsetof(struct node, name) + nlen);
+	size_t n = offsetof(struct node, name) + nlen;
+
+	return calloc(1, n < sizeof(struct node) ? sizeof(struct node) : n);
 }
 
 struct node *root_new(void)
