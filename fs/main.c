@@ -269,6 +269,14 @@ static int parse_data_path(const char *s, enum maru_data_path *out)
 	return -EINVAL;
 }
 
+/* Queued after the invalidation of a new generation: counted once it ran. */
+static void generation_applied(void *arg, uint64_t gen)
+{
+	struct mfs *m = arg;
+
+	CNT_INC(m, generations);
+}
+
 static void on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 {
 	struct mfs *m = arg;
@@ -276,10 +284,16 @@ static void on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 	__atomic_store_n(&m->generation, new_gen, __ATOMIC_RELEASE);
 	/* every handle and pending of the old epoch now fails with EIO */
 	__atomic_add_fetch(&m->epoch, 1, __ATOMIC_ACQ_REL);
-	CNT_INC(m, generations);
 	log_info("pool generation %llu -> %llu: dropping cached names and handles",
 		 (unsigned long long)old_gen, (unsigned long long)new_gen);
+	/*
+	 * The kernel's cached pages go too: they would keep answering reads
+	 * of old descriptors. marufs_generation_changes_total counts a change
+	 * once that ran (the notifier runs its jobs in order), so whoever
+	 * watches it knows old descriptors get EIO from then on.
+	 */
 	notify_inval_all(m->nt);
+	notify_call(m->nt, generation_applied, m, new_gen);
 }
 
 /* hw: coherent memory or the pool node itself; flush: non-coherent CXL. */

@@ -153,7 +153,8 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	one(&o, "counter", "marufs_event_wait_timeouts_total",
 	    "Waits for the pool event of this mount's own change that timed out.",
 	    cnt(&c->event_wait_timeouts));
-	one(&o, "counter", "marufs_generation_changes_total", "marud restarts seen.",
+	one(&o, "counter", "marufs_generation_changes_total",
+	    "marud generation changes applied (cached names and pages dropped).",
 	    cnt(&c->generations));
 	one(&o, "gauge", "marufs_inodes", "Inodes the kernel holds.", g->inodes);
 	one(&o, "gauge", "marufs_pending_files", "Pending versions this mount writes.",

@@ -85,11 +85,12 @@ assert_eq "$(stat_value marufs_lookup_hint_batches_total)" "$((b0 + 1))" "one ba
 
 # the memory generation changes: new generation, EIO, empty directory
 g0=$(stat_value marud_generation)
+c0=$(stat_value marufs_generation_changes_total)
 exec 3<"$MNT/kv/c2"
 setfattr -n user.maru.tier.gen -v 0123456789abcdef "$POOL"
 wait_for 10 grep -q "memory reset" "$T/marud.log" || fail "marud did not restart fresh"
 wait_for 10 generation_moved "$g0" || fail "no new generation"
-after_memory_reset "the tier's generation changed"
+after_memory_reset "the tier's generation changed" "$c0"
 
 marufs_umount
 marud_stop

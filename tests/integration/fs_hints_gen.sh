@@ -61,11 +61,12 @@ proc_alive "$MARUD_PID" || fail "marud is gone"
 # 3. the generation changes: new generation, EIO on an old descriptor, empty
 head -c 65536 /dev/urandom >"$MNT/c"
 g1=$(stat_value marud_generation)
+c1=$(stat_value marufs_generation_changes_total)
 exec 3<"$MNT/c"
 echo 2 >"$GEN"
 wait_for 10 grep -q "memory generation 1 -> 2" "$T/marud.log" || fail "no log line for 1 -> 2"
 wait_for 10 generation_moved "$g1" || fail "no new generation after 1 -> 2"
-after_memory_reset "1 -> 2"
+after_memory_reset "1 -> 2" "$c1"
 marufs_umount
 marud_stop
 

@@ -443,11 +443,16 @@ generation_moved()
 	[ -n "$g" ] && [ "$g" != "$1" ]
 }
 
-# after_memory_reset WHAT: after marud treated the pool as reset (WHAT says
-# why), the descriptor open on fd 3 reads EIO (and is closed), the mount's
-# root is empty and marud still runs.
+# after_memory_reset WHAT C0: after marud treated the pool as reset (WHAT says
+# why) and the mount applied the new generation (its
+# marufs_generation_changes_total passed C0: cached names and pages dropped),
+# the descriptor open on fd 3 reads EIO (and is closed), the mount's root is
+# empty and marud still runs.
 after_memory_reset()
 {
+	local c0=$2
+	applied() { [ "$(stat_value marufs_generation_changes_total)" -gt "$c0" ]; }
+	wait_for 10 applied || fail "the mount never applied the new generation ($1)"
 	if dd of=/dev/null bs=64k count=1 <&3 2>"$T/dd.err"; then
 		fail "an old descriptor read after the memory reset ($1)"
 	fi
