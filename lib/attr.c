@@ -23,6 +23,13 @@ int name_check(const char *name, size_t *len)
 	return 0;
 }
 
+size_t name_req_pack(void *buf, const void *head, size_t hlen, const char *name, size_t n)
+{
+	memcpy(buf, head, hlen);
+	memcpy((char *)buf + hlen, name, n);
+	return hlen + n;
+}
+
 void attr_from_proto(const struct proto_attr *p, struct maru_attr *out)
 {
 	memset(out, 0, sizeof(*out));

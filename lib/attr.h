@@ -13,6 +13,8 @@
 
 /* 0 and the length in *len if name is a valid entry name, else -EINVAL. */
 int name_check(const char *name, size_t *len);
+/* A request body in buf: the fixed head (hlen bytes), then name's n bytes; its length. */
+size_t name_req_pack(void *buf, const void *head, size_t hlen, const char *name, size_t n);
 void attr_from_proto(const struct proto_attr *p, struct maru_attr *out);
 
 #endif

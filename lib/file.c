@@ -221,9 +221,7 @@ int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
 	q.uid = uid;
 	q.gid = gid;
 	q.namelen = (uint16_t)n;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), name, n);
-	r.n1 = sizeof(q) + n;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
 	return open_call(c, &r, out);
 }
 
@@ -255,9 +253,7 @@ int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
 	if (rc)
 		return rc;
 	q.namelen = (uint16_t)n;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), name, n);
-	r.n1 = sizeof(q) + n;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
 	return open_call(c, &r, out);
 }
 

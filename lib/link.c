@@ -49,10 +49,9 @@ int maru_symlink(struct maru_client *c, uint64_t parent, const char *name,
 		return -ENAMETOOLONG;
 	q.namelen = (uint16_t)n;
 	q.targetlen = (uint16_t)t;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), name, n);
-	memcpy(buf + sizeof(q) + n, target, t);
-	r.n1 = sizeof(q) + n + t;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
+	memcpy(buf + r.n1, target, t);
+	r.n1 += t;
 	return link_attr_call(c, &r, out);
 }
 
@@ -93,9 +92,7 @@ int maru_link(struct maru_client *c, uint64_t ino, uint64_t newparent,
 	if (rc)
 		return rc;
 	q.namelen = (uint16_t)n;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), newname, n);
-	r.n1 = sizeof(q) + n;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), newname, n);
 	return link_attr_call(c, &r, out);
 }
 
@@ -116,8 +113,6 @@ int maru_mknod(struct maru_client *c, uint64_t parent, const char *name,
 	if (rc)
 		return rc;
 	q.namelen = (uint16_t)n;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), name, n);
-	r.n1 = sizeof(q) + n;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
 	return link_attr_call(c, &r, out);
 }

@@ -61,9 +61,7 @@ static int name_call(struct maru_client *c, uint16_t op, uint64_t parent, const 
 		q.gid = ids[2];
 	}
 	q.namelen = (uint16_t)n;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), name, n);
-	r.n1 = sizeof(q) + n;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
 	if (op == OP_MKDIR || op == OP_LOOKUP)
 		return attr_call(c, &r, out);
 	rc = client_call(c, &r);
@@ -166,10 +164,9 @@ int maru_rename_seq(struct maru_client *c, uint64_t oldparent, const char *oldna
 	q.flags = flags & MARU_RENAME_NOREPLACE ? PROTO_RENAME_NOREPLACE : 0;
 	q.oldlen = (uint16_t)on;
 	q.newlen = (uint16_t)nn;
-	memcpy(buf, &q, sizeof(q));
-	memcpy(buf + sizeof(q), oldname, on);
-	memcpy(buf + sizeof(q) + on, newname, nn);
-	r.n1 = sizeof(q) + on + nn;
+	r.n1 = name_req_pack(buf, &q, sizeof(q), oldname, on);
+	memcpy(buf + r.n1, newname, nn);
+	r.n1 += nn;
 	rc = client_call(c, &r);
 	if (!rc && r.rlen == sizeof(rep))
 		memcpy(&rep, r.rep, sizeof(rep));
