@@ -365,6 +365,12 @@ int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 
 	if (p) {
 		rc = pend_attr(p, a);
+		/* Closed once published: the kernel's inode for the name (the
+		 * version p rewrote, whose entry the publish event is about to
+		 * drop) now holds p's version. The old one may live on under
+		 * another lease, with the size it had before. */
+		if (rc < 0 && __atomic_load_n(&p->published, __ATOMIC_ACQUIRE))
+			ino = p->ino;
 		pend_put(p);
 		if (rc == 0)
 			return 0;
@@ -559,6 +565,7 @@ static int publish_locked(struct pending *p, int *rc)
 	if (*rc == 0)
 		*rc = maru_file_publish(p->file);
 	if (*rc == 0) {
+		__atomic_store_n(&p->published, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&p->state, PEND_PUBLISHED, __ATOMIC_RELEASE);
 		CNT_INC(p->m, publishes);
 		return 1;

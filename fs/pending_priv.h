@@ -42,6 +42,7 @@ struct pending {
 	int unlinked;		/* name removed: never publish */
 	int killed;		/* last flush came from a task dying of a signal */
 	int mapped;		/* a zero-copy mapping wrote bytes the kernel never saw */
+	int published;		/* ino became the published version (stays set) */
 	int refs;
 	/* under pt->lock: */
 	uint64_t parent;
