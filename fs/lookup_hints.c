@@ -3,8 +3,10 @@
  * fs/lookup_hints.c: hints with no engine change (-o lookup_hints=on, the
  * default). An engine's scheduler checks that a request's chunks exist
  * before its worker loads them; the first positive LOOKUP of a file name
- * (once per name per LH_WINDOW_MS) becomes part of a read hint for its
- * directory, sent once LH_COALESCE_MS passed since the batch began. The
+ * (once per name per LH_WINDOW_MS, or again once the file was loaded: the
+ * next lookup of a loaded chunk is a new request's) becomes part of a read
+ * hint for its directory, sent once LH_COALESCE_MS passed since the batch
+ * began. The
  * batch is a hint request of its own: the first open of one of its files
  * promotes it (the load starts), and once each of its files was opened and
  * released, or after LH_END_MS, marufs ends it (read_end), so the memory
@@ -34,6 +36,7 @@ struct batch {
 	int sent, promoted;
 	size_t n, cap, left;
 	uint64_t *ino;		/* 0 once released */
+	uint64_t *key;		/* name_key() of each */
 };
 
 struct lookup_hints {
@@ -88,17 +91,32 @@ static struct batch *gathering(struct lookup_hints *lh, uint64_t parent, uint64_
 	return b;
 }
 
-static int batch_add(struct batch *b, uint64_t ino)
+/* Forget that key hinted: its file was loaded (see the header). */
+static void seen_forget(struct lookup_hints *lh, uint64_t key)
 {
+	unsigned int i = (unsigned int)(key % LH_SEEN);
+
+	if (lh->seen[i].key == key)
+		lh->seen[i].key = 0;
+}
+
+static int batch_add(struct batch *b, uint64_t ino, uint64_t key)
+{
+	size_t cap = b->cap ? b->cap * 2 : 8;
 	uint64_t *v;
 
 	if (b->n == b->cap) {
-		v = realloc(b->ino, (b->cap ? b->cap * 2 : 8) * sizeof(*v));
+		v = realloc(b->ino, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		b->ino = v;
-		b->cap = b->cap ? b->cap * 2 : 8;
+		v = realloc(b->key, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		b->key = v;
+		b->cap = cap;
 	}
+	b->key[b->n] = key;
 	b->ino[b->n++] = ino;
 	b->left++;
 	return 0;
@@ -107,15 +125,15 @@ static int batch_add(struct batch *b, uint64_t ino)
 void lookup_hints_seen(struct mfs *m, uint64_t parent, const char *name, uint64_t ino)
 {
 	struct lookup_hints *lh = m->lh;
-	uint64_t now = mono_ms();
+	uint64_t now = mono_ms(), key = name_key(parent, name);
 	struct batch *b;
 
 	if (!lh)
 		return;
 	pthread_mutex_lock(&lh->lock);
-	if (!seen_recently(lh, name_key(parent, name), now) &&
+	if (!seen_recently(lh, key, now) &&
 	    (b = gathering(lh, parent, now)) && b->n < HINT_LINE_MAX_PATHS)
-		batch_add(b, ino);
+		batch_add(b, ino, key);
 	pthread_cond_broadcast(&lh->cv);
 	pthread_mutex_unlock(&lh->lock);
 }
@@ -123,6 +141,7 @@ void lookup_hints_seen(struct mfs *m, uint64_t parent, const char *name, uint64_
 static void batch_free(struct batch *b)
 {
 	free(b->ino);
+	free(b->key);
 	free(b);
 }
 
@@ -246,6 +265,7 @@ void lookup_hints_released(struct mfs *m, uint64_t ino)
 	 */
 	pp = batch_of(lh, ino, 1, &i);
 	if (pp) {
+		seen_forget(lh, (*pp)->key[i]);
 		(*pp)->ino[i] = 0;
 		if (--(*pp)->left == 0)
 			batch_end(lh, pp);

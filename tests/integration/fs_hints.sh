@@ -82,6 +82,16 @@ stat "$MNT/kv2/a" >/dev/null	# again within the window: no new hint
 sleep 0.2
 assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 2))" "two names, two lookup hints"
 assert_eq "$(stat_value marufs_lookup_hint_batches_total)" "$((b0 + 1))" "one batch per directory"
+# once a was loaded (opened and released), its next lookup is a new
+# request's: it hints again inside the window; b, never loaded, does not
+cat "$MNT/kv2/a" >/dev/null
+lookup_again() {
+	stat "$MNT/kv2/a" "$MNT/kv2/b" >/dev/null
+	[ "$(stat_value marufs_lookup_hints_total)" -ge "$((l0 + 3))" ]
+}
+wait_for 2 lookup_again || fail "a loaded name did not hint at its next lookup"
+sleep 0.2
+assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 3))" "a hints again, b does not"
 
 # the memory generation changes: new generation, EIO, empty directory
 g0=$(stat_value marud_generation)
