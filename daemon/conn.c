@@ -301,12 +301,26 @@ int conn_spawn(struct conn *c)
 
 /* ---- the event loop ---- */
 
+/* A PUBLISH that makes marud hash more than this runs off the loop. */
+#define PUBLISH_HASH_INLINE	(1u << 20)
+
+/* A PUBLISH whose digest marud computes, over more than PUBLISH_HASH_INLINE. */
+static int publish_hashes(const struct conn *c, const struct proto_hdr *h)
+{
+	struct proto_publish_req r;
+
+	if (h->len < sizeof(r) || !wire_peek(c, sizeof(*h), &r, sizeof(r)))
+		return 0;
+	return r.xxh3 == 0 && r.size > PUBLISH_HASH_INLINE;
+}
+
 /*
- * A request that copies or zero-fills pool bytes (a CREATE_COPY, a growing
- * TRUNCATE): that runs outside the directory lock but may take many ms, and
- * on the loop every other connection's lookups would wait behind it. A
- * CREATE's flags are known once its body was read ahead; before that it
- * counts as inline, and conn_frames() asks again when the frame is whole.
+ * A request that copies, zero-fills or hashes pool bytes (a CREATE_COPY, a
+ * growing TRUNCATE, a PUBLISH marud hashes): that runs outside the
+ * directory lock but may take many ms, and on the loop every other
+ * connection's lookups would wait behind it. A body is known once it was
+ * read ahead; before that the request counts as inline, and conn_frames()
+ * asks again when the frame is whole.
  */
 static int frame_fills(const struct conn *c, const struct proto_hdr *h)
 {
@@ -314,6 +328,8 @@ static int frame_fills(const struct conn *c, const struct proto_hdr *h)
 
 	if (h->op == OP_TRUNCATE)
 		return 1;
+	if (h->op == OP_PUBLISH)
+		return publish_hashes(c, h);
 	if (h->op != OP_CREATE || h->len < sizeof(struct proto_create_req))
 		return 0;
 	return wire_peek(c, sizeof(*h) + offsetof(struct proto_create_req, flags), &flags,

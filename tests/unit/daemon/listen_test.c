@@ -8,8 +8,8 @@
  * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, and
  * pipelined requests answered in order across the event loop's hand-over
  * of the connection to a thread of its own (a READ), and that thread giving
- * the connection back to the loop once it is quiet; a request that copies
- * or zero-fills pool bytes never runs on the loop.
+ * the connection back to the loop once it is quiet; a request that copies,
+ * zero-fills or hashes pool bytes never runs on the loop.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -330,15 +330,19 @@ static int create_on(int fd, uint64_t id, uint32_t flags, uint64_t from, const c
 }
 
 /*
- * A bulk copy or zero-fill (CREATE_COPY, TRUNCATE) goes to a thread of its
- * own, so that it never holds up the loop's other connections; a plain
- * CREATE stays on the loop.
+ * A bulk copy, zero-fill or hash (CREATE_COPY, TRUNCATE, a PUBLISH of more
+ * than 1 MiB without its digest) goes to a thread of its own, so that it
+ * never holds up the loop's other connections; a plain CREATE, a small
+ * PUBLISH and one that brings its digest stay on the loop.
  */
 static void test_bulk_fill_off_loop(void **state)
 {
 	struct proto_size_req tr = { .ino = 777, .size = 1 << 20 };
+	struct proto_publish_req small = { .ino = 777, .size = 4096 };
+	struct proto_publish_req digest = { .ino = 777, .size = 64 << 20, .xxh3 = 1 };
+	struct proto_publish_req hashed = { .ino = 777, .size = 64 << 20 };
 	struct fx *f = *state;
-	int a, b;
+	int a, b, c;
 
 	assert_int_equal(th_new(&f->t, NULL), 0);
 	assert_int_equal(server_start(f->t.srv), 0);
@@ -353,8 +357,17 @@ static void test_bulk_fill_off_loop(void **state)
 	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 1);
 	assert_true(th_call(b, OP_TRUNCATE, 4, &tr, sizeof(tr), &f->r) < 0);
 	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 2);
+	/* a PUBLISH marud hashes goes too, unless small or the digest came */
+	c = th_connect_unix(f->sock);
+	assert_int_equal(hello(c, &f->r), 0);
+	assert_true(th_call(c, OP_PUBLISH, 5, &small, sizeof(small), &f->r) < 0);
+	assert_true(th_call(c, OP_PUBLISH, 6, &digest, sizeof(digest), &f->r) < 0);
+	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 2);
+	assert_true(th_call(c, OP_PUBLISH, 7, &hashed, sizeof(hashed), &f->r) < 0);
+	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 3);
 	close(a);
 	close(b);
+	close(c);
 	assert_int_equal(th_free(&f->t), 0);
 }
 
