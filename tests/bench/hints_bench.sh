@@ -17,15 +17,17 @@
 #   (d) a hint AHEAD_MS ahead of the load: from .maru/hints at arrival, and
 #       from lookup hints (the scheduler stats the chunks, marufs hints).
 # (a) and (d) differ only in who brought the bytes in: both loads start
-# AHEAD_MS after the hint, on mounts with the same cache options (the lookup
-# mount needs entry_timeout=0 so every round's stat reaches marufs; the other
-# mount has it too), and the lookup-hints row is compared with (a) through
-# its own mount (a mount idle for seconds loads slower than a busy one). Every figure is a median over ROUNDS x 7 requests; each
-# ratio is the median of the per-request ratios to (a) of the same request,
-# measured back to back, so the machine's load spikes do not tip it. Then a
-# 32 MiB store into cold reserved bytes with and without a write hint (median
-# of ROUNDS). Last, every chunk is made cold and read back through both
-# mounts against the checksum taken when it was written.
+# AHEAD_MS after the bytes were brought in from cold, on mounts with the same
+# cache options (the lookup mount needs entry_timeout=0 so every round's stat
+# reaches marufs; the other mount has it too), and the lookup-hints row is
+# compared with (a') through its own mount (a mount idle for seconds loads
+# slower than a busy one), made cold and brought in the same way. Every
+# figure is a median over ROUNDS x 7 requests; each ratio is the median of
+# the per-request ratios to (a) of the same request, measured back to back,
+# so the machine's load spikes do not tip it. Then a 32 MiB store into cold
+# reserved bytes with and without a write hint (median of ROUNDS). Last,
+# every chunk is made cold and read back through both mounts against the
+# checksum taken when it was written.
 # Beside each load time, the bytes marud read from disk during it (median
 # MiB): on a loaded shared machine the times are noisy, the disk bytes are not.
 # Output: "| hints: ..." rows in tests/bench/run.sh's five cells, then the
@@ -108,12 +110,18 @@ one_request() {
 	sleep_ms "$AHEAD_MS"
 	at a "$r"
 	load a $(files "$M1" "$r")
-	# and through the lookup mount, the baseline of its row: the same steps
-	# as (d') below (the exists() check is a lookup hint), bytes resident
+	hint "read_end a$n"
+	# and through the lookup mount, the baseline of its row: made cold and
+	# brought in again as for (a), then the same steps as (d') below (the
+	# exists() check is a lookup hint), so that (a') and (d') too differ
+	# only in who brought the bytes in
+	cold "$r"
+	hint "read A$n $(paths "$r")"
+	wait_for 30 resident "$r" || fail "request $r never became resident for (a')"
 	stat $(files "$M2" "$r") >/dev/null
 	sleep_ms "$AHEAD_MS"
 	load A $(files "$M2" "$r")
-	hint "read_end a$n"
+	hint "read_end A$n"
 	# (b) no hints
 	cold "$r"
 	load b $(files "$M1" "$r")
