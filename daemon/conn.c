@@ -26,7 +26,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -50,6 +52,7 @@
 #define LOOP_STACK_SIZE		(256U << 10)
 #define BATCH_FILLS		4	/* reads of one connection per wakeup, at most */
 #define CONN_LINGER_MS		200	/* a thread idle this long gives c back to the loop */
+#define CONN_FILL_NICE		10	/* a thread doing bulk pool work yields to the loops */
 
 enum batch { BATCH_REARM, BATCH_CLOSE, BATCH_THREAD };
 
@@ -219,11 +222,27 @@ static int conn_idle(struct conn *c)
 	return poll(&pfd, 1, CONN_LINGER_MS) == 0;
 }
 
+/*
+ * A thread that copies, zero-fills or hashes many MiB for its connection
+ * runs at a lower priority, so that on a machine with few CPUs the loops'
+ * lookups are not kept waiting for a time slice behind it (each thread's
+ * own nice value; the thread ends when its connection goes back).
+ */
+static void conn_fill_nice(struct conn *c)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), CONN_FILL_NICE) < 0)
+		log_debug("%s: bulk work at normal priority: setpriority: %s", c->peer,
+			  strerror(errno));
+}
+
 static void *conn_main(void *arg)
 {
 	struct conn *c = arg;
 	struct server *srv = c->srv;
 	struct pbuf out = { 0 };
+
+	if (c->fills)
+		conn_fill_nice(c);
 
 	/* Replies the event loop could not send go first, whatever it takes. */
 	if (!wire_flush(c, 0) && !c->close) {
@@ -357,8 +376,10 @@ static int frame_inline(struct conn *c, const struct proto_hdr *h)
 	}
 	if (ack_wait_ms(c->srv, h->op) && atomic_load(&c->srv->nacking))
 		return 0;
-	if (frame_fills(c, h))
+	if (frame_fills(c, h)) {
+		c->fills = 1;
 		return 0;
+	}
 	return sizeof(*h) + (size_t)h->len <= wire_in_cap();
 }
 
@@ -538,6 +559,7 @@ static int conn_to_loop(struct conn *c)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 
 	c->loop = l;
+	c->fills = 0;
 	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0)
 		return 0;
 	c->loop = NULL;

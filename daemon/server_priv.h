@@ -63,6 +63,7 @@ struct conn {
 	int batch;		/* wire_reply() appends to outq instead of sending */
 	int undeliverable;	/* this request's socket broke: its reply cannot arrive */
 	struct conn_loop *loop;	/* conn.c: the loop serving it, NULL: its own thread */
+	int fills;		/* conn.c: handed over for bulk pool work (frame_fills) */
 };
 
 /* conn.c: one event loop thread and its epoll set (level-triggered). */

@@ -291,6 +291,35 @@ static int threads_now(void)
 	return n;
 }
 
+/* Threads of this process whose nice value is nice (stat field 19). */
+static int threads_at_nice(int nice)
+{
+	DIR *d = opendir("/proc/self/task");
+	char path[300], line[1024], *p;
+	struct dirent *e;
+	int n = 0, v, i;
+	FILE *f;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;	/* the thread ended */
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* the blank before field i: state is field 3, nice field 19 */
+		for (i = 3; p && i <= 19; i++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p, " %d", &v) == 1 && v == nice)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 /* A connection handed to a thread of its own goes back to the loop when quiet. */
 static void test_thread_gives_back(void **state)
 {
@@ -332,8 +361,9 @@ static int create_on(int fd, uint64_t id, uint32_t flags, uint64_t from, const c
 /*
  * A bulk copy, zero-fill or hash (CREATE_COPY, TRUNCATE, a PUBLISH of more
  * than 1 MiB without its digest) goes to a thread of its own, so that it
- * never holds up the loop's other connections; a plain CREATE, a small
- * PUBLISH and one that brings its digest stay on the loop.
+ * never holds up the loop's other connections, and that thread runs at
+ * nice 10; a plain CREATE, a small PUBLISH and one that brings its digest
+ * stay on the loop.
  */
 static void test_bulk_fill_off_loop(void **state)
 {
@@ -355,8 +385,10 @@ static void test_bulk_fill_off_loop(void **state)
 	/* a copy (of a version that is not there: the answer does not matter) */
 	create_on(a, 3, CREATE_COPY, 777, "copy", &f->r);
 	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 1);
+	assert_int_equal(threads_at_nice(10), 1);	/* a's thread copies */
 	assert_true(th_call(b, OP_TRUNCATE, 4, &tr, sizeof(tr), &f->r) < 0);
 	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 2);
+	assert_int_equal(threads_at_nice(10), 2);
 	/* a PUBLISH marud hashes goes too, unless small or the digest came */
 	c = th_connect_unix(f->sock);
 	assert_int_equal(hello(c, &f->r), 0);
