@@ -365,10 +365,8 @@ int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 
 	if (p) {
 		rc = pend_attr(p, a);
-		/* Closed once published: the kernel's inode for the name (the
-		 * version p rewrote, whose entry the publish event is about to
-		 * drop) now holds p's version. The old one may live on under
-		 * another lease, with the size it had before. */
+		/* closed once published: the name's inode holds p's version
+		 * now (the old one may live on under a lease, old size) */
 		if (rc < 0 && __atomic_load_n(&p->published, __ATOMIC_ACQUIRE))
 			ino = p->ino;
 		pend_put(p);
