@@ -137,6 +137,7 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 		break;
 	case MARU_EV_OVERFLOW:
 	case MARU_EV_GENERATION:
+		__atomic_add_fetch(&m->overflows, 1, __ATOMIC_ACQ_REL);	/* handle.c */
 		lcache_drop_all(m->lc);	/* missed removals, or other leases */
 		notify_inval_all(m->nt);
 		break;

@@ -53,6 +53,7 @@ struct handle {
 	struct pending *p;	/* ref held */
 	struct maru_file *lease;
 	int holds;		/* writable zero-copy mappings (ioctl.c) */
+	uint64_t overflows;	/* m->overflows when marud last vouched for it */
 	struct handle *hprev, *hnext;	/* hr->lock: every live handle */
 };
 
@@ -131,6 +132,7 @@ static struct handle *handle_new(struct mfs *m, uint64_t ino, int writer)
 	h->ino = ino;
 	h->writer = writer;
 	h->epoch = mfs_epoch(m);
+	h->overflows = __atomic_load_n(&m->overflows, __ATOMIC_ACQUIRE);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_lock(&hr->lock);
 	h->hnext = hr->list;
@@ -839,6 +841,7 @@ static int zc_pending(struct handle *h, struct zc_ref *z)
 int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 {
 	struct pending *p;
+	uint64_t ov;
 	int rc;
 
 	memset(z, 0, sizeof(*z));
@@ -866,6 +869,11 @@ int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 		if (rc < 0)
 			h->lease = NULL;
 	}
+	/* an overflow since (events lost, or marud's memory generation went
+	 * unknown): marud vouches for the lease before its bytes are mapped */
+	ov = __atomic_load_n(&h->m->overflows, __ATOMIC_ACQUIRE);
+	if (rc >= 0 && ov != h->overflows && (rc = maru_file_recheck(h->lease)) == 0)
+		h->overflows = ov;
 	z->file = h->lease;
 	pthread_mutex_unlock(&h->lock);
 	return rc < 0 ? rc : 0;

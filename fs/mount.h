@@ -104,6 +104,7 @@ struct mfs {
 	/* Bumped on every pool generation change; handles of older epochs fail. */
 	uint64_t epoch;
 	uint64_t generation;
+	uint64_t overflows;	/* events.c: overflow and generation events applied */
 	struct counters cnt;
 };
 

@@ -352,6 +352,25 @@ ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t m
 	return n;
 }
 
+int maru_file_recheck(struct maru_file *f)
+{
+	struct proto_ino_req q = { .ino = f ? f->ino : 0 };
+	struct req r = { .op = OP_EXTENTS, .p1 = &q, .n1 = sizeof(q) };
+	int rc;
+
+	if (!f)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&f->lock);
+	rc = file_check(f, 0);
+	pthread_rwlock_unlock(&f->lock);
+	if (rc)
+		return rc;
+	rc = client_call(f->c, &r);
+	if (rc == 0)
+		req_done(&r);
+	return (int)lost_session(f, rc);
+}
+
 /* ---- I/O ---- */
 
 /* OP_RESERVE to `size` bytes; f->lock held for writing. */

@@ -346,6 +346,12 @@ struct maru_extent {
  * max entries; returns the total count.
  */
 ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max);
+/*
+ * Ask marud whether the handle's version may still be used (one round
+ * trip): 0, or -EIO while marud keeps the pool out of use (its memory
+ * generation unknown), -ESTALE after a new generation, as a new open would.
+ */
+int maru_file_recheck(struct maru_file *f);
 
 /* ---- hints (marufs-design(7) §4.3; advice, never needed for correctness) ---- */
 

@@ -4,9 +4,10 @@
 # tests/integration/fs_hints_gen.sh: a region extension's memory generation
 # at runtime, with the probe extension (tests/ext/) answering from a file:
 #   - it stops answering while marud runs: after the grace period marud logs
-#     it and refuses opens, creates and maps with EIO (namespace requests
-#     still work, .maru/stats says marud_region_in_use 0), and the mounts drop
-#     the leases they keep for reopening small files; when it answers
+#     it and refuses opens, creates and maps with EIO, maps of descriptors
+#     opened before included (namespace requests still work, .maru/stats
+#     says marud_region_in_use 0), and the mounts drop the leases they keep
+#     for reopening small files; when it answers
 #     again marud treats the pool as reset (a reset could have gone unseen);
 #   - it changes: a new generation, EIO on an old descriptor, an empty
 #     directory;
@@ -32,6 +33,8 @@ head -c 65536 /dev/urandom >"$MNT/d/a"
 assert_eq "$(stat_value marud_region_in_use)" 1 "the region is in use"
 g0=$(stat_value marud_generation)
 assert_eq "$("$TOOLS/zc_tool" mappath "$MNT/d/a")" mapped "maru_map while the generation is known"
+exec 4<"$MNT/d/a"	# opened while known, mapped below while unknown
+assert_eq "$("$TOOLS/zc_tool" mapfd 4)" mapped "maru_map of an open descriptor while known"
 rm "$GEN"
 wait_for 10 grep -q "memory generation unknown for 300 ms: opens and writes refused" \
 	"$T/marud.log" || fail "no log line for an unknown generation"
@@ -46,6 +49,10 @@ assert_fails_with "Input/output error" "create while the generation is unknown" 
 	sh -c ': >"$1"' sh "$MNT/d/b"
 assert_eq "$("$TOOLS/zc_tool" mappath "$MNT/d/a")" "refused: Input/output error" \
 	"maru_map while the generation is unknown"
+# a descriptor opened before: its extents wait for marud's word, which is EIO
+assert_eq "$("$TOOLS/zc_tool" mapfd 4)" "refused: Input/output error" \
+	"maru_map of a descriptor opened before the generation went unknown"
+exec 4<&-
 ls "$MNT/d" >/dev/null || fail "namespace requests stop while the generation is unknown"
 assert_eq "$(resets)" 0 "no reset while it is unknown"
 # 2. it answers again: marud cannot know what happened meanwhile, so: reset

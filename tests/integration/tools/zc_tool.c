@@ -15,6 +15,7 @@
  *                            the mapping and a new maru_map must be refused
  *   mappath PATH             maru_map by path; print "mapped" or
  *                            "refused: ERROR" (exit 0 either way)
+ *   mapfd FD                 the same for the inherited descriptor FD
  *   write PATH SIZE SEED [pause]  writable mapping of a new pending file;
  *                            close the fd first (no publish yet), with pause
  *                            wait for "go", then unmap (publish)
@@ -219,10 +220,10 @@ static int cmd_stale(const char *path)
 	return 0;
 }
 
-static int cmd_mappath(const char *path)
+static int cmd_mappath(int fd, const char *path)
 {
 	struct maru_map *m;
-	int rc = maru_map(-1, path, 0, &m);
+	int rc = maru_map(fd, path, 0, &m);
 
 	if (rc) {
 		printf("refused: %s\n", strerror(-rc));
@@ -433,7 +434,9 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "stale") && argc == 3)
 		return cmd_stale(argv[2]);
 	if (!strcmp(c, "mappath") && argc == 3)
-		return cmd_mappath(argv[2]);
+		return cmd_mappath(-1, argv[2]);
+	if (!strcmp(c, "mapfd") && argc == 3)
+		return cmd_mappath((int)num(argv[2]), NULL);
 	if (!strcmp(c, "write") && (argc == 5 || argc == 6))
 		return cmd_write(argv[2], num(argv[3]), num(argv[4]), argc == 6);
 	if (!strcmp(c, "fork") && argc == 3)
