@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/conn.c: marud's connections. It owns the connection objects and
- * their list, the event loop that serves them (a few threads, one per CPU,
- * on one epoll set: a connection is armed one-shot, so one thread at a time
- * reads every request it has waiting, runs them and sends their replies in
- * one go), the hand-over of a connection to a thread of its own when it asks
+ * their list, the event loops that serve them (one thread per CPU, each
+ * with its own level-triggered epoll set: a pass reads every request its
+ * ready connections have waiting and runs them, then sends each
+ * connection's replies in one go), the hand-over of a connection to a thread of its own when it asks
  * for something that can wait on its peer or on time (WRITE's data, READ's
  * bulk send, SUBSCRIBE, hints, acknowledgement waits, a frame too big to
  * read ahead, a peer not taking its replies): that thread reads request
@@ -17,7 +17,7 @@
  *
  * Locks: conns_lock guards the list, its count and conns_cond (CLOCK_MONOTONIC:
  * a connection ended). It is taken under no other lock and none is taken
- * under it. The loop threads share nothing but the epoll set.
+ * under it. The loop threads share nothing but the stop eventfd.
  */
 #include <errno.h>
 #include <poll.h>
@@ -440,7 +440,7 @@ static int conn_ready(struct conn *c, struct pbuf *out)
  * requests, and the loop runs its pass without being preempted by each
  * peer it wakes. 1: the stop eventfd was among them.
  */
-static int loop_pass(struct epoll_event *ev, int n, struct pbuf *out)
+static int loop_pass(struct conn_loop *l, struct epoll_event *ev, int n, struct pbuf *out)
 {
 	struct conn *sendq[LOOP_EVENTS];
 	int i, nq = 0, stop = 0;
@@ -451,6 +451,8 @@ static int loop_pass(struct epoll_event *ev, int n, struct pbuf *out)
 		else if (conn_ready(ev[i].data.ptr, out))
 			sendq[nq++] = ev[i].data.ptr;
 	}
+	atomic_fetch_add_explicit(&l->passes, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->sends, (unsigned int)nq, memory_order_relaxed);
 	for (i = 0; i < nq; i++)
 		if (conn_flush(sendq[i], BATCH_REARM) != BATCH_REARM)
 			conn_leave(sendq[i], BATCH_THREAD);
@@ -472,7 +474,7 @@ static void *loop_main(void *arg)
 			log_warn(errno, "epoll_wait");
 			break;
 		}
-		if (loop_pass(ev, n, &out))
+		if (loop_pass(l, ev, n, &out))
 			break;
 		if (out.cap > CONN_BUF_KEEP)
 			pbuf_free(&out);

@@ -65,12 +65,18 @@ struct conn {
 	struct conn_loop *loop;	/* conn.c: the loop serving it, NULL: its own thread */
 };
 
-/* conn.c: one event loop thread and its epoll set (level-triggered). */
+/*
+ * conn.c: one event loop thread and its epoll set (level-triggered), and
+ * its counters (written by its thread only; a cache line of their own, so
+ * that the loops do not share one).
+ */
 struct conn_loop {
 	struct server *srv;
 	int ep;
 	pthread_t th;
-};
+	atomic_uint_fast64_t passes;	/* epoll_wait()s that gave connections */
+	atomic_uint_fast64_t sends;	/* reply sends at the end of a pass */
+} __attribute__((aligned(64)));
 
 #define CONN_LOOPS_MAX	8
 

@@ -3,8 +3,8 @@
  * daemon/handlers/stats.c: the pool-wide reports: STATFS (the directory's
  * byte and name counts in wire form) and the Prometheus text exposition
  * (format 0.0.4) of STATS: pool accounting, directory counters, server
- * counters and one request counter per served op. No lock of its own; the
- * counters it reads are atomics.
+ * counters (the event loops' among them) and one request counter per served
+ * op. No lock of its own; the counters it reads are atomics.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -75,6 +75,28 @@ static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struc
 				      proto_op_name((uint16_t)op),
 				      (unsigned long long)atomic_load(&srv->ops[op]));
 	return rc;
+}
+
+/* The event loops' passes and sends, summed over the loops. */
+static int put_loops(struct server *srv, struct pbuf *out)
+{
+	struct metric m[] = {
+		{ "marud_loop_passes_total", "counter",
+		  "Event loop passes: an epoll_wait() that gave ready connections, "
+		  "their requests run, their replies sent.", 0 },
+		{ "marud_loop_sends_total", "counter",
+		  "Reply sends by the event loops: one per connection per pass, "
+		  "however many requests it answers.", 0 },
+	};
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < CONN_LOOPS_MAX; i++) {
+		m[0].value += atomic_load_explicit(&srv->loops[i].passes, memory_order_relaxed);
+		m[1].value += atomic_load_explicit(&srv->loops[i].sends, memory_order_relaxed);
+	}
+	rc = put_metric(out, &m[0]);
+	return rc ? rc : put_metric(out, &m[1]);
 }
 
 /* Hints and the region extension (handlers/hint.c, daemon/ext/). */
@@ -170,6 +192,8 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 		rc = put_metric(out, &m[i]);
 	if (!rc)
 		rc = rdma_stats(srv->rdma, out);
+	if (!rc)
+		rc = put_loops(srv, out);
 	if (!rc)
 		rc = put_hints(srv, out);
 	return rc ? rc : put_ops(srv, served, out);
