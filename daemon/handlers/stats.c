@@ -62,6 +62,17 @@ static int put_metric(struct pbuf *out, const struct metric *m)
 			m->name, m->type, m->name, (unsigned long long)m->value);
 }
 
+/* Requests of op, off the loops and on each of them. */
+static uint64_t ops_of(struct server *srv, unsigned int op)
+{
+	uint64_t n = atomic_load(&srv->ops[op]);
+	unsigned int i;
+
+	for (i = 0; i < CONN_LOOPS_MAX; i++)
+		n += atomic_load_explicit(&srv->loops[i].ops[op], memory_order_relaxed);
+	return n;
+}
+
 static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
 	unsigned int op;
@@ -73,7 +84,7 @@ static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struc
 		if (served[op])
 			rc = put_text(out, "marud_ops_total{op=\"%s\"} %llu\n",
 				      proto_op_name((uint16_t)op),
-				      (unsigned long long)atomic_load(&srv->ops[op]));
+				      (unsigned long long)ops_of(srv, op));
 	return rc;
 }
 

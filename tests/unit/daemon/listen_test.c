@@ -6,7 +6,8 @@
  * connection threads, unlinked at stop), a stale socket file replaced, a
  * live one refused with -EADDRINUSE and left alone, a non-socket refused,
  * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, a batch of
- * requests from one write answered in order by one send of the event loop,
+ * requests from one write answered in order by one send of the event loop
+ * (and counted by STATS),
  * pipelined requests answered in order across the event loop's hand-over
  * of the connection to a thread of its own (a READ), and that thread giving
  * the connection back to the loop once it is quiet; a request that copies
@@ -317,6 +318,11 @@ static void test_batch_one_send(void **state)
 	}
 	assert_int_equal(loop_sends(f->t.srv) - before, 1);
 	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 0);
+	/* the loop counted them on its own counters; STATS adds them up */
+	assert_int_equal(th_call(fd, OP_STATS, 2000, NULL, 0, &f->r), 0);
+	f->r.p[f->r.len < sizeof(f->r.p) ? f->r.len : sizeof(f->r.p) - 1] = 0;
+	assert_non_null(strstr((char *)f->r.p, "\nmarud_ops_total{op=\"PING\"} 100\n"));
+	assert_non_null(strstr((char *)f->r.p, "\nmarud_loop_sends_total "));
 	close(fd);
 	assert_int_equal(th_free(&f->t), 0);
 }
