@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/conn.c: marud's connections. It owns the connection objects and
- * their list, the event loop that serves them (a few threads, one per CPU,
- * on one epoll set: a connection is armed one-shot, so one thread at a time
- * reads every request it has waiting, runs them and sends their replies in
- * one go), the hand-over of a connection to a thread of its own when it asks
+ * their list, the event loops that serve them (one thread per CPU, each
+ * with its own level-triggered epoll set: a pass reads every request its
+ * ready connections have waiting and runs them, then sends each
+ * connection's replies in one go), the hand-over of a connection to a thread of its own when it asks
  * for something that can wait on its peer or on time (WRITE's data, READ's
  * bulk send, SUBSCRIBE, hints, acknowledgement waits, a frame too big to
  * read ahead, a peer not taking its replies): that thread reads request
@@ -17,7 +17,7 @@
  *
  * Locks: conns_lock guards the list, its count and conns_cond (CLOCK_MONOTONIC:
  * a connection ended). It is taken under no other lock and none is taken
- * under it. The loop threads share nothing but the epoll set.
+ * under it. The loop threads share nothing but the stop eventfd.
  */
 #include <errno.h>
 #include <poll.h>
@@ -48,7 +48,7 @@
 #define CONN_STACK_SIZE		(256U << 10)
 #define CONN_BUF_KEEP		(1U << 20)	/* payload buffer kept between requests */
 #define CLOSE_POLL_MS		100
-#define LOOP_EVENTS		64	/* ready connections taken per epoll_wait */
+#define LOOP_EVENTS		1024	/* ready connections taken per epoll_wait: one pass */
 #define LOOP_STACK_SIZE		(256U << 10)
 #define BATCH_FILLS		4	/* reads of one connection per wakeup, at most */
 #define CONN_LINGER_MS		200	/* a thread idle this long gives c back to the loop */
@@ -401,7 +401,7 @@ static enum batch conn_frames(struct conn *c, struct pbuf *out)
 	return BATCH_REARM;
 }
 
-/* Read what c's peer sent, run it, send the replies. */
+/* Read what c's peer sent and run it; its replies wait in c->outq. */
 static enum batch conn_batch(struct conn *c, struct pbuf *out)
 {
 	enum batch b = BATCH_REARM;
@@ -422,25 +422,26 @@ static enum batch conn_batch(struct conn *c, struct pbuf *out)
 		/* a peer that keeps sending gets its turn again on the next wakeup */
 	} while (b == BATCH_REARM && (size_t)n == room && ++fills < BATCH_FILLS);
 	c->batch = 0;
-	/*
-	 * Replies the peer does not take now (among them the answer that
-	 * explains a close) are sent by a thread of c's own, which then ends
-	 * c if it was closing.
-	 */
-	if (wire_flush(c, 1) == -EAGAIN) {
-		if (b == BATCH_CLOSE)
-			c->close = 1;
-		return BATCH_THREAD;
-	}
 	return b;
 }
 
-static void conn_ready(struct conn *c, struct pbuf *out)
+/*
+ * Send c's queued replies. Those the peer does not take now (among them the
+ * answer that explains a close) are sent by a thread of c's own, which then
+ * ends c if it was closing.
+ */
+static enum batch conn_flush(struct conn *c, enum batch b)
 {
-	enum batch b = conn_batch(c, out);
+	if (wire_flush(c, 1) != -EAGAIN)
+		return b;
+	if (b == BATCH_CLOSE)
+		c->close = 1;
+	return BATCH_THREAD;
+}
 
-	if (b == BATCH_REARM && !atomic_load(&c->srv->stopping))
-		return;
+/* c leaves its loop: to a thread of its own, or closed. */
+static void conn_leave(struct conn *c, enum batch b)
+{
 	epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	c->loop = NULL;
 	if (b == BATCH_THREAD) {
@@ -452,12 +453,55 @@ static void conn_ready(struct conn *c, struct pbuf *out)
 	conn_end(c);
 }
 
+/*
+ * Serve ready c. 1: it stays on the loop with replies queued, for the send
+ * at the end of the loop's pass; 0: nothing to send, or c left the loop.
+ */
+static int conn_ready(struct conn *c, struct pbuf *out)
+{
+	enum batch b = conn_batch(c, out);
+
+	if (b == BATCH_REARM && !atomic_load(&c->srv->stopping))
+		return c->outq.len != 0;
+	b = conn_flush(c, b);
+	if (b == BATCH_REARM && !atomic_load(&c->srv->stopping))
+		return 0;
+	conn_leave(c, b);
+	return 0;
+}
+
+/*
+ * One pass of the loop over the n connections epoll_wait() gave: every
+ * request first, then one send per connection that has replies, as Redis
+ * does. The peers are woken together at the end, not one by one between
+ * requests, and the loop runs its pass without being preempted by each
+ * peer it wakes. 1: the stop eventfd was among them.
+ */
+static int loop_pass(struct conn_loop *l, struct epoll_event *ev, int n, struct pbuf *out)
+{
+	struct conn *sendq[LOOP_EVENTS];
+	int i, nq = 0, stop = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!ev[i].data.ptr)
+			stop = 1;	/* the eventfd, left readable for the others */
+		else if (conn_ready(ev[i].data.ptr, out))
+			sendq[nq++] = ev[i].data.ptr;
+	}
+	atomic_fetch_add_explicit(&l->passes, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->sends, (unsigned int)nq, memory_order_relaxed);
+	for (i = 0; i < nq; i++)
+		if (conn_flush(sendq[i], BATCH_REARM) != BATCH_REARM)
+			conn_leave(sendq[i], BATCH_THREAD);
+	return stop;
+}
+
 static void *loop_main(void *arg)
 {
 	struct conn_loop *l = arg;
 	struct epoll_event ev[LOOP_EVENTS];
 	struct pbuf out = { 0 };
-	int i, n, stop;
+	int n;
 
 	for (;;) {
 		n = epoll_wait(l->ep, ev, LOOP_EVENTS, -1);
@@ -467,13 +511,7 @@ static void *loop_main(void *arg)
 			log_warn(errno, "epoll_wait");
 			break;
 		}
-		for (i = 0, stop = 0; i < n; i++) {
-			if (ev[i].data.ptr)
-				conn_ready(ev[i].data.ptr, &out);
-			else
-				stop = 1;	/* the eventfd, left readable for the others */
-		}
-		if (stop)
+		if (loop_pass(l, ev, n, &out))
 			break;
 		if (out.cap > CONN_BUF_KEEP)
 			pbuf_free(&out);

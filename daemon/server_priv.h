@@ -66,12 +66,19 @@ struct conn {
 	int fills;		/* conn.c: handed over for bulk pool work (frame_fills) */
 };
 
-/* conn.c: one event loop thread and its epoll set (level-triggered). */
+/*
+ * conn.c: one event loop thread and its epoll set (level-triggered), and
+ * its counters (written by its thread only; a cache line of their own, so
+ * that the loops do not share one).
+ */
 struct conn_loop {
 	struct server *srv;
 	int ep;
 	pthread_t th;
-};
+	atomic_uint_fast64_t passes;	/* epoll_wait()s that gave connections */
+	atomic_uint_fast64_t sends;	/* reply sends at the end of a pass */
+	atomic_uint_fast64_t ops[OP_MAX];	/* requests it ran, by op (STATS adds srv->ops) */
+} __attribute__((aligned(64)));
 
 #define CONN_LOOPS_MAX	8
 
@@ -123,7 +130,7 @@ struct server {
 	atomic_int reset;		/* the memory was reset: restart in place */
 	atomic_uint max_conns;
 	atomic_uint max_frame;
-	atomic_uint_fast64_t ops[OP_MAX];
+	atomic_uint_fast64_t ops[OP_MAX];	/* off the loops; each loop counts its own */
 	atomic_uint_fast64_t bytes_read, bytes_written, rejected_conns;
 	atomic_uint_fast64_t conn_handoffs;	/* loop -> a connection's own thread */
 };

@@ -42,7 +42,8 @@ struct cache_slot {
 	uint16_t op;
 	uint8_t state;
 	uint8_t too_large;
-	uint8_t *payload;
+	uint8_t *payload;	/* kept across uses of the slot, cap bytes */
+	uint32_t cap;
 };
 
 struct session {
@@ -57,6 +58,8 @@ struct session {
 	pthread_cond_t cache_cond;
 	struct cache_slot slots[SESSION_CACHE_SLOTS];
 	unsigned int next_slot;
+	unsigned int last_slot;	/* the slot taken last: where its finish looks first */
+	uint64_t max_reqid;	/* no slot ever held a larger request id */
 };
 
 struct sessions {
@@ -410,30 +413,58 @@ void sessions_stop_reaper(struct sessions *t)
 
 static struct cache_slot *cache_find(struct session *s, uint64_t reqid)
 {
+	struct cache_slot *last = &s->slots[s->last_slot];
 	unsigned int i;
 
+	/* a new request id (a client counts up): no slot to scan for it */
+	if (reqid > s->max_reqid)
+		return NULL;
+	if (last->state != SLOT_EMPTY && last->reqid == reqid)
+		return last;
 	for (i = 0; i < SESSION_CACHE_SLOTS; i++)
 		if (s->slots[i].state != SLOT_EMPTY && s->slots[i].reqid == reqid)
 			return &s->slots[i];
 	return NULL;
 }
 
-/* The oldest slot not in use by a running request, or NULL. */
-static struct cache_slot *cache_take(struct session *s)
+/*
+ * The oldest slot not in use by a running request, emptied but for its
+ * payload buffer (reused: no malloc per recorded reply), for reqid; or NULL.
+ */
+static struct cache_slot *cache_take(struct session *s, uint64_t reqid)
 {
 	unsigned int i;
 
 	for (i = 0; i < SESSION_CACHE_SLOTS; i++) {
-		struct cache_slot *c = &s->slots[s->next_slot];
+		unsigned int at = s->next_slot;
+		struct cache_slot *c = &s->slots[at];
 
-		s->next_slot = (s->next_slot + 1) % SESSION_CACHE_SLOTS;
+		s->next_slot = (at + 1) % SESSION_CACHE_SLOTS;
 		if (c->state != SLOT_BUSY) {
-			free(c->payload);
-			memset(c, 0, sizeof(*c));
+			*c = (struct cache_slot){ .payload = c->payload, .cap = c->cap,
+						  .reqid = reqid };
+			s->last_slot = at;
+			if (reqid > s->max_reqid)
+				s->max_reqid = reqid;
 			return c;
 		}
 	}
 	return NULL;
+}
+
+/* Room for len payload bytes in c; 0 or -ENOMEM. */
+static int slot_room(struct cache_slot *c, size_t len)
+{
+	uint8_t *p;
+
+	if (len <= c->cap)
+		return 0;
+	p = realloc(c->payload, len);
+	if (!p)
+		return -ENOMEM;
+	c->payload = p;
+	c->cap = (uint32_t)len;
+	return 0;
 }
 
 static void cache_copy_out(const struct cache_slot *c, struct cache_reply *out)
@@ -462,9 +493,8 @@ enum cache_result session_cache_begin(struct session *s, uint64_t reqid, uint16_
 		cache_copy_out(c, out);
 		r = CACHE_HIT;
 	} else if (!c) {
-		c = cache_take(s);
+		c = cache_take(s, reqid);
 		if (c) {
-			c->reqid = reqid;
 			c->op = op;
 			c->state = SLOT_BUSY;
 			r = CACHE_MISS;
@@ -501,14 +531,11 @@ void session_cache_finish(struct session *s, uint64_t reqid, int32_t status,
 		c->ino = ino;
 		if (len > SESSION_CACHE_PAYLOAD) {
 			c->too_large = 1;
+		} else if (len && !slot_room(c, len)) {
+			memcpy(c->payload, payload, len);
+			c->len = (uint32_t)len;
 		} else if (len) {
-			c->payload = malloc(len);
-			if (c->payload) {
-				memcpy(c->payload, payload, len);
-				c->len = (uint32_t)len;
-			} else {
-				c->too_large = 1;
-			}
+			c->too_large = 1;
 		}
 		c->state = SLOT_DONE;
 		pthread_cond_broadcast(&s->cache_cond);

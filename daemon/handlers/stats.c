@@ -3,8 +3,8 @@
  * daemon/handlers/stats.c: the pool-wide reports: STATFS (the directory's
  * byte and name counts in wire form) and the Prometheus text exposition
  * (format 0.0.4) of STATS: pool accounting, directory counters, server
- * counters and one request counter per served op. No lock of its own; the
- * counters it reads are atomics.
+ * counters (the event loops' among them) and one request counter per served
+ * op. No lock of its own; the counters it reads are atomics.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -62,6 +62,17 @@ static int put_metric(struct pbuf *out, const struct metric *m)
 			m->name, m->type, m->name, (unsigned long long)m->value);
 }
 
+/* Requests of op, off the loops and on each of them. */
+static uint64_t ops_of(struct server *srv, unsigned int op)
+{
+	uint64_t n = atomic_load(&srv->ops[op]);
+	unsigned int i;
+
+	for (i = 0; i < CONN_LOOPS_MAX; i++)
+		n += atomic_load_explicit(&srv->loops[i].ops[op], memory_order_relaxed);
+	return n;
+}
+
 static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
 	unsigned int op;
@@ -73,8 +84,30 @@ static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struc
 		if (served[op])
 			rc = put_text(out, "marud_ops_total{op=\"%s\"} %llu\n",
 				      proto_op_name((uint16_t)op),
-				      (unsigned long long)atomic_load(&srv->ops[op]));
+				      (unsigned long long)ops_of(srv, op));
 	return rc;
+}
+
+/* The event loops' passes and sends, summed over the loops. */
+static int put_loops(struct server *srv, struct pbuf *out)
+{
+	struct metric m[] = {
+		{ "marud_loop_passes_total", "counter",
+		  "Event loop passes: an epoll_wait() that gave ready connections, "
+		  "their requests run, their replies sent.", 0 },
+		{ "marud_loop_sends_total", "counter",
+		  "Reply sends by the event loops: one per connection per pass, "
+		  "however many requests it answers.", 0 },
+	};
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < CONN_LOOPS_MAX; i++) {
+		m[0].value += atomic_load_explicit(&srv->loops[i].passes, memory_order_relaxed);
+		m[1].value += atomic_load_explicit(&srv->loops[i].sends, memory_order_relaxed);
+	}
+	rc = put_metric(out, &m[0]);
+	return rc ? rc : put_metric(out, &m[1]);
 }
 
 /* Hints and the region extension (handlers/hint.c, daemon/ext/). */
@@ -170,6 +203,8 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 		rc = put_metric(out, &m[i]);
 	if (!rc)
 		rc = rdma_stats(srv->rdma, out);
+	if (!rc)
+		rc = put_loops(srv, out);
 	if (!rc)
 		rc = put_hints(srv, out);
 	return rc ? rc : put_ops(srv, served, out);

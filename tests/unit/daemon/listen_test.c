@@ -5,7 +5,9 @@
  * (parent directory made, mode 0666, served through the accept and
  * connection threads, unlinked at stop), a stale socket file replaced, a
  * live one refused with -EADDRINUSE and left alone, a non-socket refused,
- * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, and
+ * bad URIs, an ephemeral TCP port, max-conns answering -EUSERS, a batch of
+ * requests from one write answered in order by one send of the event loop
+ * (and counted by STATS),
  * pipelined requests answered in order across the event loop's hand-over
  * of the connection to a thread of its own (a READ), and that thread giving
  * the connection back to the loop once it is quiet; a request that copies,
@@ -278,6 +280,53 @@ static void test_pipelined_in_order(void **state)
 	assert_int_equal(th_free(&f->t), 0);
 }
 
+static uint64_t loop_sends(struct server *srv)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < CONN_LOOPS_MAX; i++)
+		n += atomic_load(&srv->loops[i].sends);
+	return n;
+}
+
+/*
+ * A batch of requests that arrives in one write is read in one go, run in
+ * order, and answered in one send by the loop: the shape that makes a
+ * pipelining client pay one wakeup and two syscalls for the batch.
+ */
+static void test_batch_one_send(void **state)
+{
+	enum { N = 100 };
+	struct proto_hdr frames[N];
+	struct fx *f = *state;
+	uint64_t before;
+	int fd, i;
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	assert_int_equal(server_start(f->t.srv), 0);
+	fd = th_connect_unix(f->sock);
+	assert_int_equal(hello(fd, &f->r), 0);
+	before = loop_sends(f->t.srv);
+	for (i = 0; i < N; i++)
+		proto_hdr_init(&frames[i], OP_PING, 0, 1000 + (uint64_t)i, TH_GENERATION, 0);
+	assert_int_equal(write(fd, frames, sizeof(frames)), (ssize_t)sizeof(frames));
+	for (i = 0; i < N; i++) {
+		assert_int_equal(tc_reply(fd, &f->r, 5000), 0);
+		assert_int_equal(f->r.h.reqid, 1000 + (uint64_t)i);
+		assert_int_equal(f->r.h.status, 0);
+	}
+	assert_int_equal(loop_sends(f->t.srv) - before, 1);
+	assert_int_equal(atomic_load(&f->t.srv->conn_handoffs), 0);
+	/* the loop counted them on its own counters; STATS adds them up */
+	assert_int_equal(th_call(fd, OP_STATS, 2000, NULL, 0, &f->r), 0);
+	f->r.p[f->r.len < sizeof(f->r.p) ? f->r.len : sizeof(f->r.p) - 1] = 0;
+	assert_non_null(strstr((char *)f->r.p, "\nmarud_ops_total{op=\"PING\"} 100\n"));
+	assert_non_null(strstr((char *)f->r.p, "\nmarud_loop_sends_total "));
+	close(fd);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
 static int threads_now(void)
 {
 	int n = 0;
@@ -414,6 +463,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tcp_ephemeral_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_conns_answers_eusers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_one_send, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_gives_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_fill_off_loop, setup, teardown),
 	};

@@ -381,6 +381,49 @@ struct waiter {
 	int32_t status;
 };
 
+/*
+ * Slots are reused with the buffer of their last reply: a short reply
+ * recorded where a long one was replays its own bytes and length; ids
+ * that do not count up (an old id recorded after newer ones) still hit.
+ */
+static void test_cache_slot_reuse(void **state)
+{
+	struct fixture *f = *state;
+	struct cache_reply *r = malloc(sizeof(*r));
+	struct session *s = hello(f, NULL, 0);
+	uint8_t longer[200], shorter[5];
+	uint64_t id;
+
+	assert_non_null(r);
+	memset(longer, 'L', sizeof(longer));
+	memset(shorter, 'S', sizeof(shorter));
+	for (id = 100; id < 100 + SESSION_CACHE_SLOTS; id++) {
+		assert_int_equal(session_cache_begin(s, id, OP_CREATE, r), CACHE_MISS);
+		session_cache_finish(s, id, 0, longer, sizeof(longer), id);
+	}
+	/* every slot once more, a lower id each, a shorter reply in each */
+	for (id = 1; id <= SESSION_CACHE_SLOTS; id++) {
+		assert_int_equal(session_cache_begin(s, id, OP_OPEN, r), CACHE_MISS);
+		session_cache_finish(s, id, 0, shorter, id % 2 ? sizeof(shorter) : 0, id);
+	}
+	for (id = SESSION_CACHE_SLOTS; id >= 1; id--) {
+		assert_int_equal(session_cache_begin(s, id, OP_OPEN, r), CACHE_HIT);
+		assert_int_equal(r->len, id % 2 ? sizeof(shorter) : 0);
+		assert_int_equal(r->ino, id);
+		if (r->len)
+			assert_memory_equal(r->payload, shorter, sizeof(shorter));
+	}
+	/* the long replies were evicted by them; a new id misses */
+	assert_int_equal(session_cache_begin(s, 100, OP_CREATE, r), CACHE_MISS);
+	session_cache_finish(s, 100, 0, longer, sizeof(longer), 7);
+	assert_int_equal(session_cache_begin(s, 100, OP_CREATE, r), CACHE_HIT);
+	assert_int_equal(r->len, sizeof(longer));
+	assert_memory_equal(r->payload, longer, sizeof(longer));
+	assert_int_equal(session_cache_begin(s, 1000, OP_CREATE, r), CACHE_MISS);
+	session_cache_forget(s, 1000);
+	free(r);
+}
+
 static void *cache_waiter(void *arg)
 {
 	struct waiter *w = arg;
@@ -459,6 +502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache_hit_miss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_eviction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_slot_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_concurrent_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_ends_all, setup, teardown),
