@@ -117,6 +117,9 @@ static int server_pool(struct server *srv, int *fresh)
 	rc = ext_attach(srv->ext, srv->pool,
 			cfg->fresh || srv->pool->created || srv->pool->sb_fresh, &memfresh);
 	*fresh |= memfresh;
+	/* refused: a pool made only now is nobody's (a big /dev/shm file) */
+	if (rc)
+		pool_discard_created(srv->pool);
 	return rc;
 }
 

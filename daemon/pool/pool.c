@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "pool.h"
@@ -311,6 +312,17 @@ void pool_close(struct pool *p)
 		return;
 	p->ops->close(p);
 	free(p);
+}
+
+void pool_discard_created(struct pool *p)
+{
+	if (!p || !p->created || !p->path[0])
+		return;
+	if (unlink(p->path) == 0)
+		log_warnx("pool: removed %s, created by a start that failed", p->path);
+	else
+		log_warn(-errno, "pool: %s, created by a start that failed: unlink", p->path);
+	p->created = 0;
 }
 
 int pool_persist(struct pool *p, uint64_t off, uint64_t len)

@@ -69,6 +69,8 @@ int pool_open(const char *uri, uint64_t size, uint64_t generation, struct pool *
 int pool_open_meta(const char *uri, uint64_t size, uint64_t meta_size, uint64_t generation,
 		   struct pool **out);
 void pool_close(struct pool *p);
+/* A start that failed: remove the backing file if this open created it. */
+void pool_discard_created(struct pool *p);
 int pool_persist(struct pool *p, uint64_t off, uint64_t len);
 const char *pool_kind_name(enum pool_kind k);
 
