@@ -200,7 +200,7 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.attr_timeout = 0;
 	}
 	CNT_INC(m, lookup_pos);
-	if (a.state == MARU_STATE_PUBLISHED)
+	if (a.state == MARU_STATE_PUBLISHED && S_ISREG(a.mode))	/* files only */
 		lookup_hints_seen(m, parent, name, a.ino);	/* lookup_hints.c */
 	reply_entry_known(req, parent, name, &e, p);
 	if (p)

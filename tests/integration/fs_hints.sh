@@ -22,13 +22,17 @@ marud_start --pool "file:$POOL" --size 256M --region-extension "$TIER_EXT" \
 	--region-extension-config "budget=32M,sweep_ms=10"
 grep -q "region extension tier loaded" "$T/marud.log" || fail "tier not loaded"
 marufs_mount -o data=tcp -o entry_timeout=0 -o attr_timeout=0
+# extents are read through a mount without lookup hints: getfattr's lookup
+# of a chunk must not itself hint it back into the cache
+marufs_mount -o data=tcp -o lookup_hints=off
+MX=$LAST_MNT
 
 mkdir "$MNT/kv"
 for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
 	head -c $((8 << 20)) /dev/urandom >"$T/src$i"
 	cp "$T/src$i" "$MNT/kv/c$i"
 done
-extent_of() { getfattr --absolute-names --only-values -n user.maru.extent "$MNT/kv/$1"; }
+extent_of() { getfattr --absolute-names --only-values -n user.maru.extent "$MX/kv/$1"; }
 # below LIMIT resident bytes in the pool (all of it, or the extents given)
 under() { [ "$("$TOOLS/page_resident" "$POOL" ${2:+"$2"})" -lt "$1" ]; }
 at_least() { [ "$("$TOOLS/page_resident" "$POOL" "$2")" -ge "$1" ]; }
@@ -81,7 +85,11 @@ stat "$MNT/kv2/a" "$MNT/kv2/b" >/dev/null
 stat "$MNT/kv2/a" >/dev/null	# again within the window: no new hint
 sleep 0.2
 assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 2))" "two names, two lookup hints"
-assert_eq "$(stat_value marufs_lookup_hint_batches_total)" "$((b0 + 1))" "one batch per directory"
+# one batch for the directory; two when the 3 ms it gathers for ran out
+# between the two lookups (a preempted stat on a loaded 2-core machine)
+bn=$(stat_value marufs_lookup_hint_batches_total)
+[ "$bn" -ge "$((b0 + 1))" ] && [ "$bn" -le "$((b0 + 2))" ] ||
+	fail "batches for two lookups in one directory: $((bn - b0))"
 # once a was loaded (opened and released), its next lookup is a new
 # request's: it hints again inside the window; b, never loaded, does not
 cat "$MNT/kv2/a" >/dev/null
@@ -92,6 +100,11 @@ lookup_again() {
 wait_for 2 lookup_again || fail "a loaded name did not hint at its next lookup"
 sleep 0.2
 assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 3))" "a hints again, b does not"
+# a directory's lookup (every path walk through it) hints nothing
+mkdir "$MNT/kv3"
+stat "$MNT/kv3" >/dev/null
+sleep 0.2
+assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 3))" "a directory's lookup hinted"
 
 # the memory generation changes: new generation, EIO, empty directory
 g0=$(stat_value marud_generation)
@@ -102,5 +115,6 @@ wait_for 10 grep -q "memory reset" "$T/marud.log" || fail "marud did not restart
 wait_for 10 generation_moved "$g0" || fail "no new generation"
 after_memory_reset "the tier's generation changed" "$c0"
 
+marufs_umount "$MX"
 marufs_umount
 marud_stop
