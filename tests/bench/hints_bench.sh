@@ -24,7 +24,8 @@
 # slower than a busy one), made cold and brought in the same way. Every
 # figure is a median over ROUNDS x 7 requests; each ratio is the median of
 # the per-request ratios to (a) of the same request, measured back to back,
-# so the machine's load spikes do not tip it. Then a 32 MiB store into cold
+# so the machine's load spikes do not tip it, and every other request takes
+# its steps in the mirrored order, so a drift does not either. Then a 32 MiB store into cold
 # reserved bytes with and without a write hint (median of ROUNDS). Last,
 # every chunk is made cold and read back through both mounts against the
 # checksum taken when it was written.
@@ -97,57 +98,74 @@ load() {
 }
 at() { echo "$(resident_bytes "$2")" >>"$T/at_$1"; }
 
-one_request() {
-	local r=$1 n=$2
+# One step per mode of request $1 (hint ids carry $2).
+step_a() {
 	# (a) everything resident, loaded AHEAD_MS after the hint like (d)
-	hint "read a$n $(paths "$r")"
-	if ! wait_for 30 resident "$r"; then
+	hint "read a$2 $(paths "$1")"
+	if ! wait_for 30 resident "$1"; then
 		[ -z "${HB_DEBUG:-}" ] || { cat "$M1/.maru/stats" "$M2/.maru/stats" | grep -i hint >&2
-			for f in $(files "$M1" "$r"); do log "$f $("$PR" "$POOL" "$(getfattr --absolute-names --only-values -n user.maru.extent "$f")")"; done
+			for f in $(files "$M1" "$1"); do log "$f $("$PR" "$POOL" "$(getfattr --absolute-names --only-values -n user.maru.extent "$f")")"; done
 			log "pool $("$PR" "$POOL")"; }
-		fail "request $r never became resident"
+		fail "request $1 never became resident"
 	fi
 	sleep_ms "$AHEAD_MS"
-	at a "$r"
-	load a $(files "$M1" "$r")
-	hint "read_end a$n"
-	# and through the lookup mount, the baseline of its row: made cold and
-	# brought in again as for (a), then the same steps as (d') below (the
+	at a "$1"
+	load a $(files "$M1" "$1")
+	hint "read_end a$2"
+}
+step_A() {
+	# (a') through the lookup mount, the baseline of its row: made cold and
+	# brought in again as for (a), then the same steps as (d') (the
 	# exists() check is a lookup hint), so that (a') and (d') too differ
 	# only in who brought the bytes in
-	cold "$r"
-	hint "read A$n $(paths "$r")"
-	wait_for 30 resident "$r" || fail "request $r never became resident for (a')"
-	stat $(files "$M2" "$r") >/dev/null
+	cold "$1"
+	hint "read A$2 $(paths "$1")"
+	wait_for 30 resident "$1" || fail "request $1 never became resident for (a')"
+	stat $(files "$M2" "$1") >/dev/null
 	sleep_ms "$AHEAD_MS"
-	load A $(files "$M2" "$r")
-	hint "read_end A$n"
-	# (b) no hints
-	cold "$r"
-	load b $(files "$M1" "$r")
-	# (c) a hint as the load starts
-	cold "$r"
-	hint "read c$n $(paths "$r")"
-	load c $(files "$M1" "$r")
-	hint "read_end c$n"
-	# (d) a hint at arrival, AHEAD_MS before the load
-	cold "$r"
-	hint "read d$n $(paths "$r")"
+	load A $(files "$M2" "$1")
+	hint "read_end A$2"
+}
+step_b() {	# (b) no hints
+	cold "$1"
+	load b $(files "$M1" "$1")
+}
+step_c() {	# (c) a hint as the load starts
+	cold "$1"
+	hint "read c$2 $(paths "$1")"
+	load c $(files "$M1" "$1")
+	hint "read_end c$2"
+}
+step_d() {	# (d) a hint at arrival, AHEAD_MS before the load
+	cold "$1"
+	hint "read d$2 $(paths "$1")"
 	sleep_ms "$AHEAD_MS"
-	at d "$r"
-	load d $(files "$M1" "$r")
-	hint "read_end d$n"
-	# (d') lookup hints: the scheduler's exists() check, then the load
-	cold "$r"
-	stat $(files "$M2" "$r") >/dev/null
+	at d "$1"
+	load d $(files "$M1" "$1")
+	hint "read_end d$2"
+}
+step_l() {	# (d') lookup hints: the scheduler's exists() check, then the load
+	cold "$1"
+	stat $(files "$M2" "$1") >/dev/null
 	sleep_ms "$AHEAD_MS"
-	at l "$r"
-	load l $(files "$M2" "$r")
+	at l "$1"
+	load l $(files "$M2" "$1")
+}
+# one_request R ID K: the steps in order, or mirrored for odd K, so that a
+# drift of the machine's speed over the seconds a request takes tips half
+# the per-request ratios one way and half the other
+one_request() {
+	local s steps="a A b c d l"
+
+	[ $(($3 % 2)) = 0 ] || steps="l d c b A a"
+	for s in $steps; do
+		"step_$s" "$1" "$2"
+	done
 }
 
 for round in $(seq "$ROUNDS"); do
 	for r in $(seq 0 $((REQS - 1))); do
-		one_request "$r" "$round-$r"
+		one_request "$r" "$round-$r" $((round + r))
 	done
 	# stores: 32 MiB into cold reserved bytes (freed bytes that held data)
 	head -c $((96 << 20)) /dev/urandom >"$M1/scratch"
