@@ -100,11 +100,15 @@ lookup_again() {
 wait_for 2 lookup_again || fail "a loaded name did not hint at its next lookup"
 sleep 0.2
 assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 3))" "a hints again, b does not"
-# a directory's lookup (every path walk through it) hints nothing
+# only a regular file's lookup hints: not a directory's (every path walk
+# goes through it), nor a symlink's or a FIFO's (no bytes to bring in)
 mkdir "$MNT/kv3"
+ln -s a "$MNT/kv3/sym"
+mkfifo "$MNT/kv3/fifo"
 stat "$MNT/kv3" >/dev/null
+stat "$MNT/kv3/sym" "$MNT/kv3/fifo" >/dev/null
 sleep 0.2
-assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 3))" "a directory's lookup hinted"
+assert_eq "$(stat_value marufs_lookup_hints_total)" "$((l0 + 3))" "a lookup of no regular file hinted"
 
 # the memory generation changes: new generation, EIO, empty directory
 g0=$(stat_value marud_generation)
