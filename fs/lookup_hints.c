@@ -6,13 +6,12 @@
  * (once per name per LH_WINDOW_MS, or again once the file was loaded: the
  * next lookup of a loaded chunk is a new request's) becomes part of a read
  * hint for its directory, sent once LH_COALESCE_MS passed since the batch
- * began. The
- * batch is a hint request of its own: the first open of one of its files
- * promotes it (the load starts), and once each of its files was opened and
- * released, or after LH_END_MS, marufs ends it (read_end), so the memory
- * side can let the bytes go. One thread flushes and expires batches;
- * lh->lock guards the tables, and no libmaru call is made under it
- * (hintq_push only queues).
+ * began. The batch is a hint request of its own: the first open of one of
+ * its files promotes it (the load starts), and once each of its files was
+ * opened and released, or after LH_END_MS, marufs ends it (read_end), so
+ * the memory side can let the bytes go. One thread flushes and expires
+ * batches; lh->lock guards the tables, and no libmaru call is made under
+ * it (hintq_push only queues).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,8 +34,7 @@ struct batch {
 	char req[24];
 	int sent, promoted;
 	size_t n, cap, left;
-	uint64_t *ino;		/* 0 once released */
-	uint64_t *key;		/* name_key() of each */
+	struct { uint64_t ino, key; } *f;	/* ino 0 once released; key: name_key() */
 };
 
 struct lookup_hints {
@@ -103,21 +101,17 @@ static void seen_forget(struct lookup_hints *lh, uint64_t key)
 static int batch_add(struct batch *b, uint64_t ino, uint64_t key)
 {
 	size_t cap = b->cap ? b->cap * 2 : 8;
-	uint64_t *v;
+	void *v;
 
 	if (b->n == b->cap) {
-		v = realloc(b->ino, cap * sizeof(*v));
+		v = realloc(b->f, cap * sizeof(*b->f));
 		if (!v)
 			return -ENOMEM;
-		b->ino = v;
-		v = realloc(b->key, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		b->key = v;
+		b->f = v;
 		b->cap = cap;
 	}
-	b->key[b->n] = key;
-	b->ino[b->n++] = ino;
+	b->f[b->n].ino = ino;
+	b->f[b->n++].key = key;
 	b->left++;
 	return 0;
 }
@@ -140,8 +134,7 @@ void lookup_hints_seen(struct mfs *m, uint64_t parent, const char *name, uint64_
 
 static void batch_free(struct batch *b)
 {
-	free(b->ino);
-	free(b->key);
+	free(b->f);
 	free(b);
 }
 
@@ -156,8 +149,8 @@ static void batch_send(struct lookup_hints *lh, struct batch *b)
 	if (!r)
 		return;
 	for (i = k = 0; i < b->n; i++)
-		if (b->ino[i])
-			r[k++] = (struct maru_hint_range){ b->ino[i], 0, 0 };
+		if (b->f[i].ino)
+			r[k++] = (struct maru_hint_range){ b->f[i].ino, 0, 0 };
 	hintq_push(lh->m->hq, MARU_HINT_READ, b->req, r, k);
 	hintq_note_lookup(lh->m->hq, k);
 	free(r);
@@ -225,7 +218,7 @@ static struct batch **batch_of(struct lookup_hints *lh, uint64_t ino, int unsent
 
 	for (pp = &lh->batches; *pp; pp = &(*pp)->next)
 		for (i = 0; ((*pp)->sent || unsent) && i < (*pp)->n; i++)
-			if ((*pp)->ino[i] == ino) {
+			if ((*pp)->f[i].ino == ino) {
 				*slot = i;
 				return pp;
 			}
@@ -265,8 +258,8 @@ void lookup_hints_released(struct mfs *m, uint64_t ino)
 	 */
 	pp = batch_of(lh, ino, 1, &i);
 	if (pp) {
-		seen_forget(lh, (*pp)->key[i]);
-		(*pp)->ino[i] = 0;
+		seen_forget(lh, (*pp)->f[i].key);
+		(*pp)->f[i].ino = 0;
 		if (--(*pp)->left == 0)
 			batch_end(lh, pp);
 	}
