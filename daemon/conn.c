@@ -4,10 +4,11 @@
  * their list, the event loops that serve them (one thread per CPU, each
  * with its own level-triggered epoll set: a pass reads every request its
  * ready connections have waiting and runs them, then sends each
- * connection's replies in one go), the hand-over of a connection to a thread of its own when it asks
- * for something that can wait on its peer or on time (WRITE's data, READ's
- * bulk send, SUBSCRIBE, hints, acknowledgement waits, a frame too big to
- * read ahead, a peer not taking its replies): that thread reads request
+ * connection's replies in one go), the hand-over of a connection to a
+ * thread of its own when it asks for something that can wait on its peer or
+ * on time (WRITE's data, READ's bulk send, SUBSCRIBE, hints, acknowledgement
+ * waits, a frame too big to read ahead, a peer not taking its replies) or
+ * copies, zero-fills or hashes pool bytes: that thread reads request
  * frames (header, then the payload, except WRITE's data, which the handler
  * takes straight into the pool) and hands them to dispatch.c until the
  * connection ends or stays quiet for CONN_LINGER_MS, when it goes back to
@@ -463,10 +464,8 @@ static int conn_ready(struct conn *c, struct pbuf *out)
 
 	if (b == BATCH_REARM && !atomic_load(&c->srv->stopping))
 		return c->outq.len != 0;
-	b = conn_flush(c, b);
-	if (b == BATCH_REARM && !atomic_load(&c->srv->stopping))
-		return 0;
-	conn_leave(c, b);
+	/* closing, handed over, or marud stops: c leaves after its replies */
+	conn_leave(c, conn_flush(c, b));
 	return 0;
 }
 
