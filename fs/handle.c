@@ -863,15 +863,17 @@ int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 		return rc;
 	rc = 0;
 	pthread_mutex_lock(&h->lock);
+	/* after an overflow (lost events, an unknown memory generation) marud
+	 * vouches for the lease before it is mapped: by its open, or a recheck */
+	ov = __atomic_load_n(&h->m->overflows, __ATOMIC_ACQUIRE);
 	if (!h->lease) {
 		rc = maru_file_open_ino(h->m->c, h->p && pend_ino(h->p) ? pend_ino(h->p) :
 					h->ino, &h->lease);
 		if (rc < 0)
 			h->lease = NULL;
+		else
+			h->overflows = ov;
 	}
-	/* an overflow since (events lost, or marud's memory generation went
-	 * unknown): marud vouches for the lease before its bytes are mapped */
-	ov = __atomic_load_n(&h->m->overflows, __ATOMIC_ACQUIRE);
 	if (rc >= 0 && ov != h->overflows && (rc = maru_file_recheck(h->lease)) == 0)
 		h->overflows = ov;
 	z->file = h->lease;
