@@ -29,6 +29,11 @@ void dir_stats(struct dir *d, struct dir_stats *out)
 	out->sessions = d->nsessions;
 	out->event_seq = d->ev.seq;
 	out->block = d->block;
+	out->ckpt_sync = d->ck.sync;
+	out->ckpt_bg = d->ck.bg;
+	out->ckpt_failed = d->ck.failed;
+	out->ckpt_hold_ns = d->ck.hold_ns;
+	out->ckpt_running = d->ck.state != CK_IDLE;
 	pthread_mutex_unlock(&d->lock);
 }
 

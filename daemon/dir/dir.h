@@ -115,6 +115,10 @@ struct dir_stats {
 	uint64_t creates, abandons, lease_grants, enospc;
 	uint64_t event_seq;
 	uint64_t block;
+	/* journal checkpoints (ckpt.c): under the lock, by a forked child,
+	 * failed in the background; the longest lock hold one took; 1 while a
+	 * background one is under way */
+	uint64_t ckpt_sync, ckpt_bg, ckpt_failed, ckpt_hold_ns, ckpt_running;
 };
 
 struct dir_event {

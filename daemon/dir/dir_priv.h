@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "dir.h"
 #include "htab.h"
@@ -163,6 +164,26 @@ struct evring {
 	uint64_t kick;
 };
 
+/*
+ * ckpt.c: a checkpoint written by a forked child from its copy of the
+ * directory while this process goes on; see ckpt.c for the states.
+ */
+enum ckpt_state { CK_IDLE, CK_WANT, CK_CHILD, CK_CATCHUP };
+
+struct ckpt_bg {
+	pthread_t thread;
+	pthread_cond_t cond;		/* wakes the thread: CK_WANT or stop */
+	int on, stop, off;		/* thread runs; asked to end; disabled */
+	enum ckpt_state state;
+	pid_t pid;			/* the child, in CK_CHILD */
+	uint64_t gen;			/* bumped when a checkpoint starts or is dropped */
+	uint64_t from;			/* old-half offset of the next record to copy */
+	uint64_t removed;		/* d->jremoved at the fork */
+	uint64_t base;			/* journal bytes right after the last checkpoint */
+	uint64_t hold_ns;		/* longest lock hold of one checkpoint step */
+	uint64_t sync, bg, failed;	/* checkpoints: walked under the lock, by a child; failed */
+};
+
 struct dir {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* event waiters (CLOCK_MONOTONIC) */
@@ -187,6 +208,7 @@ struct dir {
 	int jfull_logged;		/* "metadata area full" said once */
 	uint8_t *jb;			/* one record body */
 	uint32_t jbcap;
+	struct ckpt_bg ck;		/* ckpt.c: background checkpoints */
 };
 
 struct nkey {
@@ -301,6 +323,37 @@ void pend_detach(struct dir *d, struct pend *p);
 void pend_unlink_session(struct pend *p);
 void pend_abandon(struct dir *d, struct pend *p);
 void free_item(struct dir *d, uintptr_t it);
+
+/* ---- jenc.c: journal record bodies (in d->jb unless given a buffer) ---- */
+
+struct jb_attr;
+uint32_t jenc_file_len(size_t nlen, uint32_t next);
+uint8_t *jenc_file(struct dir *d, const struct node *n, uint32_t *blen);
+uint8_t *jenc_dir(struct dir *d, const struct node *n, uint32_t *blen);
+uint8_t *jenc_special(struct dir *d, const struct node *n, uint32_t *blen);
+uint8_t *jenc_link(struct dir *d, struct node *n, uint32_t *blen);
+/* into p: sizeof(struct jb_unname) + PROTO_NAME_MAX bytes */
+uint32_t jenc_unname(uint8_t *p, uint32_t why, uint64_t id, const struct evname *a);
+/* -ENOENT if it is 0 */
+int jenc_attr(uintptr_t it, struct jb_attr *b);
+uint8_t *jenc_rename(struct dir *d, uint64_t ino, const struct evname *a,
+		     const struct evname *b, uint32_t *blen);
+
+/* ---- ckpt.c: checkpoints, under the lock or by a forked child ---- */
+
+/*
+ * A checkpoint now, under the lock: 0 when the new half holds the state
+ * as it is (the change being recorded needs no record when it is already
+ * applied), 1 when it holds the journal as it was (a background
+ * checkpoint finished: the record must still be appended), or -errno
+ * (-ENOSPC: the state does not fit a half; the old half stays).
+ */
+int ckpt_now(struct dir *d);
+/* After an append: start a background checkpoint when half the room left
+ * by the last one is used. */
+void ckpt_kick(struct dir *d);
+/* End the background thread (and any child); d->lock not held. */
+void ckpt_fini(struct dir *d);
 
 /* ---- persist.c: the journal (a no-op without one) ---- */
 

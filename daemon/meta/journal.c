@@ -81,6 +81,7 @@ struct journal {
 	/* checkpoint in progress */
 	int ck_half;
 	uint64_t ck_salt, ck_head, ck_seq, ck_records;
+	uint64_t ck_durable;	/* checkpoint records below it are durable */
 	struct journal_stats st;
 	uint8_t *buf;		/* one encoded record, for appends */
 	uint32_t bufcap;
@@ -371,6 +372,7 @@ int journal_ckpt_begin(struct journal *j)
 	j->ck_head = JHALF_HDR;
 	j->ck_seq = 0;
 	j->ck_records = 0;
+	j->ck_durable = JHALF_HDR;
 	return jpersist(j, h, JHALF_HDR + sizeof(struct jrec_hdr));
 }
 
@@ -398,7 +400,7 @@ int journal_ckpt_commit(struct journal *j)
 	int rc;
 
 	mark_end(j, h, j->ck_head);
-	rc = jpersist(j, h + JHALF_HDR, j->ck_head - JHALF_HDR +
+	rc = jpersist(j, h + j->ck_durable, j->ck_head - j->ck_durable +
 		      (j->ck_head + sizeof(struct jrec_hdr) <= j->half_len ?
 		       sizeof(struct jrec_hdr) : 0));
 	if (rc)
@@ -431,6 +433,78 @@ int journal_ckpt_commit(struct journal *j)
 void journal_ckpt_abort(struct journal *j)
 {
 	j->ck_half = -1;
+}
+
+int journal_ckpt_persist(struct journal *j)
+{
+	int rc;
+
+	if (j->ck_half < 0)
+		return -EINVAL;
+	rc = jpersist(j, half_at(j, j->ck_half) + j->ck_durable, j->ck_head - j->ck_durable);
+	if (!rc)
+		j->ck_durable = j->ck_head;
+	return rc;
+}
+
+void journal_ckpt_pos(const struct journal *j, struct journal_ckpt_pos *out)
+{
+	out->head = j->ck_head;
+	out->seq = j->ck_seq;
+	out->records = j->ck_records;
+}
+
+int journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos)
+{
+	if (j->ck_half < 0 || pos->head < JHALF_HDR || pos->head > j->half_len ||
+	    (pos->head & 7) || pos->records != pos->seq)
+		return -EINVAL;
+	j->ck_head = j->ck_durable = pos->head;
+	j->ck_seq = pos->seq;
+	j->ck_records = pos->records;
+	return 0;
+}
+
+int journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max)
+{
+	const uint8_t *src;
+	struct jrec_hdr h;
+	uint8_t *dst;
+
+	if (j->ck_half < 0 || j->active < 0)
+		return -EINVAL;
+	src = half_at(j, j->active);
+	dst = half_at(j, j->ck_half);
+	while (*from < j->head && max--) {
+		memcpy(&h, src + *from, sizeof(h));
+		if (h.len < sizeof(h) || *from + h.len > j->head)
+			return -EIO;	/* not a record boundary: never ours */
+		if (j->ck_head + h.len > j->half_len)
+			return -ENOSPC;
+		/* the body with its padding: the same length comes out */
+		jrec_encode(dst + j->ck_head, h.type, j->ck_seq, j->ck_salt,
+			    src + *from + sizeof(h), h.len - (uint32_t)sizeof(h));
+		j->ck_head += h.len;
+		j->ck_seq++;
+		j->ck_records++;
+		*from += h.len;
+	}
+	return 0;
+}
+
+uint64_t journal_head(const struct journal *j)
+{
+	return j->head;
+}
+
+uint64_t journal_used(const struct journal *j)
+{
+	return j->active < 0 ? 0 : j->head - JHALF_HDR;
+}
+
+int journal_shared(const struct journal *j)
+{
+	return j->o.shared;
 }
 
 void journal_stats(const struct journal *j, struct journal_stats *out)

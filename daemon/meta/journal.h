@@ -140,6 +140,9 @@ struct journal_opts {
 	const uint8_t *uuid;		/* 16 bytes: the pool's */
 	journal_persist_fn persist;
 	void *persist_arg;
+	/* 1: the pool is a MAP_SHARED mapping, so a forked child's stores
+	 * reach it (a background checkpoint, dir/ckpt.c); 0: plain memory */
+	int shared;
 };
 
 struct journal;
@@ -183,6 +186,34 @@ int journal_ckpt_begin(struct journal *j);
 int journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_t blen);
 int journal_ckpt_commit(struct journal *j);
 void journal_ckpt_abort(struct journal *j);
+
+/*
+ * A checkpoint written by another process over the same (shared) area:
+ * the parent begins it, a forked child adds the live state and makes it
+ * durable (journal_ckpt_persist) and reports journal_ckpt_pos(); the
+ * parent adopts that position, copies the records appended to the active
+ * half since the fork after it (journal_ckpt_copy) and commits.
+ */
+struct journal_ckpt_pos {
+	uint64_t head, seq, records;
+};
+/* Make the checkpoint's records so far durable (dax); 0 or -errno. */
+int journal_ckpt_persist(struct journal *j);
+void journal_ckpt_pos(const struct journal *j, struct journal_ckpt_pos *out);
+/* -EINVAL if pos cannot be a position of the checkpoint begun here. */
+int journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos);
+/*
+ * Copy the active half's records from offset *from (a record boundary, at
+ * most its head) into the checkpoint, at most max of them, sealed with the
+ * checkpoint's salt and sequence; *from advances past them. 0, or -ENOSPC
+ * when the checkpoint half has no room left.
+ */
+int journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max);
+/* The active half's append offset (where the next record goes). */
+uint64_t journal_head(const struct journal *j);
+/* Bytes of records in the active half. */
+uint64_t journal_used(const struct journal *j);
+int journal_shared(const struct journal *j);
 /* Make data bytes durable before the record that publishes them. */
 int journal_flush(struct journal *j, uint64_t off, uint64_t len);
 

@@ -85,6 +85,7 @@ int meta_start(struct pool *pl, struct dir *d, const struct meta_opts *o,
 		.pool_base = pl->base, .area_off = pl->meta_off, .area_len = pl->meta_len,
 		.uuid = pl->uuid,
 		.persist = pl->ops->kind == POOL_DAX ? dax_persist : NULL, .persist_arg = pl,
+		.shared = 1,	/* every pool is a MAP_SHARED mapping (pool/) */
 	};
 	struct journal *j;
 	int rc;

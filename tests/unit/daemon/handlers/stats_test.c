@@ -26,7 +26,7 @@
 #include "server_priv.h"
 
 /* marud's metrics before the op counters, without an rdma listener */
-#define BASE_METRICS	39
+#define BASE_METRICS	43
 
 struct fx {
 	struct th t;
@@ -127,12 +127,15 @@ static void test_text_matches_the_directory(void **state)
 	served[OP_PING] = served[OP_STATS] = 1;
 	dir_stats(f->t.srv->dir, &st);
 	stats_of(f, served);
-	/* 30 pool and server metrics, 2 of the event loops, 7 of hints and the
-	 * region extension */
+	/* 30 pool and server metrics, 4 of journal checkpoints, 2 of the event
+	 * loops, 7 of hints and the region extension */
 	assert_int_equal(check_exposition(f->text), BASE_METRICS);
 	assert_int_equal(value(f->text, "marud_region_in_use"), 1);
 	assert_int_equal(value(f->text, "marud_connection_handoffs_total"), 0);
 	assert_int_equal(value(f->text, "marud_loop_sends_total"), 0);
+	/* no journal in the harness: no checkpoint of either kind */
+	assert_int_equal(value(f->text, "marud_journal_checkpoints_total"), st.ckpt_sync);
+	assert_int_equal(value(f->text, "marud_journal_background_checkpoints_total"), 0);
 	assert_int_equal(value(f->text, "marud_hints_refused_total"), 0);
 	assert_int_equal(value(f->text, "marud_pool_capacity_bytes"), st.capacity);
 	assert_int_equal(value(f->text, "marud_pool_free_bytes"), st.free);

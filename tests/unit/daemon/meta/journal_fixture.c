@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -25,7 +26,7 @@ static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 void wopen(struct wfx *f, int journal)
 {
 	struct dir_opts o = { .copy = no_copy };
-	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL };
+	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL, f->shared };
 
 	assert_int_equal(alloc_new(BLK + f->meta_len, f->data_len, BLK, 16 * BLK, &f->a), 0);
 	o.alloc = f->a;
@@ -48,6 +49,32 @@ void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal)
 		dir_set_journal(f->d, f->j);
 		assert_int_equal(dir_checkpoint(f->d), 0);
 	}
+}
+
+void wnew_shared(struct wfx *f, uint64_t meta_len, uint64_t data_len)
+{
+	void *m;
+
+	memset(f, 0, sizeof(*f));
+	f->meta_len = meta_len;
+	f->data_len = data_len;
+	f->shared = 1;
+	m = mmap(NULL, BLK + meta_len + data_len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	f->pool = m;
+	wopen(f, 1);
+	dir_set_journal(f->d, f->j);
+	assert_int_equal(dir_checkpoint(f->d), 0);
+}
+
+void wfree_pool(struct wfx *f)
+{
+	if (f->shared)
+		munmap(f->pool, BLK + f->meta_len + f->data_len);
+	else
+		free(f->pool);
+	f->pool = NULL;
 }
 
 void wclose(struct wfx *f)

@@ -24,12 +24,20 @@ struct wfx {
 	struct dir *d;
 	struct journal *j;
 	struct dir_session *s;
+	int shared;		/* pool is a MAP_SHARED mapping (wnew_shared) */
 };
 
 /* A directory (and journal, unless journal == 0) over f's pool bytes. */
 void wopen(struct wfx *f, int journal);
 /* A fresh pool of meta_len + data_len bytes, opened; with a journal, checkpointed. */
 void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal);
+/*
+ * wnew over a MAP_SHARED anonymous mapping, as marud's pools are, so the
+ * journal checkpoints in the background (a forked child writes the pool).
+ * Free with wfree_pool.
+ */
+void wnew_shared(struct wfx *f, uint64_t meta_len, uint64_t data_len);
+void wfree_pool(struct wfx *f);
 /* End the session, check the accounting (dir_check), close everything but the pool. */
 void wclose(struct wfx *f);
 

@@ -6,6 +6,11 @@
  * malloc'd buffer: metadata area, then data). Each restore goes into a new
  * allocator and directory over the same bytes, as a restarted marud would,
  * and is compared with the directory it came from, name by name.
+ *
+ * Background checkpoints (daemon/dir/ckpt.c) need a pool that a forked
+ * child writes for its parent: those cases run over a MAP_SHARED mapping
+ * (wnew_shared), a real fork and a real pipe; "bg-slow" and "bg-fail"
+ * (argv[1]) run with MARU_FAILPOINT making the child sleep or fail.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <xxhash.h>
@@ -457,8 +464,263 @@ static void test_million_names(void **state)
 	free(f.pool);
 }
 
-int main(void)
+/* ---- background checkpoints (dir/ckpt.c) ---- */
+
+static struct dir_stats stats(struct wfx *f)
 {
+	struct dir_stats st;
+
+	dir_stats(f->d, &st);
+	return st;
+}
+
+/* Until no background checkpoint is under way (10 s at most). */
+static void wait_idle(struct wfx *f)
+{
+	int i;
+
+	for (i = 0; i < 10000 && stats(f).ckpt_running; i++)
+		usleep(1000);
+	assert_int_equal(stats(f).ckpt_running, 0);
+}
+
+/* One more record, no more state: a replace of one of 100 names. */
+static void churn(struct wfx *f, unsigned int i)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "churn-%03u.bin", i % 100);
+	assert_int_equal(wput(f, ROOT, name, "replaced, again and again"), 0);
+}
+
+static void keep(struct wfx *f, int n)
+{
+	char name[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "keep-%02d.bin", i);
+		assert_int_equal(wput(f, ROOT, name, name), 0);
+	}
+}
+
+/* Every child a checkpoint forked has been reaped. */
+static void no_child(void)
+{
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * listing() with each directory's entries sorted: a replace keeps its
+ * name's readdir position in marud, while a restore appends the name where
+ * its last record put it, so only the order may differ.
+ */
+static char *slisting(struct dir *d)
+{
+	char *l = listing(d), *out = malloc(strlen(l) + 1), *p, **lines;
+	size_t n = 0, i, start = 0, o = 0;
+
+	assert_non_null(out);
+	for (p = l; *p; p++)
+		n += *p == '\n';
+	lines = calloc(n + 1, sizeof(*lines));
+	assert_non_null(lines);
+	for (n = 0, p = strtok(l, "\n"); p; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	for (i = 0; i <= n; i++) {
+		if (i < n && lines[i][0] != '[')
+			continue;
+		if (i > start + 1)	/* entries of the section from start */
+			qsort(lines + start + 1, i - start - 1, sizeof(*lines), line_cmp);
+		start = i;
+	}
+	for (i = 0; i < n; i++)
+		o += (size_t)sprintf(out + o, "%s\n", lines[i]);
+	out[o] = '\0';
+	free(lines);
+	free(l);
+	return out;
+}
+
+/* Two listings the same; else print where they part, and fail. */
+static void same_listing(const char *want, const char *got)
+{
+	size_t i = 0, line = 0;
+
+	while (want[i] && want[i] == got[i])
+		if (want[i++] == '\n')
+			line = i;
+	if (!want[i] && !got[i])
+		return;
+	print_error("listings part at byte %zu: want \"%.60s\", got \"%.60s\"\n", i,
+		    want + line, got + line);
+	fail();
+}
+
+/* Restart f and compare with the listing it had. */
+static void restart_same(struct wfx *f)
+{
+	char *want = slisting(f->d), *got;
+
+	wrestart(f, NULL, NULL);
+	got = slisting(f->d);
+	same_listing(want, got);
+	free(want);
+	free(got);
+}
+
+#define BG_META	(256ull << 10)
+#define BG_DATA	(16ull << 20)
+
+/* Half the room used starts one; it commits without the lock walk. */
+static void test_bg_checkpoint(void **state)
+{
+	struct wfx f;
+	unsigned int i;
+
+	wnew_shared(&f, BG_META, BG_DATA);
+	keep(&f, 40);
+	for (i = 0; i < 20000 && stats(&f).ckpt_bg < 3; i++) {
+		churn(&f, i);
+		wait_idle(&f);
+	}
+	assert_true(stats(&f).ckpt_bg >= 3);
+	assert_int_equal(stats(&f).ckpt_sync, 1);	/* wnew's */
+	assert_int_equal(stats(&f).ckpt_failed, 0);
+	no_child();
+	restart_same(&f);
+	wclose(&f);
+	wfree_pool(&f);
+	no_child();
+}
+
+/* Churn until a background checkpoint is under way (its child sleeps). */
+static void start_bg(struct wfx *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < 20000 && !stats(f).ckpt_running; i++)
+		churn(f, i);
+	assert_int_equal(stats(f).ckpt_running, 1);
+}
+
+/* bg-slow: the child sleeps 1 s before it walks. */
+static void test_bg_changes_during_child(void **state)
+{
+	size_t size = BLK + BG_META + BG_DATA;
+	struct wfx f, g;
+	struct journal_scan sc;
+	struct dir_restore_stats st;
+	struct dir_attr at;
+	char *now, *crash, name[32];
+	uint64_t sub;
+	int i;
+
+	wnew_shared(&f, BG_META, BG_DATA);
+	keep(&f, 40);
+	start_bg(&f);
+	/* after the fork: new names, removals, a directory, renames */
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "new-%02d.bin", i);
+		assert_int_equal(wput(&f, ROOT, name, "after the fork"), 0);
+	}
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "keep-%02d.bin", i);
+		assert_int_equal(dir_unlink(f.d, f.s, ROOT, name, strlen(name)), 0);
+	}
+	sub = wmkdir(&f, ROOT, "sub");
+	assert_int_equal(wput(&f, sub, "x.bin", "in sub"), 0);
+	assert_int_equal(dir_rename(f.d, f.s, ROOT, "keep-10.bin", 11, sub, "moved.bin", 9, 0), 0);
+	assert_int_equal(dir_rename(f.d, f.s, ROOT, "sub", 3, ROOT, "sub2", 4, 0), 0);
+	assert_int_equal(dir_lookup(f.d, f.s, ROOT, "sub2", 4, &at), 0);
+	/* a crash now: the pool's bytes as they are, restored elsewhere */
+	assert_int_equal(stats(&f).ckpt_running, 1);
+	now = slisting(f.d);
+	memset(&g, 0, sizeof(g));
+	g.meta_len = BG_META;
+	g.data_len = BG_DATA;
+	g.pool = malloc(size);
+	assert_non_null(g.pool);
+	memcpy(g.pool, f.pool, size);
+	wopen(&g, 1);
+	assert_int_equal(dir_restore(g.d, g.j, g.pool, &sc, &st), 0);
+	crash = slisting(g.d);
+	same_listing(now, crash);
+	wclose(&g);
+	wfree_pool(&g);
+	free(crash);
+	/* the child wakes, walks the state at the fork; the copy adds the rest */
+	wait_idle(&f);
+	assert_int_equal(stats(&f).ckpt_bg, 1);
+	assert_int_equal(stats(&f).ckpt_sync, 1);
+	no_child();
+	wrestart(&f, NULL, NULL);
+	crash = slisting(f.d);
+	same_listing(now, crash);
+	free(crash);
+	free(now);
+	wclose(&f);
+	wfree_pool(&f);
+}
+
+/* bg-slow: the half fills before the child is done: walk under the lock. */
+static void test_bg_full_during_child(void **state)
+{
+	struct wfx f;
+	unsigned int i;
+
+	wnew_shared(&f, BG_META, BG_DATA);
+	keep(&f, 40);
+	start_bg(&f);
+	for (i = 0; i < 20000 && stats(&f).ckpt_sync < 2; i++)
+		churn(&f, i);
+	assert_int_equal(stats(&f).ckpt_sync, 2);
+	assert_int_equal(stats(&f).ckpt_bg, 0);
+	assert_int_equal(stats(&f).ckpt_failed, 0);	/* dropped, not failed */
+	restart_same(&f);
+	wclose(&f);
+	wfree_pool(&f);
+	no_child();
+}
+
+/* bg-fail: the child reports EIO; checkpoints go on under the lock. */
+static void test_bg_child_fails(void **state)
+{
+	struct wfx f;
+	unsigned int i;
+
+	wnew_shared(&f, BG_META, BG_DATA);
+	keep(&f, 40);
+	for (i = 0; i < 20000 && !stats(&f).ckpt_failed; i++) {
+		churn(&f, i);
+		wait_idle(&f);
+	}
+	assert_int_equal(stats(&f).ckpt_failed, 1);
+	for (; i < 40000 && stats(&f).ckpt_sync < 2; i++)
+		churn(&f, i);
+	assert_int_equal(stats(&f).ckpt_sync, 2);
+	assert_int_equal(stats(&f).ckpt_bg, 0);
+	no_child();
+	restart_same(&f);
+	wclose(&f);
+	wfree_pool(&f);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest slow[] = {
+		cmocka_unit_test(test_bg_changes_during_child),
+		cmocka_unit_test(test_bg_full_during_child),
+	};
+	const struct CMUnitTest fail[] = {
+		cmocka_unit_test(test_bg_child_fails),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record_roundtrip),
 		cmocka_unit_test(test_restore_equivalence),
@@ -468,7 +730,12 @@ int main(void)
 		cmocka_unit_test(test_full_enospc),
 		cmocka_unit_test(test_publish_cost),
 		cmocka_unit_test(test_million_names),
+		cmocka_unit_test(test_bg_checkpoint),
 	};
 
+	if (argc == 2 && !strcmp(argv[1], "bg-slow"))
+		return cmocka_run_group_tests(slow, NULL, NULL);
+	if (argc == 2 && !strcmp(argv[1], "bg-fail"))
+		return cmocka_run_group_tests(fail, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
