@@ -38,9 +38,11 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 65536 2>/dev/null ||
 if [ "$QUICK" = --quick ]; then
 	ITERS=2; NAMES_SMALL=1000; NAMES_BIG=20000; SECS=1; SMALL=200; POOL=1G; IPERF_T=1
 	CTL_CONNS=100; CTL_NAMES=1000; SCALE_NAMES=${BENCH_SCALE_NAMES:-20000}
+	JNAMES=10000; JMETA=6M
 else
 	ITERS=16; NAMES_SMALL=10000; NAMES_BIG=1000000; SECS=5; SMALL=2000; POOL=4G; IPERF_T=5
 	CTL_CONNS=1000; CTL_NAMES=10000; SCALE_NAMES=${BENCH_SCALE_NAMES:-6000000}
+	JNAMES=1000000; JMETA=384M
 fi
 PORT=$((20000 + RANDOM % 20000))
 # The journal keeps 256 B of the metadata area per name: 1/8 of the pool
@@ -191,6 +193,16 @@ echo "# control plane: $CTL_CONNS connections, marud mix vs Redis GET/SET, $ROUN
 echo "# names at scale: $SCALE_NAMES names"
 "$CB" names "unix:$MARUD_SOCK" "$SCALE_NAMES" "$MARUD_PID" "$SECS" | tee "$T/ctl_names"
 marud_stop
+# The journal on (the default), its metadata area sized so that the fill
+# passes half of a half: one checkpoint of about 3/4 of the names runs in
+# the background while the same staller times lookups (marud(8) METADATA
+# AREA). marud's own gauge says how long a checkpoint step held the lock.
+echo "# journal checkpoint: $JNAMES names with the journal on, metadata area $JMETA"
+marud_start --size "$POOL" --listen "unix:$MARUD_SOCK" --max-conns 4096 --meta-size "$JMETA"
+"$CB" names "unix:$MARUD_SOCK" "$JNAMES" "$MARUD_PID" "$SECS" | tee "$T/ctl_journal"
+"$B/tests/integration/tools/maru_stats" "$MARU_URI" | awk '/^marud_journal/ { print $1, $2 }' |
+	tee -a "$T/ctl_journal"
+marud_stop
 kill "$REDIS_PID"
 wait "$REDIS_PID" 2>/dev/null || true
 # rdma vs tcp on the software verbs device, with its own marud (only when
@@ -248,6 +260,11 @@ row "longest lookup while $SCALE_NAMES names are inserted ($(val stall_over_5ms 
 	"$(ms "$SMAX")" "same lookups, no inserts, as long: $(ms "$CMAX") ($(val control_stall_over_5ms "$CN") of $(val control_stall_lookups "$CN") over 5 ms)" \
 	"$(ratio "$CMAX" "$SMAX") (peer/marufs)" \
 	"no stall over 5 ms: $(met "$SMAX <= 5000")"
+CJ=$T/ctl_journal JHOLD=$(val marud_journal_checkpoint_hold_max_microseconds "$T/ctl_journal")
+row "longest directory-lock hold of a journal checkpoint step while $JNAMES names go in ($(val marud_journal_background_checkpoints_total "$CJ") in the background, $(($(val marud_journal_checkpoints_total "$CJ") - 1)) walked under the lock)" \
+	"$(ms "$JHOLD")" "longest lookup meanwhile $(ms "$(val stall_max_us "$CJ")"); lookups only, as long: $(ms "$(val control_stall_max_us "$CJ")")" \
+	"$(ratio "$(val control_stall_max_us "$CJ")" "$(val stall_max_us "$CJ")") (longest lookup, peer/marufs)" \
+	"no stall over 5 ms: $(met "$JHOLD <= 5000 && $(val marud_journal_background_checkpoints_total "$CJ") >= 1")"
 row "lookup p50 / p99 / p99.9 beside 64 MiB zero-fills + publishes ($(val bulk_conns "$CN") conns)" \
 	"$(val bulk_stall_p50_us "$CN") / $(val bulk_stall_p99_us "$CN") / $(val bulk_stall_p999_us "$CN") us" \
 	"lookups only $(val control_stall_p50_us "$CN") / $(val control_stall_p99_us "$CN") / $(val control_stall_p999_us "$CN") us" \
