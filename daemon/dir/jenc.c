@@ -54,20 +54,28 @@ uint8_t *jenc_file(struct dir *d, const struct node *n, uint32_t *blen)
 	return p;
 }
 
+/* A body of a fixed part and then n's name. */
+static uint8_t *fixed_and_name(struct dir *d, const void *b, size_t blen_fixed,
+			       const struct node *n, uint32_t *blen)
+{
+	uint8_t *p;
+
+	*blen = (uint32_t)(blen_fixed + n->nlen);
+	p = jb_room(d, *blen);
+	if (!p)
+		return NULL;
+	memcpy(p, b, blen_fixed);
+	memcpy(p + blen_fixed, n->name, n->nlen);
+	return p;
+}
+
 uint8_t *jenc_dir(struct dir *d, const struct node *n, uint32_t *blen)
 {
 	const struct dnode *dn = &n->u.d;
 	struct jb_dir b = { dn->id, n->parent, dn->atime, dn->mtime, dn->ctime,
 			    dn->mode, dn->uid, dn->gid, n->nlen };
-	uint8_t *p;
 
-	*blen = (uint32_t)(sizeof(b) + n->nlen);
-	p = jb_room(d, *blen);
-	if (!p)
-		return NULL;
-	memcpy(p, &b, sizeof(b));
-	memcpy(p + sizeof(b), n->name, n->nlen);
-	return p;
+	return fixed_and_name(d, &b, sizeof(b), n, blen);
 }
 
 /* A symlink, FIFO, socket or device node: metadata and the target or rdev. */
@@ -96,15 +104,8 @@ uint8_t *jenc_link(struct dir *d, struct node *n, uint32_t *blen)
 {
 	const struct ver *v = node_ver(d, n);
 	struct jb_link b = { n->u.l.target, n->parent, v ? v->ctime : 0, n->nlen, 0 };
-	uint8_t *p;
 
-	*blen = (uint32_t)(sizeof(b) + n->nlen);
-	p = jb_room(d, *blen);
-	if (!p)
-		return NULL;
-	memcpy(p, &b, sizeof(b));
-	memcpy(p + sizeof(b), n->name, n->nlen);
-	return p;
+	return fixed_and_name(d, &b, sizeof(b), n, blen);
 }
 
 /*
