@@ -3,7 +3,7 @@
  * daemon/dir/htab.c: the generic open-addressing hash table of htab.h. It
  * knows nothing of directories: it stores tagged pointers, asks the owner's
  * hkey_fn for an item's hash when it has to move one, and never calls out
- * of this file except to calloc/free/mmap/madvise and fatalx.
+ * of this file except to calloc/free/madvise and fatalx.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,48 +41,9 @@ static uint64_t slot_fp(uint32_t h)
 	return (uint64_t)htab_fp(h) << ITEM_BITS;
 }
 
-/*
- * Arrays of HUGE_BYTES or more are mapped 2 MiB-aligned and marked for
- * transparent huge pages: a lookup's probe is a random slot of an array
- * that at 10M names is 128 MiB, and with 4 KiB pages each one also missed
- * the TLB (a page walk on top of the cache miss). Zeroed lazily, as calloc.
- */
-#define HUGE_BYTES	(2ULL << 20)
-
-static uint64_t *slots_new(uint64_t size)
-{
-	size_t len = size * sizeof(uint64_t);
-	uint8_t *m, *a;
-
-	if (len < HUGE_BYTES)
-		return calloc(size, sizeof(uint64_t));
-	m = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	a = (uint8_t *)(((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-	if (a > m)
-		munmap(m, (size_t)(a - m));
-	munmap(a + len, (size_t)(m + HUGE_BYTES - a));
-	(void)madvise(a, len, MADV_HUGEPAGE);	/* a hint: without THP, 4 KiB pages */
-	return (uint64_t *)a;
-}
-
-static void slots_free(uint64_t *slot, uint64_t mask)
-{
-	size_t len = (mask + 1) * sizeof(uint64_t);
-
-	if (!slot)
-		return;
-	if (len < HUGE_BYTES)
-		free(slot);
-	else
-		munmap(slot, len);
-}
-
 static int arr_init(struct htab_arr *a, uint64_t size)
 {
-	a->slot = slots_new(size);
+	a->slot = calloc(size, sizeof(*a->slot));
 	if (!a->slot)
 		return -ENOMEM;
 	a->mask = size - 1;
@@ -103,8 +64,8 @@ int htab_init(struct htab *t, uint64_t size, hkey_fn fn)
 
 void htab_fini(struct htab *t)
 {
-	slots_free(t->cur.slot, t->cur.mask);
-	slots_free(t->old.slot, t->old.mask);
+	free(t->cur.slot);
+	free(t->old.slot);
 	t->cur.slot = NULL;
 	t->old.slot = NULL;
 	t->count = 0;
@@ -187,7 +148,7 @@ static void migrate(struct htab *t, uint64_t budget)
 			old_release(t, i ? i : size);
 	}
 	if (t->done == size) {
-		slots_free(o->slot, o->mask);
+		free(o->slot);
 		o->slot = NULL;
 	}
 }

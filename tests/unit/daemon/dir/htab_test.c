@@ -7,15 +7,12 @@
  * under way), deleted ones are gone, replaced ones answer as the new item,
  * a walk sees each item once, the count matches, the table doubles at 3/4
  * load, and no call moves more than HTAB_STEP items between the arrays
- * (the incremental rehash: counted, never timed). Big arrays sit on
- * 2 MiB boundaries in a mapping marked for transparent huge pages (read
- * back from /proc/self/smaps: the kernel's word, not the table's).
+ * (the incremental rehash: counted, never timed).
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -212,59 +209,12 @@ static void test_grow_and_fp(void **state)
 	assert_null(t.cur.slot);
 }
 
-/* The VmFlags of the mapping holding addr ("" if none): "hg" is MADV_HUGEPAGE. */
-static void vm_flags(const void *addr, char *out, size_t cap)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	unsigned long lo, hi, a = (unsigned long)addr;
-	char line[512];
-	int in = 0;
-
-	assert_non_null(f);
-	out[0] = '\0';
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-			in = a >= lo && a < hi;
-		else if (in && !strncmp(line, "VmFlags:", 8)) {
-			size_t n = strlen(line + 8) < cap ? strlen(line + 8) : cap - 1;
-
-			memcpy(out, line + 8, n);
-			out[n] = '\0';
-		}
-	}
-	fclose(f);
-}
-
-static void test_big_arrays_huge(void **state)
-{
-	struct htab t;
-	char flags[256];
-	uintptr_t k;
-
-	assert_int_equal(htab_init(&t, 16, good_hash), 0);
-	vm_flags(t.cur.slot, flags, sizeof(flags));
-	assert_null(strstr(flags, " hg"));	/* small: the heap's */
-	/* past 2 MiB of slots: 3/4 of 256k slots, and a little more */
-	for (k = 1; k <= 200000; k++) {
-		assert_int_equal(htab_reserve(&t), 0);
-		htab_place(&t, k * 2, good_hash(k * 2));
-	}
-	assert_true((t.cur.mask + 1) * sizeof(uint64_t) >= (2u << 20));
-	assert_int_equal((uintptr_t)t.cur.slot & ((2u << 20) - 1), 0);
-	vm_flags(t.cur.slot, flags, sizeof(flags));
-	assert_non_null(strstr(flags, " hg"));
-	for (k = 1; k <= 200000; k += 997)
-		assert_true(probe_finds(&t, k * 2));
-	htab_fini(&t);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_moves_bounded),
 		cmocka_unit_test(test_grow_and_fp),
-		cmocka_unit_test(test_big_arrays_huge),
 	};
 
 	return cmocka_run_group_tests_name("htab", tests, NULL, NULL);
