@@ -39,7 +39,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -193,8 +192,8 @@ static void bg_drop(struct dir *d)
 
 static void bg_failed(struct dir *d, int rc, const char *why)
 {
-	log_warnx("journal: background checkpoint failed (%s: %s); checkpoints wait for a full half, under the directory lock",
-		  why, strerror(rc < 0 ? -rc : rc));
+	log_warn(rc, "journal: background checkpoint failed (%s); checkpoints wait for a full half, under the directory lock",
+		 why);
 	bg_drop(d);
 	d->ck.failed++;
 	d->ck.off = 1;
