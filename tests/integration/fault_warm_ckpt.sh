@@ -9,6 +9,8 @@
 # marud.journal.ckpt.child) while names are written, and marud is SIGKILLed:
 # the child dies with it (PR_SET_PDEATHSIG), held none of marud's sockets,
 # and the restart finds every name, those written after the fork included.
+# A SIGTERM then does the same cleanly: marud kills and reaps the child at
+# once (it does not wait out its sleep) and exits 0.
 . "$(dirname "$0")/lib/common.sh"
 
 # Replace 20 names N times, each a publish of a new version: a record. The
@@ -19,6 +21,18 @@ churn() {
 	for ((i = 0; i < $1; i++)); do
 		echo "round $i" >"$MNT/ns/churn-$((i % 20))-$LONG" || fail "write churn $i"
 	done
+}
+
+# Replace names until marud has forked a checkpoint child: its pid in $child.
+until_child() {
+	local i=0
+	child=
+	while [ -z "$child" ] && [ $i -lt 200 ]; do
+		churn 50
+		child=$(pgrep -P "$MARUD_PID" | head -1 || true)
+		i=$((i + 1))
+	done
+	[ -n "$child" ] || fail "no checkpoint child after 10000 replaces"
 }
 
 # Each mount is a new directory: $MNT follows the newest.
@@ -54,14 +68,7 @@ marufs_umount
 marud_stop
 MARU_FAILPOINT=marud.journal.ckpt.child=sleep:5000 marud_launch
 remount
-child=
-i=0
-while [ -z "$child" ] && [ $i -lt 200 ]; do
-	churn 50
-	child=$(pgrep -P "$MARUD_PID" | head -1 || true)
-	i=$((i + 1))
-done
-[ -n "$child" ] || fail "no checkpoint child after 10000 replaces"
+until_child
 # the child has no socket of marud's (nor anything but stdio and its pipe)
 if ls -l "/proc/$child/fd" 2>/dev/null | grep -q "socket:"; then
 	fail "the checkpoint child holds a socket: $(ls -l "/proc/$child/fd")"
@@ -76,6 +83,24 @@ wait_for 5 eval '! kill -0 '"$child"' 2>/dev/null' || fail "checkpoint child $ch
 marud_launch
 remount
 assert_eq "$(snapshot)" "$before" "names and bytes after a SIGKILL mid-checkpoint"
+accounting_ok
+
+# ---- SIGTERM while the child walks: a clean stop drops the checkpoint ----
+marufs_umount
+marud_stop
+MARU_FAILPOINT=marud.journal.ckpt.child=sleep:5000 marud_launch
+remount
+until_child
+echo "written while the child sleeps" >"$MNT/ns/late-term.txt" || fail "write late-term"
+before=$(snapshot)
+marufs_umount
+t0=$SECONDS
+marud_stop	# fails unless marud exits 0
+[ $((SECONDS - t0)) -lt 4 ] || fail "marud waited for the sleeping child to stop ($((SECONDS - t0)) s)"
+! kill -0 "$child" 2>/dev/null || fail "checkpoint child $child outlived a clean stop"
+marud_launch
+remount
+assert_eq "$(snapshot)" "$before" "names and bytes after a SIGTERM mid-checkpoint"
 accounting_ok
 marufs_umount
 marud_stop
