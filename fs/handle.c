@@ -11,11 +11,11 @@
  * freed at exit (at unmount the kernel may drop queued background RELEASEs).
  * A read of a published version over shm can name the pool file itself as
  * the source of the reply (handle_read_src): the kernel then splices the
- * pool's pages into it, with no copy through marufs.
+ * pool's pages into it, with no copy through marufs (poolsrc.c).
+ * A descriptor open for writing only is direct_io (write_only()).
  *
  * Locks: h->lock guards h->p, h->lease and h->active, and is taken before
  * any pending.c lock. hr->lock guards the registry list only, a leaf.
- * pool_src.lock guards the process's read-only pool descriptor, a leaf.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +29,10 @@
 #include "fileio.h"
 #include "handle.h"
 #include "lcache.h"
-#include "superblock.h"
 #include "notify.h"
 #include "pending.h"
 #include "pin.h"
+#include "poolsrc.h"
 #include "ratelog.h"
 #include "rewrite.h"
 
@@ -48,6 +48,7 @@ struct handle {
 	uint64_t ino;		/* the kernel's inode */
 	uint64_t epoch;
 	int writer;
+	int direct;		/* direct_io: its writes bypass the kernel's page cache */
 	int active;		/* writer not flushed since it last wrote */
 	pthread_mutex_t lock;	/* p, lease, active */
 	struct pending *p;	/* ref held */
@@ -152,7 +153,7 @@ static void handle_free(struct handle *h, int failed)
 	if (__atomic_load_n(&h->holds, __ATOMIC_ACQUIRE) > 0)
 		failed = 1;
 	if (h->p)
-		pend_release(h->p, h->writer, &h->active, failed);
+		pend_release(h->p, h->writer, h->direct, &h->active, failed);
 	/* a reader's own lease of the kernel's inode: kept for its next open */
 	if (h->lease && !h->p && !h->writer && !failed && !stale(h))
 		lcache_put(h->m->lc, h->ino, h->epoch, h->lease);
@@ -196,6 +197,11 @@ int handle_is_writer(const struct handle *h)
 	return h->writer;
 }
 
+int handle_is_direct(const struct handle *h)
+{
+	return h->direct;
+}
+
 /* h->p with a ref for the caller, or NULL. */
 static struct pending *handle_pend(struct handle *h)
 {
@@ -227,7 +233,7 @@ static int handle_cow(struct handle *h, struct pending *old)
 		pthread_mutex_unlock(&h->lock);
 		return rc;
 	}
-	left = pend_switch_writer(old, p, &h->active);
+	left = pend_switch_writer(old, p, h->direct, &h->active);
 	if (left < 0) {
 		pthread_mutex_unlock(&h->lock);
 		pend_put(p);
@@ -354,10 +360,22 @@ static int open_reader(struct mfs *m, uint64_t ino, struct handle **out, int *ke
 	return 0;
 }
 
+/*
+ * A descriptor open for writing only never reads through the kernel's page
+ * cache, so its writes need not go through it either: direct_io, one copy
+ * less (the user's pages straight into the request) and no page cache to
+ * fill and free. It cannot be mmap()ed (write-only), which direct_io would
+ * refuse for MAP_SHARED.
+ */
+static int write_only(int flags)
+{
+	return (flags & O_ACCMODE) == O_WRONLY;
+}
+
 /* Attach writer h to p (ref the caller's) and truncate if asked. */
 static int attach_writer(struct handle *h, struct pending *p, int trunc)
 {
-	int rc = pend_attach_writer(p, &h->active);	/* -EAGAIN: published meanwhile */
+	int rc = pend_attach_writer(p, h->direct, &h->active);	/* -EAGAIN: published meanwhile */
 
 	if (rc == 0)
 		h->p = p;
@@ -380,6 +398,7 @@ static int open_writer(struct mfs *m, uint64_t ino, int flags, struct handle **o
 		rc = rewrite_for_open(m, ino, !!(flags & O_TRUNC), &p, direct);
 		if (rc < 0)
 			break;
+		h->direct = *direct = *direct || write_only(flags);
 		rc = attach_writer(h, p, rc);
 		if (rc == 0) {
 			*out = h;
@@ -422,6 +441,7 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 
 	if (!h)
 		return -ENOMEM;
+	h->direct = write_only(flags);
 	for (tries = 0; tries < OPEN_TRIES; tries++) {
 		rc = rewrite_for_create(m, parent, name, mode, uid, gid, flags, &p);
 		if (rc < 0)
@@ -525,88 +545,6 @@ ssize_t handle_read(struct handle *h, size_t size, off_t off, char **out)
 
 /* ---- reads with the pool file as the source ---- */
 
-/*
- * The pool file, read-only, for the generation it was checked for (one
- * mount per process). Reopened when marud's generation changes; -1 when
- * the pool cannot be opened here or is not the one the session maps.
- */
-static struct {
-	pthread_mutex_t lock;
-	int fd;
-	uint64_t gen;
-} pool_src = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
-
-/* The superblock at fd says pool uuid, generation gen. */
-static int pool_src_is(int fd, const struct maru_pool_info *pi, uint64_t gen)
-{
-	struct pool_superblock sb;
-
-	if (pread(fd, &sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || pool_sb_check(&sb))
-		return 0;
-	return !memcmp(sb.uuid, pi->uuid, sizeof(sb.uuid)) &&
-	       __atomic_load_n(&sb.generation, __ATOMIC_RELAXED) == gen;
-}
-
-static int pool_src_open(struct mfs *m, uint64_t gen)
-{
-	struct maru_pool_info *pi = malloc(sizeof(*pi));
-	int fd = -1;
-
-	if (!pi)
-		return -1;
-	if (maru_client_pool_info(m->c, pi) == 0 && pi->generation == gen &&
-	    pi->data_path == MARU_DATA_SHM && pi->coherence == MARU_COHERENCE_HW)
-		fd = open(pi->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd >= 0 && !pool_src_is(fd, pi, gen)) {
-		close(fd);
-		fd = -1;
-	}
-	free(pi);
-	return fd;
-}
-
-/* The pool descriptor for generation gen, or -1 (read by copy then). */
-static int pool_src_fd(struct mfs *m, uint64_t gen)
-{
-	int fd;
-
-	pthread_mutex_lock(&pool_src.lock);
-	if (pool_src.gen != gen) {
-		if (pool_src.fd >= 0)
-			close(pool_src.fd);
-		pool_src.fd = pool_src_open(m, gen);
-		pool_src.gen = gen;
-	}
-	fd = pool_src.fd;
-	pthread_mutex_unlock(&pool_src.lock);
-	return fd;
-}
-
-/* Bufs of fd at the pool offsets of file bytes [off, off+len), or -EAGAIN. */
-static int src_bufs(int fd, const struct maru_extent *ext, ssize_t n, uint64_t off,
-		    uint64_t len, struct handle_src *src)
-{
-	uint64_t pos = 0, k;
-	ssize_t i;
-
-	src->bv.count = 0;
-	src->bv.idx = 0;
-	src->bv.off = 0;
-	for (i = 0; i < n && len; pos += ext[i].len, i++) {
-		if (off >= pos + ext[i].len)
-			continue;
-		if (src->bv.count == HANDLE_SRC_BUFS)
-			return -EAGAIN;
-		k = pos + ext[i].len - off < len ? pos + ext[i].len - off : len;
-		src->bv.buf[src->bv.count++] = (struct fuse_buf){
-			.size = k, .flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
-			.fd = fd, .pos = (off_t)(ext[i].off + off - pos) };
-		off += k;
-		len -= k;
-	}
-	return len ? -EAGAIN : 0;
-}
-
 /* The lease's extents for [off, off+size) of the pool file into src. */
 static int lease_src(struct handle *h, int fd, uint64_t gen, size_t size, off_t off,
 		     struct handle_src *src)
@@ -623,10 +561,10 @@ static int lease_src(struct handle *h, int fd, uint64_t gen, size_t size, off_t 
 		return (int)n;
 	if (n > SRC_EXTENTS)
 		return -EAGAIN;
-	if (src_bufs(fd, ext, n, (uint64_t)off, len, src))
+	if (poolsrc_bufs(&src->bv, HANDLE_SRC_BUFS, fd, ext, n, (uint64_t)off, len))
 		return -EAGAIN;
 	/* a restart since the extents were given would make them another's */
-	if (!pool_src_is(fd, &h->m->info, gen))
+	if (!poolsrc_is(fd, &h->m->info, gen))
 		return -EAGAIN;
 	return 0;
 }
@@ -649,7 +587,7 @@ int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src 
 		pend_put(p);
 		return -EAGAIN;
 	}
-	fd = pool_src_fd(h->m, gen);
+	fd = poolsrc_fd(h->m, gen);
 	if (fd < 0)
 		return -EAGAIN;
 	pthread_mutex_lock(&h->lock);
@@ -663,6 +601,19 @@ int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src 
 	return rc;
 }
 
+/*
+ * A direct_io write went around the kernel's page cache: pages other
+ * handles cached of what it replaced are dropped before it returns (the
+ * kernel drops them before the write, so a read racing it may have cached
+ * the old bytes again, and kernels before 6.6 do not drop them at all).
+ */
+static void direct_wrote(struct handle *h, struct pending *p)
+{
+	pend_direct_wrote(p);
+	if (pend_cached_users(p) > 0)
+		notify_inval_data(h->m->nt, h->ino);
+}
+
 ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off)
 {
 	struct pending *p;
@@ -673,6 +624,8 @@ ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off)
 	if (rc < 0)
 		return rc;
 	n = pend_write(p, buf, size, off);
+	if (n > 0 && h->direct)
+		direct_wrote(h, p);
 	handle_unpend(p);
 	return n;
 }

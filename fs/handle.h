@@ -54,6 +54,8 @@ int handle_fallocate(struct handle *h, uint64_t end);
 /* fstat: what this descriptor reads, even if its name is gone. */
 int handle_getattr(struct handle *h, uint64_t ino, struct maru_attr *a);
 int handle_is_writer(const struct handle *h);
+/* Opened for writing only: the kernel must bypass its page cache (direct_io). */
+int handle_is_direct(const struct handle *h);
 /* ftruncate through a writable handle. */
 int handle_truncate(struct handle *h, uint64_t size, struct maru_attr *a);
 

@@ -99,6 +99,9 @@ static void labelled(struct out *o, const struct counters *c)
 	    "marufs_invalidations_total{kind=\"entry\"} %" PRIu64 "\n"
 	    "marufs_invalidations_total{kind=\"inode\"} %" PRIu64 "\n",
 	    cnt(&c->inval_entry), cnt(&c->inval_inode));
+	one(o, "counter", "marufs_cache_stores_total",
+	    "Writes of small new files put into the kernel's page cache by marufs.",
+	    cnt(&c->cache_stores));
 	put(o, "# HELP marufs_hints_total user.maru.hint values accepted.\n"
 	    "# TYPE marufs_hints_total counter\n");
 	for (i = 0; i < HINT_COUNT; i++)

@@ -43,6 +43,7 @@ struct counters {
 	uint64_t lease_cache_hits;	/* opens served by a kept lease */
 	uint64_t inval_entry;
 	uint64_t inval_inode;
+	uint64_t cache_stores;		/* direct writes put into the page cache */
 	uint64_t lookup_pos;
 	uint64_t lookup_neg;
 	uint64_t events;

@@ -5,7 +5,9 @@
  * thread's acks) are queued by request handlers and the event thread and run
  * in order by one notifier thread: fuse_lowlevel_notify_* must never be
  * issued from a request handler, since the kernel may hold the very locks
- * the handler's request waits under. Also here: the expectations of
+ * the handler's request waits under. One exception, notify_store(): storing
+ * pages takes no inode lock, only the pages', which FLUSH and RELEASE do
+ * not hold. Also here: the expectations of
  * handlers waiting for the pool's event of their own change.
  *
  * The close-to-open wait. marud itself holds the reply to a publish, rename
@@ -167,6 +169,20 @@ void notify_inval_data(struct notifier *nt, uint64_t ino)
 
 	if (seq && nt->started)
 		job_wait(nt, seq);
+}
+
+int notify_store(struct notifier *nt, uint64_t ino, uint64_t off, const void *buf, size_t len)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(len);
+	int rc;
+
+	if (!nt)
+		return 0;
+	bv.buf[0].mem = (void *)buf;
+	rc = fuse_lowlevel_notify_store(nt->m->se, ino, (off_t)off, &bv, 0);
+	if (rc == 0)
+		CNT_INC(nt->m, cache_stores);
+	return rc;
 }
 
 void notify_inval_attr(struct notifier *nt, uint64_t ino, int wait)

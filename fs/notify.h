@@ -31,6 +31,13 @@ void notify_inval_entry(struct notifier *nt, uint64_t parent, const char *name, 
 void notify_inval_inode(struct notifier *nt, uint64_t ino);
 /* The same, returning once the kernel dropped the inode's cached pages. */
 void notify_inval_data(struct notifier *nt, uint64_t ino);
+/*
+ * Put buf, len bytes at off of ino, into the kernel's page cache now (not
+ * queued): only from a handler whose caller holds no lock of ino's pages
+ * (FLUSH, RELEASE: storing pages takes no inode lock either). 0, or -errno
+ * (the pages are then simply not cached).
+ */
+int notify_store(struct notifier *nt, uint64_t ino, uint64_t off, const void *buf, size_t len);
 /* Drop the kernel's attributes of ino, not its pages; wait: as above. */
 void notify_inval_attr(struct notifier *nt, uint64_t ino, int wait);
 void notify_inval_all(struct notifier *nt);

@@ -520,6 +520,7 @@ void ns_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	dcache_note(m->dc, parent, name, e.entry_timeout);
 	fi->fh = (uintptr_t)h;
 	fi->keep_cache = 0;
+	fi->direct_io = handle_is_direct(h);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		itab_forget(m->tab, a.ino, 1);
 		handle_close(h);

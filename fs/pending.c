@@ -33,6 +33,8 @@
 
 #include "pending_priv.h"
 
+#define STORE_MAX	(64u * 1024)	/* small files: lcache.c's bound */
+
 int ptab_new(struct ptab **out)
 {
 	struct ptab *pt = calloc(1, sizeof(*pt));
@@ -341,7 +343,7 @@ int pend_live(struct pending *p)
  * stay readable while its file is open, as an unlinked local file's do for
  * the descriptors that hold it. Under p->rw.
  */
-static int readable_locked(const struct pending *p)
+int pend_readable_locked(const struct pending *p)
 {
 	return p->file && !pend_stale(p);
 }
@@ -352,7 +354,7 @@ int pend_attr(struct pending *p, struct maru_attr *a)
 
 	pthread_rwlock_rdlock(&p->rw);
 	/* marud does not know the size a shm writer reached: the file does */
-	if (readable_locked(p))
+	if (pend_readable_locked(p))
 		rc = maru_file_attr(p->file, a);
 	pthread_rwlock_unlock(&p->rw);
 	return rc;
@@ -378,10 +380,12 @@ int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 
 /* ---- handle counts ---- */
 
-static void attach(struct pending *p, int writer, int *h_active)
+static void attach(struct pending *p, int writer, int direct, int *h_active)
 {
 	pend_get(p);
 	pthread_mutex_lock(&p->m->pt->lock);
+	if (!direct)
+		p->cached++;
 	if (writer) {
 		p->writers++;
 		p->active++;
@@ -394,11 +398,14 @@ static void attach(struct pending *p, int writer, int *h_active)
 }
 
 /* Returns the handles left; *writers_left. The ref is the caller's to drop. */
-static int detach(struct pending *p, int writer, int *h_active, int *writers_left)
+static int detach(struct pending *p, int writer, int direct, int *h_active,
+		  int *writers_left)
 {
 	int left;
 
 	pthread_mutex_lock(&p->m->pt->lock);
+	if (!direct)
+		p->cached--;
 	if (writer) {
 		p->writers--;
 		if (*h_active)
@@ -431,6 +438,21 @@ static void counts(struct pending *p, int *writers, int *active)
 	pthread_mutex_unlock(&p->m->pt->lock);
 }
 
+void pend_direct_wrote(struct pending *p)
+{
+	__atomic_store_n(&p->direct, 1, __ATOMIC_RELEASE);
+}
+
+int pend_cached_users(struct pending *p)
+{
+	int n;
+
+	pthread_mutex_lock(&p->m->pt->lock);
+	n = p->cached;
+	pthread_mutex_unlock(&p->m->pt->lock);
+	return n;
+}
+
 int pend_set_active(struct pending *p, int *h_active, int on)
 {
 	int active;
@@ -448,13 +470,13 @@ int pend_set_active(struct pending *p, int *h_active, int on)
 
 /* The rw lock orders these against close_file(), which closes a file only
  * when no handle is attached. */
-int pend_attach_writer(struct pending *p, int *h_active)
+int pend_attach_writer(struct pending *p, int direct, int *h_active)
 {
 	int rc = -EAGAIN;
 
 	pthread_rwlock_rdlock(&p->rw);
 	if (pend_live(p)) {
-		attach(p, 1, h_active);
+		attach(p, 1, direct, h_active);
 		rc = 0;
 	}
 	pthread_rwlock_unlock(&p->rw);
@@ -466,8 +488,8 @@ int pend_attach_reader(struct pending *p, int *h_active)
 	int rc = -EAGAIN;
 
 	pthread_rwlock_rdlock(&p->rw);
-	if (readable_locked(p)) {
-		attach(p, 0, h_active);
+	if (pend_readable_locked(p)) {
+		attach(p, 0, 0, h_active);
 		rc = 0;
 	}
 	pthread_rwlock_unlock(&p->rw);
@@ -582,6 +604,31 @@ static int publish_locked(struct pending *p, int *rc)
 	return 0;
 }
 
+/*
+ * A new file written through direct_io descriptors left the kernel none of
+ * its pages. If it is small, put its bytes there now, as the write-through
+ * cache would have, so that reading it back here costs no READ: at publish,
+ * when every write of the closing descriptor has returned (a store during a
+ * WRITE would be dropped by the kernel as that write ends). FLUSH and
+ * RELEASE hold no lock that storing pages takes.
+ */
+static void store_small(struct pending *p)
+{
+	uint64_t size = maru_file_size(p->file);
+	ssize_t n = -ENOENT;
+	char *buf;
+
+	if (size == 0 || size > STORE_MAX || !(buf = malloc(size)))
+		return;
+	pthread_rwlock_rdlock(&p->rw);
+	if (pend_readable_locked(p))
+		n = file_read_full(p->file, buf, size, 0);
+	pthread_rwlock_unlock(&p->rw);
+	if (n == (ssize_t)size)
+		notify_store(p->m->nt, p->ino, 0, buf, size);
+	free(buf);
+}
+
 int pend_finish(struct pending *p, int at_flush)
 {
 	struct notifier *nt = p->m->nt;
@@ -628,6 +675,8 @@ int pend_finish(struct pending *p, int at_flush)
 	if (fresh) {
 		if (!__atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
 			notify_inval_attr(nt, p->ino, 1);
+		else if (__atomic_load_n(&p->direct, __ATOMIC_ACQUIRE))
+			store_small(p);
 		return 0;
 	}
 	/* Close-to-open: return once the publish event was applied here (and
@@ -638,13 +687,13 @@ int pend_finish(struct pending *p, int at_flush)
 	return 0;
 }
 
-void pend_release(struct pending *p, int writer, int *h_active, int failed)
+void pend_release(struct pending *p, int writer, int direct, int *h_active, int failed)
 {
 	int left, wl;
 
 	if (failed)
 		pend_fail(p, -EIO);
-	left = detach(p, writer, h_active, &wl);
+	left = detach(p, writer, direct, h_active, &wl);
 	/* an unlinked file stays readable until its last reader closes */
 	if (writer && wl == 0 && !(left > 0 && __atomic_load_n(&p->unlinked, __ATOMIC_ACQUIRE)))
 		pend_finish(p, 0);
@@ -659,13 +708,13 @@ void pend_release(struct pending *p, int writer, int *h_active, int failed)
  * old without users meanwhile and close its file, the bytes the writer's
  * private copy (rewrite.c) is made of.
  */
-int pend_switch_writer(struct pending *old, struct pending *p, int *h_active)
+int pend_switch_writer(struct pending *old, struct pending *p, int direct, int *h_active)
 {
 	int active = 0, left, wl;
 
-	if (pend_attach_writer(p, &active) < 0)
+	if (pend_attach_writer(p, direct, &active) < 0)
 		return -EAGAIN;	/* stay on old: the caller retries */
-	left = detach(old, 1, h_active, &wl);
+	left = detach(old, 1, direct, h_active, &wl);
 	*h_active = active;
 	return left;
 }
@@ -681,210 +730,9 @@ void pend_unpin(struct pending *p)
 {
 	int active = 0, wl;
 
-	if (detach(p, 0, &active, &wl) == 0)
+	if (detach(p, 0, 0, &active, &wl) == 0)
 		close_file(p);
 	pend_put(p);
-}
-
-/* ---- I/O ---- */
-
-int pend_io_begin(struct pending *p)
-{
-	int st, err;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (pend_live(p))
-		return 0;
-	st = p->state;
-	err = p->err;
-	pthread_rwlock_unlock(&p->rw);
-	if (pend_stale(p)) {
-		RATELOG_WARN("write to version %" PRIu64 ": made before marud's pool "
-			     "generation changed: EIO", p->ino);
-		return -EIO;
-	}
-	if (st != PEND_FAILED)
-		return -EAGAIN;
-	RATELOG_WARN("write to version %" PRIu64 " refused: an earlier write in it "
-		     "failed (%s)", p->ino, maru_strerror(err));
-	return err;
-}
-
-void pend_io_end(struct pending *p)
-{
-	pthread_rwlock_unlock(&p->rw);
-}
-
-struct maru_file *pend_file_held(struct pending *p)
-{
-	return p->file;
-}
-
-void pend_mapped(struct pending *p)
-{
-	__atomic_store_n(&p->mapped, 1, __ATOMIC_RELEASE);
-	pend_touched(p, 1);
-}
-
-void pend_touched(struct pending *p, int wrote)
-{
-	__atomic_store_n(&p->modified, 1, __ATOMIC_RELEASE);
-	if (wrote)
-		__atomic_store_n(&p->wrote, 1, __ATOMIC_RELEASE);
-}
-
-ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
-{
-	size_t done = 0;
-	ssize_t n = 0;
-
-	while (done < size) {
-		n = maru_file_pwrite(p->file, buf + done, size - done, (uint64_t)off + done);
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	/* tests: the bytes are in the pending version, the writer not told yet */
-	if (done == size) {
-		int rc = FAILPOINT("marufs.write.mid");
-
-		if (rc < 0)
-			n = rc;
-	}
-	if (n < 0 || done < size) {
-		/* never publish a file a write failed in */
-		pend_fail(p, n < 0 ? (int)n : -EIO);
-		RATELOG_WARN("write of %zu bytes at %lld to version %" PRIu64 " failed "
-			     "after %zu: %s; it will not be published", size,
-			     (long long)off, p->ino, done,
-			     n < 0 ? maru_strerror((int)n) : "no progress (EIO)");
-		return n < 0 ? n : -EIO;
-	}
-	pend_touched(p, 1);
-	return (ssize_t)done;
-}
-
-int pend_truncate_held(struct pending *p, uint64_t size, struct maru_attr *a)
-{
-	int rc = maru_file_truncate(p->file, size);
-
-	if (rc == 0) {
-		pend_touched(p, 1);
-		rc = maru_file_attr(p->file, a);
-	}
-	if (rc < 0)
-		RATELOG_WARN("truncate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
-			     size, maru_strerror(rc));
-	return rc;
-}
-
-int pend_fallocate_held(struct pending *p, uint64_t end)
-{
-	struct maru_attr a;
-	int rc = maru_file_reserve(p->file, end);
-
-	if (rc == 0)
-		rc = maru_file_attr(p->file, &a);
-	if (rc == 0 && a.size < end) {
-		/* mode 0 extends the size, as POSIX requires */
-		rc = maru_file_truncate(p->file, end);
-		if (rc == 0)
-			pend_touched(p, 1);
-	}
-	if (rc < 0)
-		RATELOG_WARN("fallocate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
-			     end, maru_strerror(rc));
-	return rc;
-}
-
-int pend_truncate(struct pending *p, uint64_t size, int wrote)
-{
-	int rc = -ESTALE;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (pend_live(p)) {
-		rc = maru_file_truncate(p->file, size);
-		if (rc == 0)
-			pend_touched(p, wrote);
-	}
-	pthread_rwlock_unlock(&p->rw);
-	return rc;
-}
-
-int pend_reserve(struct pending *p, uint64_t bytes)
-{
-	int rc;
-
-	pthread_rwlock_rdlock(&p->rw);
-	rc = pend_live(p) ? maru_file_reserve(p->file, bytes) : -EPERM;
-	pthread_rwlock_unlock(&p->rw);
-	return rc;
-}
-
-int pend_with_file(struct pending *p, int (*fn)(void *arg, struct maru_file *f), void *arg)
-{
-	int rc = -ENOENT;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (readable_locked(p))
-		rc = fn(arg, p->file);
-	pthread_rwlock_unlock(&p->rw);
-	return rc;
-}
-
-ssize_t pend_read(struct pending *p, char *buf, size_t size, off_t off)
-{
-	ssize_t n = -ENOENT;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (readable_locked(p))
-		n = file_read_full(p->file, buf, size, off);
-	pthread_rwlock_unlock(&p->rw);
-	return n;
-}
-
-int pend_sync(struct pending *p)
-{
-	int rc = 0;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (pend_live(p))
-		rc = maru_file_sync(p->file);
-	else if (pend_stale(p))
-		rc = -EIO;
-	pthread_rwlock_unlock(&p->rw);
-	if (rc < 0)
-		RATELOG_WARN("fsync of version %" PRIu64 ": %s", p->ino,
-			     pend_stale(p) ? "made before marud's pool generation changed (EIO)" :
-			     maru_strerror(rc));
-	return rc;
-}
-
-/*
- * A writer killed mid-rewrite: its writes went through the page cache of the
- * inode it opened, the version it rewrites, which this mount keeps showing
- * (no FUSE_CAP_AUTO_INVAL_DATA). Drop those pages before its close returns,
- * so that a reader here never sees the half written bytes over the old ones.
- */
-void pend_set_killed(struct pending *p, int killed)
-{
-	__atomic_store_n(&p->killed, killed, __ATOMIC_RELEASE);
-	if (killed && p->src_ino && __atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
-		notify_inval_data(p->m->nt, p->src_ino);
-}
-
-int pend_zc_begin(struct pending *p, int writer, struct maru_file **f, int *pending,
-		  int *writable)
-{
-	pthread_rwlock_rdlock(&p->rw);
-	if (readable_locked(p) && p->state != PEND_DEAD) {
-		*f = p->file;
-		*pending = p->state == PEND_PENDING || p->state == PEND_FAILED;
-		*writable = writer && p->state == PEND_PENDING;
-		return 0;
-	}
-	pthread_rwlock_unlock(&p->rw);
-	return pend_stale(p) ? -EIO : -ENOENT;
 }
 
 struct pending *pend_new_detached(struct mfs *m, struct maru_file *f, uint64_t parent,

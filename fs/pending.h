@@ -67,10 +67,18 @@ int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a);
 
 /* ---- handles ---- */
 
-/* A writer handle attaches while p is live (-EAGAIN if it is not any more). */
-int pend_attach_writer(struct pending *p, int *h_active);
+/*
+ * A writer handle attaches while p is live (-EAGAIN if it is not any more).
+ * direct: its writes bypass the kernel's page cache (a direct_io handle).
+ */
+int pend_attach_writer(struct pending *p, int direct, int *h_active);
 /* A reader attaches while p is readable (-EAGAIN if not); takes a ref. */
 int pend_attach_reader(struct pending *p, int *h_active);
+/* A direct_io handle wrote p: the kernel's page cache has none of it. */
+void pend_direct_wrote(struct pending *p);
+/* Handles on p whose kernel file caches pages: readers, writers not direct
+ * (a direct writer must drop those pages of what it overwrote). */
+int pend_cached_users(struct pending *p);
 /* Set the handle's active flag; returns the pending's active writer count. */
 int pend_set_active(struct pending *p, int *h_active, int on);
 /*
@@ -78,13 +86,13 @@ int pend_set_active(struct pending *p, int *h_active, int on);
  * still due; the last handle closes the file. failed: never publish (a
  * zero-copy writer that died with its mapping, shutdown).
  */
-void pend_release(struct pending *p, int writer, int *h_active, int failed);
+void pend_release(struct pending *p, int writer, int direct, int *h_active, int failed);
 /*
  * A writer moves from old to p (copy-on-write): returns the handles left on
  * old, to hand to pend_let_go() with the handle's old ref once the handle's
  * lock is dropped; -EAGAIN: p is not live, the writer stays on old.
  */
-int pend_switch_writer(struct pending *old, struct pending *p, int *h_active);
+int pend_switch_writer(struct pending *old, struct pending *p, int direct, int *h_active);
 void pend_let_go(struct pending *old, int left);
 /* A pin on a pending (pin.c) ends unused: detach its reader, drop its ref. */
 void pend_unpin(struct pending *p);

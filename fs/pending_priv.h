@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs/pending_priv.h: the layout of a pending version and of this mount's
- * table of them, for pending.c alone (which owns every field: see its
- * header for what they mean and the locks that guard them). Kept out of
- * pending.c only to keep that file within the size the house style allows.
+ * table of them, for pending.c, which owns every field (see its header for
+ * what they mean and the locks that guard them), and pendio.c, which does
+ * I/O on the file of one under p->rw.
  */
 #ifndef MARUFS_PENDING_PRIV_H
 #define MARUFS_PENDING_PRIV_H
@@ -42,12 +42,15 @@ struct pending {
 	int unlinked;		/* name removed: never publish */
 	int killed;		/* last flush came from a task dying of a signal */
 	int mapped;		/* a zero-copy mapping wrote bytes the kernel never saw */
+	int direct;		/* a direct_io write did: the kernel cached none of them */
 	int published;		/* ino became the published version (stays set) */
 	int refs;
 	/* under pt->lock: */
 	uint64_t parent;
 	char *name;
 	int writers, readers, active;
+	int cached;		/* handles that go through the kernel's page cache
+				 * of the inode: readers, writers not direct_io */
 	int in_table;
 	struct pending *hnext;
 };
@@ -57,5 +60,8 @@ struct ptab {
 	struct pending *b[PEND_BUCKETS];
 	size_t count;
 };
+
+/* p's bytes are readable (its file open, its generation current); p->rw held. */
+int pend_readable_locked(const struct pending *p);
 
 #endif

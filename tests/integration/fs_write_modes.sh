@@ -6,7 +6,9 @@
 # without O_TRUNC (starts as a copy of the old bytes), O_APPEND, O_TRUNC,
 # truncate/ftruncate, fallocate mode 0 (other modes EOPNOTSUPP), a reader that
 # keeps the old version across a rewrite, several descriptors writing one
-# file, and fsync (data in the pool, not published).
+# file, fsync (data in the pool, not published), and a write-only
+# descriptor (direct_io) overwriting what a reader here cached, and small
+# files it wrote kept in the kernel's cache.
 . "$(dirname "$0")/lib/common.sh"
 
 marud_start
@@ -198,6 +200,57 @@ assert (st2.st_mode & 0o7777, st2.st_uid, st2.st_gid) == (0o600, 1234, 5678), \
 with open(f"{m2}/attrs", "rb") as f:     # llm-d: the tail after SEEK_END
     f.seek(-7, os.SEEK_END)
     assert f.read() == b"payload"
+PY
+
+# A descriptor open for writing only writes around the kernel's page cache
+# (direct_io): pages a reader on the same mount cached of what it then
+# overwrites are dropped before its write returns, so the reader's next
+# read, and every open after the publish, sees the new bytes.
+python3 - "$MNT" "$MNT2" <<'PY' || fail "write-only writer beside a caching reader"
+import os, sys
+m, m2 = sys.argv[1], sys.argv[2]
+for rnd in range(3):
+    p = f"{m}/wo{rnd}"
+    w = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    assert os.write(w, b"a" * 65536) == 65536
+    r = os.open(p, os.O_RDONLY)                 # attaches to the pending file
+    assert os.pread(r, 65536, 0) == b"a" * 65536, "reader of the pending file"
+    assert os.pwrite(w, b"b" * 4096, 8192) == 4096
+    got = os.pread(r, 65536, 0)
+    assert got == b"a" * 8192 + b"b" * 4096 + b"a" * 53248, \
+        f"round {rnd}: the reader kept its cached pages: {got[8192:8200]!r}"
+    os.close(w)                                 # publishes (the reader stays)
+    with open(p, "rb") as f:
+        assert f.read()[8192:8200] == b"b" * 8, "an open after the publish"
+    os.close(r)
+    with open(p, "rb") as f:
+        assert f.read() == b"a" * 8192 + b"b" * 4096 + b"a" * 53248
+    with open(f"{m2}/wo{rnd}", "rb") as f:
+        assert f.read()[8192:8200] == b"b" * 8, "the other mount"
+PY
+
+# A small new file written through a write-only descriptor is put into the
+# kernel's page cache at its publish (marufs_cache_stores_total): reading it
+# back on this mount takes no READ, as when writes went through the cache.
+python3 - "$MNT" <<'PY' || fail "small write-only files kept in the kernel's cache"
+import os, sys
+m = sys.argv[1]
+def stats():
+    with open(f"{m}/.maru/stats") as f:
+        v = dict(l.split()[:2] for l in f if l[0] != "#")
+    return int(v['marufs_fuse_ops_total{op="read"}']), int(v["marufs_cache_stores_total"])
+os.mkdir(f"{m}/small")
+for i in range(20):
+    with open(f"{m}/small/{i}", "wb") as f:
+        f.write(bytes([65 + i]) * 3000)
+s0 = stats(); s1 = stats(); cost = s1[0] - s0[0]
+for i in range(20):
+    with open(f"{m}/small/{i}", "rb") as f:
+        assert f.read() == bytes([65 + i]) * 3000
+s2 = stats()
+reads = s2[0] - s1[0] - cost
+assert reads == 0, f"{reads} READs for 20 small files just written"
+assert s2[1] >= 20, f"only {s2[1]} stores"
 PY
 
 marufs_umount "$MNT2"

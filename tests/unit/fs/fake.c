@@ -581,6 +581,16 @@ int __wrap_fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t 
 	return 0;
 }
 
+int __wrap_fuse_lowlevel_notify_store(struct fuse_session *se, fuse_ino_t ino, off_t off,
+				       struct fuse_bufvec *bufv, enum fuse_buf_copy_flags flags);
+int __wrap_fuse_lowlevel_notify_store(struct fuse_session *se, fuse_ino_t ino, off_t off,
+				       struct fuse_bufvec *bufv, enum fuse_buf_copy_flags flags)
+{
+	__atomic_add_fetch(&fk.stores, 1, __ATOMIC_SEQ_CST);
+	fk.last_store_ino = ino;
+	return 0;
+}
+
 int __wrap_fuse_lowlevel_notify_poll(struct fuse_pollhandle *ph);
 int __wrap_fuse_lowlevel_notify_poll(struct fuse_pollhandle *ph)
 {

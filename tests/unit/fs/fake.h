@@ -20,7 +20,7 @@
 struct fake_ver {
 	uint64_t ino, parent;
 	char name[64];
-	char data[4096];
+	char data[72 * 1024];	/* past the 64 KiB a small file is */
 	size_t size;
 	uint64_t reserved;
 	int published, used;
@@ -38,6 +38,8 @@ struct fake {
 	char last_buf[8192];
 	size_t last_len, last_xattr;
 	int inval_entries, inval_inodes;
+	int stores;		/* fuse_lowlevel_notify_store() calls */
+	uint64_t last_store_ino;
 	char last_inval[64];
 };
 

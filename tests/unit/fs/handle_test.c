@@ -6,7 +6,9 @@
  * O_TRUNC rewrites; a stale open asks for a pin; zero-copy holds keep a
  * flush from publishing; handles of an older generation fail with EIO; a
  * copy-on-write that loses its race to a publish keeps its old version's
- * bytes for the private copy it falls back to.
+ * bytes for the private copy it falls back to; write-only descriptors are
+ * direct_io: they drop what readers here cached of what they overwrite, and a
+ * small new file they wrote is stored in the kernel's cache at publish.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #include "fake.h"
 #include "handle.h"
 #include "inode.h"
+#include "notify.h"
 #include "pin.h"
 
 static struct mfs m;
@@ -288,6 +291,65 @@ static void test_cow_loses_race_to_publish(void **state)
 	assert_reads(fake_named(1, "cw")->ino, "new");
 }
 
+/*
+ * A descriptor open for writing only is direct_io (its writes bypass the
+ * kernel's page cache); read-write ones are not. A direct write drops the
+ * inode's pages (before it returns) only while a handle that caches them,
+ * here a reader of the pending file, is attached. A small new file written
+ * that way is stored in the kernel's cache when it is published; a large
+ * one, one written through the cache and a rewrite (the kernel's inode is
+ * the old version) are not.
+ */
+static void test_write_only_is_direct(void **state)
+{
+	static char big[1000];
+	struct handle *w, *rw, *r, *o, *l;
+	struct maru_attr at, at2, at3;
+	int keep, direct;
+	uint64_t ino;
+
+	memset(big, 'b', sizeof(big) - 1);
+	assert_int_equal(notify_start(m.nt), 0);
+	w = create("wo", &at);
+	assert_true(handle_is_direct(w));
+	put(w, "first", 0);
+	assert_int_equal(fk.inval_inodes, 0);	/* nobody caches its pages */
+	assert_int_equal(handle_open(&m, at.ino, O_RDONLY, &r, &keep, &direct), 0);
+	assert_false(direct);
+	put(w, "again", 0);
+	assert_int_equal(fk.inval_inodes, 1);	/* the reader's pages dropped */
+	handle_close(r);
+	put(w, "third", 0);
+	assert_int_equal(fk.inval_inodes, 1);
+	assert_int_equal(fk.stores, 0);
+	handle_close(w);			/* publishes */
+	assert_int_equal(fk.stores, 1);		/* small, new, written direct */
+	assert_int_equal(fk.last_store_ino, at.ino);
+	assert_int_equal(handle_create(&m, 1, "rw", 0644, 0, 0, O_RDWR | O_CREAT, &rw, &at2), 0);
+	assert_false(handle_is_direct(rw));
+	put(rw, "rw", 0);
+	handle_close(rw);
+	l = create("large", &at3);
+	put(l, big, 66000);
+	handle_close(l);
+	assert_int_equal(fk.stores, 1);
+	ino = fake_named(1, "wo")->ino;
+	itab_remember(m.tab, ino, 1, "wo");
+	assert_int_equal(handle_open(&m, ino, O_WRONLY, &o, &keep, &direct), 0);
+	assert_true(direct);
+	put(o, "x", 0);
+	handle_close(o);	/* publishes: ino is the old version now */
+	assert_int_equal(fk.stores, 1);		/* a rewrite */
+	itab_forget(m.tab, ino, 1);
+	ino = fake_named(1, "wo")->ino;
+	itab_remember(m.tab, ino, 1, "wo");
+	assert_int_equal(handle_open(&m, ino, O_RDWR, &o, &keep, &direct), 0);
+	assert_false(direct);
+	handle_close(o);
+	itab_forget(m.tab, ino, 1);
+	notify_stop(m.nt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +362,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_older_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_truncate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_only_is_direct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_loses_race_to_publish, setup,
 						teardown),
 	};

@@ -43,7 +43,7 @@ static struct pending *new_writer(const char *name, uint64_t src, int modified, 
 	assert_int_equal(maru_file_create(NULL, 1, name, 0100644, 0, 0, 0, 0, &f), 0);
 	p = pend_adopt(&m, f, 1, name, src, modified);
 	assert_non_null(p);
-	assert_int_equal(pend_attach_writer(p, act), 0);
+	assert_int_equal(pend_attach_writer(p, 0, act), 0);
 	return p;
 }
 
@@ -71,7 +71,7 @@ static void test_publish_at_flush(void **state)
 	assert_int_equal(pend_io_begin(p), -EAGAIN);	/* a write needs a new version */
 	assert_int_equal(pend_attr(p, &a), 0);	/* still readable */
 	assert_int_equal(a.size, 5);
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	assert_int_equal(fk.publishes, 1);	/* release does not publish again */
 	assert_int_equal(m.cnt.publishes, 1);
 	pend_put(p);
@@ -88,7 +88,7 @@ static void test_empty_flush_then_release(void **state)
 	assert_int_equal(fk.publishes, 0);
 	assert_ptr_equal(pend_find(&m, 1, "b"), p);
 	pend_put(p);
-	pend_release(p, 1, &act, 0);	/* the last writer goes: publish */
+	pend_release(p, 1, 0, &act, 0);	/* the last writer goes: publish */
 	assert_int_equal(fk.publishes, 1);
 	pend_put(p);
 }
@@ -106,7 +106,7 @@ static void test_failed_write_never_publishes(void **state)
 	assert_int_equal(pend_finish(p, 1), -ENOSPC);
 	assert_int_equal(fk.publishes, 0);
 	assert_int_equal(m.cnt.abandons, 1);
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	assert_int_equal(fk.publishes, 0);
 	pend_put(p);
 }
@@ -120,17 +120,17 @@ static void test_unlinked_killed_untouched(void **state)
 	write_text(p, "x");
 	pend_detach_name(&m, 1, "d");
 	assert_null(pend_find(&m, 1, "d"));
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 
 	p = new_writer("e", 0, 1, &act);
 	write_text(p, "x");
 	pend_set_killed(p, 1);
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 
 	p = new_writer("f", 55, 0, &act);	/* a rewrite nobody changed */
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 	assert_int_equal(fk.publishes, 0);
 	assert_int_equal(m.cnt.abandons, 3);
@@ -158,7 +158,7 @@ static void test_one_pending_per_name(void **state)
 	assert_int_equal(pend_where(p, &parent, name, sizeof(name)), 0);
 	assert_int_equal(parent, 2);
 	assert_string_equal(name, "h");
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 	assert_int_equal(pend_count(&m), 0);
 }
@@ -174,7 +174,7 @@ static void test_refused_publish(void **state)
 	fk.publish_rc = -ENOENT;	/* the directory went away meanwhile */
 	assert_int_equal(pend_finish(p, 1), 0);
 	assert_int_equal(m.cnt.publish_failures, 1);
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 
 	p = new_writer("j", 0, 1, &act);
@@ -183,7 +183,7 @@ static void test_refused_publish(void **state)
 	fk.publish_rc = -ENOSPC;
 	assert_int_equal(pend_finish(p, 1), -ENOSPC);
 	fk.publish_rc = 0;
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 	assert_int_equal(fk.publishes, 0);
 }
@@ -204,7 +204,7 @@ static void test_older_generation(void **state)
 	assert_int_equal(pend_sync(p), -EIO);
 	pend_set_active(p, &act, 0);
 	assert_int_equal(pend_finish(p, 1), -EIO);
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 	assert_int_equal(fk.publishes, 0);
 }
@@ -219,7 +219,7 @@ static void test_reader_keeps_abandoned_bytes(void **state)
 	write_text(p, "kept");
 	assert_int_equal(pend_attach_reader(p, &ract), 0);
 	pend_detach_name(&m, 1, "l");
-	pend_release(p, 1, &act, 0);	/* abandoned: a reader is still there */
+	pend_release(p, 1, 0, &act, 0);	/* abandoned: a reader is still there */
 	assert_int_equal(fk.publishes, 0);
 	assert_int_equal(pend_read(p, buf, sizeof(buf) - 1, 0), 4);
 	assert_string_equal(buf, "kept");
@@ -251,7 +251,7 @@ static void test_size_overlay(void **state)
 	assert_int_equal(a.size, 2);
 	assert_int_equal(pend_reserve(p, 1 << 16), 0);
 	assert_int_equal(fake_ver(pend_ino(p))->reserved, 1 << 16);
-	pend_release(p, 1, &act, 0);
+	pend_release(p, 1, 0, &act, 0);
 	assert_int_equal(fk.publishes, 1);
 	assert_int_equal(pend_reserve(p, 1), -EPERM);	/* published: immutable */
 	itab_forget(m.tab, src, 1);

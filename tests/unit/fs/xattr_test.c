@@ -105,7 +105,7 @@ static void test_size(void **state)
 	assert_int_equal(set("user.maru.size", "2M"), EPERM);	/* published: immutable */
 	assert_int_equal(maru_file_create(NULL, 1, "f", 0100644, 0, 0, 0, 0, &f), 0);
 	p = pend_adopt(&m, f, 1, "f", ino, 1);
-	assert_int_equal(pend_attach_writer(p, &act), 0);
+	assert_int_equal(pend_attach_writer(p, 0, &act), 0);
 	pend_link_ino(&m, ino, p);
 	assert_int_equal(set("user.maru.size", "2M\n"), 0);
 	assert_int_equal(fake_ver(pend_ino(p))->reserved, 2 << 20);
@@ -113,7 +113,7 @@ static void test_size(void **state)
 	assert_int_equal(set("user.maru.size", ""), EINVAL);
 	assert_int_equal(get("user.maru.state", 64), 0);
 	assert_string_equal(fk.last_buf, "pending");	/* this mount's version */
-	pend_release(p, 1, &act, 1);	/* failed: nothing published */
+	pend_release(p, 1, 0, &act, 1);	/* failed: nothing published */
 	pend_put(p);
 }
 
