@@ -53,6 +53,7 @@ struct config {
 	uint64_t meta_size;		/* 0: as recorded, else 1/32 of the pool */
 	int fresh;			/* start empty, forgetting the pool's names */
 	int journal;			/* 0: keep no journal (--no-journal) */
+	int prealloc;			/* reserve every pool page at start */
 	/* Region extension (daemon/ext/): NAME or PATH, and its config. */
 	char region_ext[PATH_MAX];
 	char region_ext_config[1024];

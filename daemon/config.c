@@ -254,6 +254,11 @@ static int set_fresh(struct config *c, const char *v, int layer)
 	return parse_yesno(v, &c->fresh);
 }
 
+static int set_prealloc(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->prealloc);
+}
+
 static int set_journal(struct config *c, const char *v, int layer)
 {
 	return parse_yesno(v, &c->journal);
@@ -321,6 +326,7 @@ static const struct config_key config_keys[] = {
 	{ "meta-size", set_meta_size },
 	{ "fresh", set_fresh },
 	{ "journal", set_journal },
+	{ "prealloc", set_prealloc },
 	{ "region-extension", set_region_ext },
 	{ "region-extension-config", set_region_ext_config },
 	{ "memory-generation-poll-ms", set_memgen_poll },
@@ -486,7 +492,7 @@ void config_usage(FILE *out)
 		"             [--key-file PATH] [--max-conns N] [--max-frame BYTES]\n"
 		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
 		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n"
-		"             [--meta-size BYTES] [--fresh] [--no-journal]\n"
+		"             [--meta-size BYTES] [--fresh] [--no-journal] [--prealloc]\n"
 		"             [--region-extension NAME|PATH] [--region-extension-config STRING]\n"
 		"             [--memory-generation-poll-ms MS] [--memory-generation-grace-ms MS]\n");
 }
@@ -537,6 +543,7 @@ static const struct option long_opts[] = {
 	{ "meta-size", required_argument, NULL, 0 },
 	{ "fresh", no_argument, NULL, 0 },
 	{ "no-journal", no_argument, NULL, 0 },
+	{ "prealloc", no_argument, NULL, 0 },
 	{ "region-extension", required_argument, NULL, 0 },
 	{ "region-extension-config", required_argument, NULL, 0 },
 	{ "memory-generation-poll-ms", required_argument, NULL, 0 },
@@ -554,9 +561,11 @@ int config_parse_args(int argc, char **argv, struct config_args *a)
 	while ((ch = getopt_long(argc, argv, "dnvf:D:h", long_opts, &idx)) != -1) {
 		switch (ch) {
 		case 0:
-			/* The two flags are their config keys with a fixed value. */
+			/* The flags are their config keys with a fixed value. */
 			if (!strcmp(long_opts[idx].name, "fresh"))
 				rc = add_def(a, "fresh", 5, "yes");
+			else if (!strcmp(long_opts[idx].name, "prealloc"))
+				rc = add_def(a, "prealloc", 8, "yes");
 			else if (!strcmp(long_opts[idx].name, "no-journal"))
 				rc = add_def(a, "journal", 7, "no");
 			else
@@ -779,6 +788,7 @@ void config_print(const struct config *c, FILE *out)
 		fprintf(out, "meta-size: as the pool records (new pool: 1/32 of it, at most 2 GiB)\n");
 	fprintf(out, "journal: %s%s\n", c->journal ? "yes" : "no",
 		c->fresh ? " (fresh: start empty)" : "");
+	fprintf(out, "prealloc: %s\n", c->prealloc ? "yes" : "no");
 	fprintf(out, "region-extension: %s\n", c->region_ext[0] ? c->region_ext : "(none)");
 	if (c->region_ext[0])
 		fprintf(out, "region-extension-config: %s\n"
@@ -831,6 +841,7 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("size", o->size != n->size);
 	restart += restart_needed("meta-size", o->meta_size != n->meta_size);
 	restart += restart_needed("journal", o->journal != n->journal);
+	restart += restart_needed("prealloc", o->prealloc != n->prealloc);
 	restart += restart_needed("region-extension",
 				  strcmp(o->region_ext, n->region_ext) != 0 ||
 				  strcmp(o->region_ext_config, n->region_ext_config) != 0);

@@ -112,6 +112,10 @@ static int server_pool(struct server *srv, int *fresh)
 		log_warn(rc, "pool %s", cfg->pool);
 		return rc;
 	}
+	if (cfg->prealloc && (rc = pool_reserve(srv->pool))) {
+		pool_discard_created(srv->pool);
+		return rc;
+	}
 	if (!srv->ext)
 		return 0;
 	rc = ext_attach(srv->ext, srv->pool,

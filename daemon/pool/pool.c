@@ -12,11 +12,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pool.h"
 #include "superblock.h"
@@ -323,6 +325,27 @@ void pool_discard_created(struct pool *p)
 	else
 		log_warn(-errno, "pool: %s, created by a start that failed: unlink", p->path);
 	p->created = 0;
+}
+
+int pool_reserve(struct pool *p)
+{
+	uint64_t t0 = mono_ns();
+	int rc;
+
+	if (p->ops->kind == POOL_DAX)
+		return 0;	/* device memory: every page is there */
+	do
+		rc = fallocate(p->fd, 0, 0, (off_t)p->size);
+	while (rc && errno == EINTR);
+	if (rc) {
+		rc = -errno;
+		log_warn(rc, "pool: %s: cannot reserve its %llu MiB (prealloc)", p->path,
+			 (unsigned long long)(p->size >> 20));
+		return rc;
+	}
+	log_info("pool: %s: %llu MiB reserved in %.2f s (prealloc)", p->path,
+		 (unsigned long long)(p->size >> 20), (double)(mono_ns() - t0) / 1e9);
+	return 0;
 }
 
 int pool_persist(struct pool *p, uint64_t off, uint64_t len)

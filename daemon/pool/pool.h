@@ -72,6 +72,13 @@ void pool_close(struct pool *p);
 /* A start that failed: remove the backing file if this open created it. */
 void pool_discard_created(struct pool *p);
 int pool_persist(struct pool *p, uint64_t off, uint64_t len);
+/*
+ * Give every page of a shm: or file: pool its memory (or disk blocks) now,
+ * so that a store never finds /dev/shm or the disk full (SIGBUS in the
+ * writer) and no write pays for a first touch; nothing to do for dax:.
+ * 0, or -errno (ENOSPC: there is not that much room), logged.
+ */
+int pool_reserve(struct pool *p);
 const char *pool_kind_name(enum pool_kind k);
 
 /* Backend tables (pool/shm.c, pool/file.c, pool/dax.c). */

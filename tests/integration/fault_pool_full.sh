@@ -11,6 +11,7 @@
 # mount keeps its bytes while the other fills the pool (eviction on), and
 # with --eviction none a write that does not fit fails with ENOSPC while
 # every stored file stays whole. Each run ends with the books balanced.
+# Last, --prealloc refuses at start a pool its filesystem cannot hold.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/fault.sh"
 
@@ -80,4 +81,25 @@ done
 wait_settled 10
 marufs_umount "$M2"
 marufs_umount "$M1"
+marud_stop
+
+# --prealloc: a pool its filesystem has no room for is refused at start
+# (ENOSPC, said in the log, nothing left behind), not found out later as a
+# SIGBUS in a writer storing into a page the filesystem cannot give; one
+# that fits has every page allocated before marud serves.
+SMALL=$T/small
+mkdir -p "$SMALL"
+mount -t tmpfs -o size=32M tmpfs "$SMALL" || fail "cannot mount a tmpfs for the prealloc case"
+on_exit "umount -l '$SMALL' 2>/dev/null || true"
+if timeout 20 "$MARUD" -d --pool "file:$SMALL/pool" --size 64M --prealloc \
+	--listen "unix:$T/prealloc.sock" >"$T/prealloc.log" 2>&1; then
+	fail "a 64 MiB pool was preallocated in a 32 MiB tmpfs"
+fi
+grep -q "cannot reserve its 64 MiB (prealloc): No space left on device" "$T/prealloc.log" ||
+	fail "no reason logged: $(cat "$T/prealloc.log")"
+[ ! -e "$SMALL/pool" ] || fail "the refused pool file was left behind"
+marud_start --pool "file:$SMALL/pool" --size 16M --prealloc
+assert_eq "$(( $(stat -c %b "$SMALL/pool") * $(stat -c %B "$SMALL/pool") ))" $((16 << 20)) \
+	"bytes allocated to a preallocated 16 MiB pool"
+grep -q "16 MiB reserved in" "$T/marud.log" || fail "the reservation was not logged"
 marud_stop

@@ -72,6 +72,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.grace_ms, 30000);
 	assert_int_equal(c.max_leases, 65536);
 	assert_int_equal(c.ack_ms, 50);
+	assert_int_equal(c.prealloc, 0);
 	assert_string_equal(errbuf, "");
 }
 
@@ -91,6 +92,7 @@ static void test_good_file(void **state)
 		"max-leases = 0\n"
 		"max-pending = 1G\n"
 		"ack-timeout-ms = 0\n"
+		"prealloc = yes\n"
 		"  verbose=2  \n", 0644);
 	struct config c;
 
@@ -107,6 +109,7 @@ static void test_good_file(void **state)
 	assert_int_equal(c.max_leases, 0);
 	assert_int_equal(c.max_pending, 1ull << 30);
 	assert_int_equal(c.ack_ms, 0);
+	assert_int_equal(c.prealloc, 1);
 	assert_int_equal(c.verbose, 2);
 	assert_string_equal(c.file, path);
 	assert_string_equal(errbuf, "");
@@ -179,22 +182,24 @@ static void test_overrides(void **state)
 static void test_parse_args(void **state)
 {
 	char *argv1[] = { "marud", "-d", "-n", "-v", "-v", "-f", "/etc/m.conf",
-			  "-D", "grace = 3", "--max-leases", "4", NULL };
+			  "-D", "grace = 3", "--max-leases", "4", "--prealloc", NULL };
 	char *argv2[] = { "marud", "-D", "novalue", NULL };
 	char *argv3[] = { "marud", "stray", NULL };
 	struct config_args a;
 	FILE *saved = stderr;
 
-	assert_int_equal(config_parse_args(11, argv1, &a), 0);
+	assert_int_equal(config_parse_args(12, argv1, &a), 0);
 	assert_int_equal(a.foreground, 1);
 	assert_int_equal(a.check_only, 1);
 	assert_int_equal(a.verbose, 2);
 	assert_string_equal(a.file, "/etc/m.conf");
-	assert_int_equal(a.ndefs, 2);
+	assert_int_equal(a.ndefs, 3);
 	assert_string_equal(a.defs[0].key, "grace");
 	assert_string_equal(a.defs[0].value, "3");
 	assert_string_equal(a.defs[1].key, "max-leases");
 	assert_string_equal(a.defs[1].value, "4");
+	assert_string_equal(a.defs[2].key, "prealloc");	/* the flag is its key */
+	assert_string_equal(a.defs[2].value, "yes");
 	/* Usage goes to stderr on errors: keep the test output clean. */
 	stderr = fopen("/dev/null", "w");
 	assert_int_equal(config_parse_args(3, argv2, &a), -EINVAL);

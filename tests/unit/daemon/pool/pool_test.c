@@ -148,6 +148,26 @@ static void test_shm_create(void **state)
 	shm_unlink_tag("create");
 }
 
+/* --prealloc: a sparse shm pool gets every page now (st_blocks says so). */
+static void test_shm_reserve(void **state)
+{
+	char uri[128];
+	struct pool *p;
+	struct stat st;
+
+	shm_uri(uri, sizeof(uri), "reserve");
+	assert_int_equal(pool_open(uri, 64 * MiB, 7, &p), 0);
+	assert_int_equal(fstat(p->fd, &st), 0);
+	assert_true((uint64_t)st.st_blocks * 512 < 64 * MiB);	/* sparse */
+	assert_int_equal(pool_reserve(p), 0);
+	assert_int_equal(fstat(p->fd, &st), 0);
+	assert_int_equal((uint64_t)st.st_blocks * 512, 64 * MiB);
+	assert_int_equal(st.st_size, 64 * MiB);
+	assert_sb_matches(p);			/* the superblock is untouched */
+	pool_close(p);
+	shm_unlink_tag("reserve");
+}
+
 static void test_shm_reopen_keeps_uuid(void **state)
 {
 	char uri[128];
@@ -667,6 +687,7 @@ static void test_dax_size_from_device(void **state)
 	assert_int_equal(pool_persist(p, p->data_off + 63, 8), 0);
 	assert_int_equal(pool_persist(p, 0, p->size), 0);
 	assert_int_equal(pool_persist(p, p->size - 1, 2), -EINVAL);
+	assert_int_equal(pool_reserve(p), 0);	/* device memory: nothing to do */
 
 	/* Claimed: a second marud is refused. */
 	assert_int_equal(pool_open("dax:/dev/dax0.0", 0, 6, &q), -EBUSY);
@@ -809,6 +830,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shm_create),
+		cmocka_unit_test(test_shm_reserve),
 		cmocka_unit_test(test_shm_reopen_keeps_uuid),
 		cmocka_unit_test(test_shm_size_rounding),
 		cmocka_unit_test(test_shm_default_size),
