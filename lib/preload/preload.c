@@ -61,6 +61,7 @@
 #define FUSE_SUPER_MAGIC	0x65735546
 #define DEFAULT_MIN		(256u << 10)
 #define TAB_SIZE		256
+#define KEPT_MAX		32	/* mappings kept for reopens */
 
 typedef ssize_t (*read_fn)(int, void *, size_t);
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
@@ -211,16 +212,90 @@ __attribute__((constructor)) static void preload_ctor(void)
 	setup();
 }
 
+/* ---- mappings kept across opens ---- */
+
+/*
+ * The mappings of the last KEPT_MAX descriptors closed, by (st_dev, st_ino):
+ * a marufs inode is one published version, immutable, so a new descriptor
+ * of it is a new lease on the same bytes at the same extents, and its reads
+ * need not ask marufs for them again (MARUFS_IOC_EXTENTS, a FUSE round trip
+ * per open). A kept mapping is only taken by a descriptor of its version
+ * (which holds the lease while it reads), and is checked against marud's
+ * generation like any other. A fork child unmaps what it inherited.
+ */
+static struct {
+	dev_t dev;
+	ino_t ino;
+	struct maru_map *m;
+} kept[KEPT_MAX];
+static unsigned int kept_next;
+static int kept_stale;		/* a fork child's: unmap them all */
+
+static void unmap_quiet(struct maru_map *m)
+{
+	if (!m)
+		return;
+	in_shim++;
+	maru_unmap(m);
+	in_shim--;
+}
+
+/* Keep m for the next open of (dev, ino); the slot's older mapping goes. */
+static void kept_put(dev_t dev, ino_t ino, struct maru_map *m)
+{
+	struct maru_map *old;
+
+	pthread_mutex_lock(&tab_lock);
+	old = kept[kept_next].m;
+	kept[kept_next].dev = dev;
+	kept[kept_next].ino = ino;
+	kept[kept_next].m = m;
+	kept_next = (kept_next + 1) % KEPT_MAX;
+	pthread_mutex_unlock(&tab_lock);
+	unmap_quiet(old);
+}
+
+/* The kept mapping of (dev, ino), now the caller's, or NULL. */
+static struct maru_map *kept_take(dev_t dev, ino_t ino)
+{
+	struct maru_map *m = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&tab_lock);
+	for (i = 0; i < KEPT_MAX && !m; i++) {
+		if (kept[i].m && kept[i].dev == dev && kept[i].ino == ino) {
+			m = kept[i].m;
+			kept[i].m = NULL;
+		}
+	}
+	pthread_mutex_unlock(&tab_lock);
+	return m;
+}
+
+static void kept_purge(void)
+{
+	struct maru_map *m;
+	unsigned int i;
+
+	for (i = 0; i < KEPT_MAX; i++) {
+		pthread_mutex_lock(&tab_lock);
+		m = kept[i].m;
+		kept[i].m = NULL;
+		pthread_mutex_unlock(&tab_lock);
+		unmap_quiet(m);
+	}
+}
+
 /* ---- the read cache ---- */
 
-static void ent_free(struct ent *e, int destroy_lock)
+/* inherited: a fork child's entry, whose mapping is not kept */
+static void ent_free(struct ent *e, int inherited)
 {
-	if (e->m) {
-		in_shim++;
-		maru_unmap(e->m);
-		in_shim--;
-	}
-	if (destroy_lock)
+	if (e->m && !inherited)
+		kept_put(e->dev, e->ino, e->m);
+	else
+		unmap_quiet(e->m);
+	if (!inherited)
 		pthread_mutex_destroy(&e->pos_lock);
 	free(e);
 }
@@ -235,7 +310,7 @@ static void ent_put(struct ent *e)
 		pthread_cond_broadcast(&readers_done);
 	pthread_mutex_unlock(&tab_lock);
 	if (last)
-		ent_free(e, 1);
+		ent_free(e, 0);
 }
 
 /*
@@ -275,6 +350,8 @@ static void purge_run(void)
 {
 	struct ent *e, *list;
 
+	if (__atomic_exchange_n(&kept_stale, 0, __ATOMIC_ACQ_REL))
+		kept_purge();
 	if (!__atomic_load_n(&purge, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&tab_lock);
@@ -283,7 +360,7 @@ static void purge_run(void)
 	pthread_mutex_unlock(&tab_lock);
 	while ((e = list)) {
 		list = e->next;
-		ent_free(e, 0);	/* its lock may be held by a thread that is gone */
+		ent_free(e, 1);	/* its lock may be held by a thread that is gone */
 	}
 }
 
@@ -350,6 +427,15 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 	pthread_mutex_init(&e->pos_lock, NULL);
 	if (!S_ISREG(st->st_mode) || !is_fuse(fd, st->st_dev))
 		return e;
+	e->m = kept_take(st->st_dev, st->st_ino);
+	if (e->m && maru_map_check(e->m) == 0) {
+		e->neg = 0;
+		plog("fd %d: mapping of inode %llu kept from an earlier open", fd,
+		     (unsigned long long)st->st_ino);
+		return e;
+	}
+	unmap_quiet(e->m);
+	e->m = NULL;
 	in_shim++;
 	/* the descriptor is the lease: close waits for its readers (ent_drop_fd) */
 	rc = maru_map(fd, NULL, MARU_MAP_POPULATE | MARU_MAP_BORROW, &e->m);
@@ -404,7 +490,7 @@ static struct ent *ent_get(int fd)
 	e->refs++;
 	pthread_mutex_unlock(&tab_lock);
 	if (ne)
-		ent_free(ne, 1);
+		ent_free(ne, 0);
 	return e;
 }
 
@@ -774,6 +860,7 @@ static void fork_child(void)
 			purge = e;
 		}
 	}
+	kept_stale = 1;
 	pthread_mutex_init(&tab_lock, NULL);
 	pthread_cond_init(&readers_done, NULL);
 }

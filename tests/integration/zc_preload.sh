@@ -4,7 +4,8 @@
 # zc_preload: libmaru-preload.so serves large reads and mmap of marufs files
 # from the pool memory, byte-identical to FUSE, under cat, dd, cmp, python3
 # (mmap, readinto, readv, fork) and a multi-threaded C reader that also
-# churns descriptors with close and dup2; and it leaves alone what it must:
+# churns descriptors with close and dup2; a reopen of the same version reuses
+# the mapping kept from its last close; and it leaves alone what it must:
 # other filesystems, small reads, O_WRONLY and O_RDWR descriptors, a
 # data=tcp mount, and everything when MARU_PRELOAD=0.
 . "$(dirname "$0")/lib/common.sh"
@@ -140,6 +141,41 @@ cmp <(python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(256)) * 8192)'
 shim mt "$Z" mtread "$MNT/c32" "$T/r32m" 4 30 || fail "threaded reader"
 [ "$(served mt)" -gt 100 ] || fail "threaded reader: $(served mt) reads served"
 shim mt2 "$Z" mtread "$MNT/ma" "$T/rma" 3 20 || fail "threaded reader, multi-extent"
+
+# ---- reopens: the mapping kept from the last close ----
+# Each open of the same version after the first reuses its mapping (no
+# MARUFS_IOC_EXTENTS); a rewrite is a new version, mapped anew, never read
+# through the old one's mapping.
+ioctls() { awk '$1 == "marufs_fuse_ops_total{op=\"ioctl\"}" { print $2 }' "$MNT/.maru/stats"; }
+"$Z" gen $((1 << 20)) 7 >"$T/rk1"
+"$Z" gen $((1 << 20)) 8 >"$T/rk2"
+cp "$T/rk1" "$MNT/rk"
+cp "$T/rk1" "$MNT/rk0"
+i0=$(ioctls)
+shim reopen0 dd if="$MNT/rk0" of=/dev/null bs=1M || fail "dd of rk0"
+per_map=$(( $(ioctls) - i0 ))	# the FUSE requests of one MARUFS_IOC_EXTENTS
+[ "$per_map" -ge 1 ] || fail "a first open asked for no extents"
+i0=$(ioctls)
+shim reopen python3 - "$MNT/rk" "$T/rk1" "$T/rk2" <<'PY' || fail "reopens under the shim"
+import os, shutil, sys
+path, one, two = sys.argv[1], open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
+for want in (one, two):
+    for _ in range(5):
+        fd = os.open(path, os.O_RDONLY)
+        got = os.read(fd, len(want) + 1)
+        os.close(fd)
+        assert got == want, "a reopen read other bytes"
+    if want is one:
+        with open(path + ".tmp", "wb") as f:       # a new version of the name
+            f.write(two)
+        os.replace(path + ".tmp", path)
+PY
+i1=$(ioctls)
+[ "$(served reopen)" = 10 ] || fail "reopens: $(served reopen) of 10 reads served"
+[ "$(grep -c "kept from an earlier open" "$T/reopen.log")" = 8 ] ||
+	fail "reopens: the kept mapping was not reused: $(grep -c kept "$T/reopen.log") of 8"
+[ $((i1 - i0)) = $((2 * per_map)) ] ||
+	fail "reopens: $((i1 - i0)) ioctl requests for 2 versions ($per_map per mapping)"
 
 # ---- what it leaves alone ----
 shim other dd if="$T/r32m" of=/dev/null bs=4M || fail "dd of a tmpfs file"
