@@ -156,7 +156,7 @@ static void handle_free(struct handle *h, int failed)
 		pend_release(h->p, h->writer, h->direct, &h->active, failed);
 	/* a reader's own lease of the kernel's inode: kept for its next open */
 	if (h->lease && !h->p && !h->writer && !failed && !stale(h))
-		lcache_put(h->m->lc, h->ino, h->epoch, h->lease, 1);
+		lcache_put(h->m->lc, h->ino, h->epoch, h->lease);
 	else if (h->lease)
 		maru_file_close(h->lease);
 	pthread_mutex_lock(&hr->lock);

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/lcache.c: the leases of published files this mount closed lately,
- * kept for the next open of the same inode, so that open+read+close of a
- * file just written or read costs marud neither an OPEN nor a RELEASE.
+ * fs/lcache.c: the leases of small published files this mount closed
+ * lately, kept for the next open of the same inode, so that open+read+close
+ * of a file just written or read costs marud neither an OPEN nor a RELEASE.
  * A held lease keeps its version's bytes (marud neither evicts nor frees
- * them), so the cache is bounded every way: a reader's lease of at most
- * LC_FILE_MAX bytes, the lease a new file's publish leaves of at most
- * LC_NEW_MAX (its extents are the pending file's, reservation included,
- * which publish trimmed: fine for reading its bytes, not to be handed out
- * as a big file's extents), at most LC_SLOTS of them within a byte budget
- * (1/LC_POOL_SHARE of the pool, at most LC_BYTES_MAX), each for LC_TTL_MS. An entry also goes
+ * them), so the cache is bounded every way: files of at most LC_FILE_MAX
+ * bytes, at most LC_SLOTS of them within a byte budget (1/LC_POOL_SHARE of
+ * the pool, at most LC_BYTES_MAX), each for LC_TTL_MS. An entry also goes
  * when the kernel forgets its inode (as it does once the name was replaced
  * or removed and the entry invalidated), at a new pool generation (its
  * epoch), and at exit. Only inodes the kernel holds are put here: a reader's
@@ -27,8 +24,7 @@
 
 #define LC_BUCKETS	1024
 #define LC_SLOTS	4096
-#define LC_NEW_MAX	(64u * 1024)
-#define LC_FILE_MAX	(32u << 20)
+#define LC_FILE_MAX	(64u * 1024)
 #define LC_BYTES_MAX	(64ull << 20)
 #define LC_POOL_SHARE	32
 #define LC_TTL_MS	5000
@@ -143,13 +139,12 @@ static int room_locked(struct lcache *lc, uint64_t bytes, struct lent **drop)
 	return 1;
 }
 
-void lcache_put(struct lcache *lc, uint64_t ino, uint64_t epoch, struct maru_file *f,
-		int opened)
+void lcache_put(struct lcache *lc, uint64_t ino, uint64_t epoch, struct maru_file *f)
 {
 	uint64_t bytes = maru_file_size(f);	/* a lease's size never changes */
 	struct lent *e = NULL, *drop = NULL, *old;
 
-	if (lc && bytes <= (opened ? LC_FILE_MAX : LC_NEW_MAX) && !maru_file_is_pending(f))
+	if (lc && bytes <= LC_FILE_MAX && !maru_file_is_pending(f))
 		e = calloc(1, sizeof(*e));
 	if (!e) {
 		maru_file_close(f);

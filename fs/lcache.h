@@ -18,11 +18,8 @@ void lcache_free(struct lcache *lc);
 /* The byte budget, a share of a pool of pool_size bytes. */
 void lcache_set_budget(struct lcache *lc, uint64_t pool_size);
 /* Keep lease f of version ino (the kernel holds that inode), taken in pool
- * epoch epoch; f is the cache's now (closed at once when it does not fit).
- * opened: f is a reader's lease (its extents marud's OPEN gave, or a kept
- * one's), kept up to 32 MiB; else a new file's publish left it, up to 64 KiB. */
-void lcache_put(struct lcache *lc, uint64_t ino, uint64_t epoch, struct maru_file *f,
-		int opened);
+ * epoch epoch; f is the cache's now (closed at once when it does not fit). */
+void lcache_put(struct lcache *lc, uint64_t ino, uint64_t epoch, struct maru_file *f);
 /* The lease kept for ino, now the caller's; NULL when none (of this epoch). */
 struct maru_file *lcache_take(struct lcache *lc, uint64_t ino, uint64_t epoch);
 /* The kernel forgot ino, or its version went: close what is kept for it. */

@@ -546,7 +546,7 @@ static void close_file(struct pending *p)
 		/* a new file's lease on what it published: for the next open
 		 * of the inode the kernel has (fresh_file()) */
 		if (p->state == PEND_PUBLISHED && fresh_file(p) && !pend_stale(p))
-			lcache_put(p->m->lc, p->ino, p->epoch, p->file, 0);
+			lcache_put(p->m->lc, p->ino, p->epoch, p->file);
 		else
 			maru_file_close(p->file);
 		p->file = NULL;

@@ -3,7 +3,7 @@
  * tests/unit/fs/lcache_test.c: fs/lcache.c, the leases of small files
  * closed lately: a kept lease is handed to one open of its inode, never one
  * of another pool epoch, a pending version or a file over the size limit is
- * closed at once (32 MiB for a reader's lease, 64 KiB for a publish's), the byte budget drops the oldest first, a newer lease of
+ * closed at once, the byte budget drops the oldest first, a newer lease of
  * an inode replaces the older, and drop, drop_all and a NULL cache close
  * what they are given.
  */
@@ -41,7 +41,7 @@ static void test_put_take(void **state)
 	uint64_t ino = fake_publish(1, "a", "abcd");
 	struct maru_file *f = fake_lease(ino);
 
-	lcache_put(lc, ino, 7, f, 1);
+	lcache_put(lc, ino, 7, f);
 	assert_int_equal(lcache_count(lc), 1);
 	assert_int_equal(fk.closes, 0);
 	assert_ptr_equal(lcache_take(lc, ino, 7), f);
@@ -54,7 +54,7 @@ static void test_other_epoch(void **state)
 {
 	uint64_t ino = fake_publish(1, "a", "abcd");
 
-	lcache_put(lc, ino, 1, fake_lease(ino), 1);
+	lcache_put(lc, ino, 1, fake_lease(ino));
 	assert_null(lcache_take(lc, ino, 2));	/* a new pool generation */
 	assert_int_equal(fk.closes, 1);
 	assert_null(lcache_take(lc, ino, 1));
@@ -65,28 +65,20 @@ static void test_not_kept(void **state)
 	uint64_t big = fake_publish(1, "big", "x"), ino;
 	struct maru_file *p;
 
-	fake_ver(big)->size = 33 << 20;	/* over a reader's limit */
-	lcache_put(lc, big, 1, fake_lease(big), 1);
+	fake_ver(big)->size = 1 << 20;	/* over the small-file limit */
+	lcache_put(lc, big, 1, fake_lease(big));
 	assert_int_equal(fk.closes, 1);
-	/* 1 MiB: a reader's lease is kept, a new file's publish's is not */
-	fake_ver(big)->size = 1 << 20;
-	lcache_put(lc, big, 1, fake_lease(big), 0);
-	assert_int_equal(fk.closes, 2);
-	lcache_put(lc, big, 1, fake_lease(big), 1);
-	assert_int_equal(fk.closes, 2);
-	p = lcache_take(lc, big, 1);
-	assert_non_null(p);
-	maru_file_close(p);
 	/* a pending version is nobody's lease */
 	assert_int_equal(maru_file_create(NULL, 1, "new", 0644, 0, 0, 0, 0, &p), 0);
 	ino = maru_file_ino(p);
-	lcache_put(lc, ino, 1, p, 1);
-	assert_int_equal(fk.closes, 4);
+	lcache_put(lc, ino, 1, p);
+	assert_int_equal(fk.closes, 2);
 	assert_int_equal(lcache_count(lc), 0);
 	/* no cache: closed at once */
 	ino = fake_publish(1, "c", "c");
-	lcache_put(NULL, ino, 1, fake_lease(ino), 1);
-	assert_int_equal(fk.closes, 5);
+	lcache_put(NULL, ino, 1, fake_lease(ino));
+	assert_int_equal(fk.closes, 3);
+	assert_null(lcache_take(NULL, ino, 1));
 }
 
 static void test_budget_oldest_first(void **state)
@@ -97,9 +89,9 @@ static void test_budget_oldest_first(void **state)
 
 	fake_ver(a)->size = fake_ver(b)->size = fake_ver(c)->size = 4096;
 	lcache_set_budget(lc, 32 * 8192);	/* 8192 bytes kept at most */
-	lcache_put(lc, a, 1, fake_lease(a), 1);
-	lcache_put(lc, b, 1, fake_lease(b), 1);
-	lcache_put(lc, c, 1, fake_lease(c), 1);
+	lcache_put(lc, a, 1, fake_lease(a));
+	lcache_put(lc, b, 1, fake_lease(b));
+	lcache_put(lc, c, 1, fake_lease(c));
 	assert_int_equal(lcache_count(lc), 2);
 	assert_int_equal(fk.closes, 1);
 	assert_null(lcache_take(lc, a, 1));	/* the oldest went */
@@ -113,16 +105,16 @@ static void test_replace_drop(void **state)
 	uint64_t a = fake_publish(1, "a", "x"), b = fake_publish(1, "b", "y");
 	struct maru_file *f1 = fake_lease(a), *f2 = fake_lease(a);
 
-	lcache_put(lc, a, 1, f1, 1);
-	lcache_put(lc, a, 1, f2, 1);	/* the newer replaces the older */
+	lcache_put(lc, a, 1, f1);
+	lcache_put(lc, a, 1, f2);	/* the newer replaces the older */
 	assert_int_equal(fk.closes, 1);
 	assert_int_equal(lcache_count(lc), 1);
 	lcache_drop(lc, a);
 	assert_int_equal(fk.closes, 2);
 	lcache_drop(lc, a);		/* nothing kept: nothing closed */
 	assert_int_equal(fk.closes, 2);
-	lcache_put(lc, a, 1, fake_lease(a), 1);
-	lcache_put(lc, b, 1, fake_lease(b), 1);
+	lcache_put(lc, a, 1, fake_lease(a));
+	lcache_put(lc, b, 1, fake_lease(b));
 	lcache_expire(lc);		/* not old yet */
 	assert_int_equal(lcache_count(lc), 2);
 	lcache_drop_all(lc);
