@@ -614,17 +614,18 @@ static int publish_locked(struct pending *p, int *rc)
  */
 static void store_small(struct pending *p)
 {
-	uint64_t size = maru_file_size(p->file);
+	uint64_t size = 0;
+	char *buf = NULL;
 	ssize_t n = -ENOENT;
-	char *buf;
 
-	if (size == 0 || size > STORE_MAX || !(buf = malloc(size)))
-		return;
+	/* under p->rw: a reader's release may close the file meanwhile */
 	pthread_rwlock_rdlock(&p->rw);
 	if (pend_readable_locked(p))
+		size = maru_file_size(p->file);
+	if (size > 0 && size <= STORE_MAX && (buf = malloc(size)))
 		n = file_read_full(p->file, buf, size, 0);
 	pthread_rwlock_unlock(&p->rw);
-	if (n == (ssize_t)size)
+	if (n > 0 && (uint64_t)n == size)
 		notify_store(p->m->nt, p->ino, 0, buf, size);
 	free(buf);
 }
