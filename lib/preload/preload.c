@@ -105,6 +105,14 @@ static long page_size;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static __thread int in_shim;	/* our own (and libmaru's) calls pass through */
 
+/* A version as fstat tells it, the key of a kept mapping (below). */
+struct kkey {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 /* A descriptor's read cache: a mapping, or neg = "not served here". */
 struct ent {
 	struct ent *next;
@@ -115,6 +123,7 @@ struct ent {
 	int dropping;		/* unlinked by a close: it waits for the readers */
 	int neg;
 	struct maru_map *m;
+	struct kkey key;	/* m's version, to keep m at close */
 	pthread_mutex_t pos_lock;	/* read/readv: offset read-modify-write */
 };
 
@@ -221,11 +230,13 @@ __attribute__((constructor)) static void preload_ctor(void)
  * need not ask marufs for them again (MARUFS_IOC_EXTENTS, a FUSE round trip
  * per open). A kept mapping is only taken by a descriptor of its version
  * (which holds the lease while it reads), and is checked against marud's
- * generation like any other. A fork child unmaps what it inherited.
+ * generation like any other. Size and mtime are part of the key: a device
+ * number reused by another mount (of another pool) would also need a
+ * version of the same number, size and time to the nanosecond. A fork
+ * child unmaps what it inherited.
  */
 static struct {
-	dev_t dev;
-	ino_t ino;
+	struct kkey k;
 	struct maru_map *m;
 } kept[KEPT_MAX];
 static unsigned int kept_next;
@@ -240,30 +251,35 @@ static void unmap_quiet(struct maru_map *m)
 	in_shim--;
 }
 
-/* Keep m for the next open of (dev, ino); the slot's older mapping goes. */
-static void kept_put(dev_t dev, ino_t ino, struct maru_map *m)
+static int kkey_eq(const struct kkey *a, const struct kkey *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* Keep m for the next open of its version; the slot's older mapping goes. */
+static void kept_put(const struct kkey *k, struct maru_map *m)
 {
 	struct maru_map *old;
 
 	pthread_mutex_lock(&tab_lock);
 	old = kept[kept_next].m;
-	kept[kept_next].dev = dev;
-	kept[kept_next].ino = ino;
+	kept[kept_next].k = *k;
 	kept[kept_next].m = m;
 	kept_next = (kept_next + 1) % KEPT_MAX;
 	pthread_mutex_unlock(&tab_lock);
 	unmap_quiet(old);
 }
 
-/* The kept mapping of (dev, ino), now the caller's, or NULL. */
-static struct maru_map *kept_take(dev_t dev, ino_t ino)
+/* The kept mapping of version k, now the caller's, or NULL. */
+static struct maru_map *kept_take(const struct kkey *k)
 {
 	struct maru_map *m = NULL;
 	unsigned int i;
 
 	pthread_mutex_lock(&tab_lock);
 	for (i = 0; i < KEPT_MAX && !m; i++) {
-		if (kept[i].m && kept[i].dev == dev && kept[i].ino == ino) {
+		if (kept[i].m && kkey_eq(&kept[i].k, k)) {
 			m = kept[i].m;
 			kept[i].m = NULL;
 		}
@@ -292,7 +308,7 @@ static void kept_purge(void)
 static void ent_free(struct ent *e, int inherited)
 {
 	if (e->m && !inherited)
-		kept_put(e->dev, e->ino, e->m);
+		kept_put(&e->key, e->m);
 	else
 		unmap_quiet(e->m);
 	if (!inherited)
@@ -427,7 +443,9 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 	pthread_mutex_init(&e->pos_lock, NULL);
 	if (!S_ISREG(st->st_mode) || !is_fuse(fd, st->st_dev))
 		return e;
-	e->m = kept_take(st->st_dev, st->st_ino);
+	e->key = (struct kkey){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+				.mtime = st->st_mtim };
+	e->m = kept_take(&e->key);
 	if (e->m && maru_map_check(e->m) == 0) {
 		e->neg = 0;
 		plog("fd %d: mapping of inode %llu kept from an earlier open", fd,
