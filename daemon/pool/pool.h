@@ -75,7 +75,8 @@ int pool_persist(struct pool *p, uint64_t off, uint64_t len);
 /*
  * Give every page of a shm: or file: pool its memory (or disk blocks) now,
  * so that a store never finds /dev/shm or the disk full (SIGBUS in the
- * writer) and no write pays for a first touch; nothing to do for dax:.
+ * writer); nothing to do for dax:. A reservation only: tmpfs still zeroes
+ * each page at its first store.
  * 0, or -errno (ENOSPC: there is not that much room), logged.
  */
 int pool_reserve(struct pool *p);
