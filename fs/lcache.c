@@ -4,7 +4,7 @@
  * lately, kept for the next open of the same inode, so that open+read+close
  * of a file just written or read costs marud neither an OPEN nor a RELEASE.
  * A held lease keeps its version's bytes (marud neither evicts nor frees
- * them), so the cache is bounded every way: files of at most LC_FILE_MAX
+ * them), so the cache is bounded every way: files of at most LCACHE_FILE_MAX
  * bytes, at most LC_SLOTS of them within a byte budget (1/LC_POOL_SHARE of
  * the pool, at most LC_BYTES_MAX), each for LC_TTL_MS. An entry also goes
  * when the kernel forgets its inode (as it does once the name was replaced
@@ -24,7 +24,6 @@
 
 #define LC_BUCKETS	1024
 #define LC_SLOTS	4096
-#define LC_FILE_MAX	(64u * 1024)
 #define LC_BYTES_MAX	(64ull << 20)
 #define LC_POOL_SHARE	32
 #define LC_TTL_MS	5000
@@ -144,7 +143,7 @@ void lcache_put(struct lcache *lc, uint64_t ino, uint64_t epoch, struct maru_fil
 	uint64_t bytes = maru_file_size(f);	/* a lease's size never changes */
 	struct lent *e = NULL, *drop = NULL, *old;
 
-	if (lc && bytes <= LC_FILE_MAX && !maru_file_is_pending(f))
+	if (lc && bytes <= LCACHE_FILE_MAX && !maru_file_is_pending(f))
 		e = calloc(1, sizeof(*e));
 	if (!e) {
 		maru_file_close(f);

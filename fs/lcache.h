@@ -12,6 +12,10 @@
 
 struct lcache;
 
+/* A small file: kept here, and stored in the kernel's cache at its publish
+ * when it was written around that cache (pending.c). */
+#define LCACHE_FILE_MAX	(64u * 1024)
+
 int lcache_new(struct lcache **out);
 /* Closes what is still cached: before the client goes. */
 void lcache_free(struct lcache *lc);

@@ -33,8 +33,6 @@
 
 #include "pending_priv.h"
 
-#define STORE_MAX	(64u * 1024)	/* small files: lcache.c's bound */
-
 int ptab_new(struct ptab **out)
 {
 	struct ptab *pt = calloc(1, sizeof(*pt));
@@ -622,7 +620,7 @@ static void store_small(struct pending *p)
 	pthread_rwlock_rdlock(&p->rw);
 	if (pend_readable_locked(p))
 		size = maru_file_size(p->file);
-	if (size > 0 && size <= STORE_MAX && (buf = malloc(size)))
+	if (size > 0 && size <= LCACHE_FILE_MAX && (buf = malloc(size)))
 		n = file_read_full(p->file, buf, size, 0);
 	pthread_rwlock_unlock(&p->rw);
 	if (n > 0 && (uint64_t)n == size)

@@ -117,13 +117,11 @@ struct kkey {
 struct ent {
 	struct ent *next;
 	int fd;
-	dev_t dev;
-	ino_t ino;
 	int refs;		/* the table's, plus one per reader */
 	int dropping;		/* unlinked by a close: it waits for the readers */
 	int neg;
 	struct maru_map *m;
-	struct kkey key;	/* m's version, to keep m at close */
+	struct kkey key;	/* the file's version: the table's key, m's when kept */
 	pthread_mutex_t pos_lock;	/* read/readv: offset read-modify-write */
 };
 
@@ -385,7 +383,7 @@ static struct ent *ent_find_locked(int fd, const struct stat *st)
 	struct ent *e;
 
 	for (e = tab[(unsigned int)fd % TAB_SIZE]; e; e = e->next)
-		if (e->fd == fd && e->dev == st->st_dev && e->ino == st->st_ino)
+		if (e->fd == fd && e->key.dev == st->st_dev && e->key.ino == st->st_ino)
 			return e;
 	return NULL;
 }
@@ -437,14 +435,12 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 	if (!e)
 		return NULL;
 	e->fd = fd;
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
+	e->key = (struct kkey){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+				.mtime = st->st_mtim };
 	e->neg = 1;
 	pthread_mutex_init(&e->pos_lock, NULL);
 	if (!S_ISREG(st->st_mode) || !is_fuse(fd, st->st_dev))
 		return e;
-	e->key = (struct kkey){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
-				.mtime = st->st_mtim };
 	e->m = kept_take(&e->key);
 	if (e->m && maru_map_check(e->m) == 0) {
 		e->neg = 0;
