@@ -65,6 +65,7 @@ struct mfs_opts {
 	char *logfile;		/* daemonized: log here instead of syslog */
 	unsigned int timeout_ms;
 	unsigned int max_conns;
+	int spin_us;			/* maru_client_opts.spin_us; 0 here */
 	double entry_timeout;
 	double attr_timeout;
 	double negative_timeout;

@@ -23,6 +23,8 @@
 #define DEFAULT_TIMEOUT_MS	5000
 #define DEFAULT_MAX_CONNS	4
 #define MAX_CONNS_LIMIT		256
+#define DEFAULT_SPIN_US		50
+#define SPIN_US_LIMIT		10000
 
 void maru_client_opts_init(struct maru_client_opts *opts, size_t size)
 {
@@ -33,6 +35,7 @@ void maru_client_opts_init(struct maru_client_opts *opts, size_t size)
 		.timeout_ms = DEFAULT_TIMEOUT_MS,
 		.max_conns = DEFAULT_MAX_CONNS,
 		.log_priority = LOG_INFO,
+		.spin_us = DEFAULT_SPIN_US,
 	};
 
 	if (!opts || size < sizeof(size_t))
@@ -60,6 +63,8 @@ static int opts_copy(struct maru_client *c, const struct maru_client_opts *in)
 		c->opts.max_conns = DEFAULT_MAX_CONNS;
 	if (c->opts.max_conns > MAX_CONNS_LIMIT)
 		c->opts.max_conns = MAX_CONNS_LIMIT;
+	if (c->opts.spin_us > SPIN_US_LIMIT)
+		return -EINVAL;
 	memcpy(c->uri, c->opts.uri, strlen(c->opts.uri) + 1);
 	c->opts.uri = c->uri;
 	if (c->opts.client_name)

@@ -74,6 +74,7 @@ struct client_stats {
 	struct dp_counters dp[4];
 	struct rdma_counters rdma;
 	atomic_uint_fast64_t requests, reconnects, timeouts, new_sessions;
+	atomic_uint_fast64_t spin_replies, spin_misses;	/* transport.c reply_wait */
 };
 
 struct maru_client {
@@ -93,6 +94,8 @@ struct maru_client {
 	int down;			/* an outage was logged */
 	atomic_uint_fast64_t next_reqid;
 	atomic_uint_fast64_t last_ok_ms;	/* marud last answered (monotonic) */
+	atomic_int in_flight;		/* requests sent and not yet answered */
+	atomic_int spin_skip;		/* requests left that must not poll */
 
 	maru_generation_cb gen_cb;	/* notifier: under lock */
 	void *gen_arg;

@@ -129,6 +129,11 @@ static void stats_client(struct text *t, struct maru_client *c)
 	stats_dp(t, c, "maru_client_bytes_total", 1);
 	stats_dp(t, c, "maru_client_ops_total", 0);
 	stats_counter(t, "maru_client_requests_total", "Requests sent to marud.", c->st.requests);
+	stats_counter(t, "maru_client_spin_replies_total",
+		      "Replies that came while the caller polled for them (opts.spin_us).",
+		      c->st.spin_replies);
+	stats_counter(t, "maru_client_spin_misses_total",
+		      "Polls for a reply that ran out of time (opts.spin_us).", c->st.spin_misses);
 	stats_counter(t, "maru_client_reconnects_total", "Sockets reopened after an outage.",
 		      c->st.reconnects);
 	stats_counter(t, "maru_client_timeouts_total", "Calls that gave up with ETIMEDOUT.",

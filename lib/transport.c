@@ -25,6 +25,7 @@
 #include "failpoint.h"
 #include "frame.h"
 #include "session.h"
+#include "sockio.h"
 #include "transport.h"
 
 #define BACKOFF_MIN_MS	10
@@ -266,6 +267,38 @@ static void stale_refresh(struct maru_client *c, const struct req *r)
 		conn_put(c, k, 0);
 }
 
+/*
+ * Before blocking on a reply, poll for it for up to opts.spin_us: a reply
+ * that comes meanwhile is read without this thread ever sleeping, so
+ * neither side waits for a wake-up (here, on a 2-vCPU VM, a wake-up of an
+ * idle vCPU costs 35-50 us, a whole round trip between two threads 76-118
+ * us asleep against 37 with the caller polling). Only a request that is
+ * the client's only one in flight polls: with others in flight, the CPU is
+ * better left to marud (4 threads of lookups ran 12% slower with one of
+ * them polling). A reply that did not come in time (a bulk transfer, a
+ * busy marud, a far network) makes the next SPIN_BACKOFF requests block
+ * at once.
+ */
+#define SPIN_BACKOFF	8
+
+static void reply_wait(struct maru_client *c, int fd)
+{
+	int skip = atomic_load(&c->spin_skip);
+
+	if (!c->opts.spin_us || atomic_load(&c->in_flight) != 1)
+		return;
+	if (skip > 0) {
+		atomic_compare_exchange_strong(&c->spin_skip, &skip, skip - 1);
+		return;
+	}
+	if (sock_spin_readable(fd, (uint64_t)c->opts.spin_us * 1000)) {
+		atomic_fetch_add(&c->st.spin_replies, 1);
+	} else {
+		atomic_fetch_add(&c->st.spin_misses, 1);
+		atomic_store(&c->spin_skip, SPIN_BACKOFF);
+	}
+}
+
 /* One attempt on one socket: 0 with r->status set, or -errno (retryable unless fatal). */
 static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint64_t deadline)
 {
@@ -286,8 +319,12 @@ static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint6
 	/* tests: lose the reply of a request marud has (or will have) executed */
 	if (!rc)
 		rc = FAILPOINT("libmaru.reply");
-	if (!rc)
+	if (!rc) {
+		atomic_fetch_add(&c->in_flight, 1);
+		reply_wait(c, k->fd);
 		rc = frame_reply(k->fd, max_frame, &h, r);
+		atomic_fetch_sub(&c->in_flight, 1);
+	}
 	conn_put(c, k, rc != 0);
 	return rc;
 }

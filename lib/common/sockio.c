@@ -11,9 +11,18 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "sockio.h"
 
 #define DRAIN_CHUNK	4096
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax()	__builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax()	__asm__ __volatile__("yield" ::: "memory")
+#else
+#define cpu_relax()	do { } while (0)
+#endif
 
 static void iov_advance(struct iovec **iov, int *cnt, size_t done)
 {
@@ -99,5 +108,19 @@ int sock_drain(int fd, uint64_t n)
 			return rc;
 		n -= k;
 	}
+	return 0;
+}
+
+int sock_spin_readable(int fd, uint64_t ns)
+{
+	uint64_t end = mono_ns() + ns;
+	char b;
+
+	do {
+		/* -1/EAGAIN: nothing yet; anything else would not block */
+		if (recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 || errno != EAGAIN)
+			return 1;
+		cpu_relax();
+	} while (mono_ns() < end);
 	return 0;
 }

@@ -21,5 +21,12 @@ int sock_read_full(int fd, void *buf, size_t len);
 int sock_write_full(int fd, const void *buf, size_t len);
 /* Read and drop n bytes (a payload nobody will use). */
 int sock_drain(int fd, uint64_t n);
+/*
+ * Poll fd without sleeping until it has a byte to read, an error or EOF, or
+ * until ns nanoseconds passed: 1 if it became readable (or will not block),
+ * 0 when the time ran out. Burns a CPU meanwhile; a caller spends this only
+ * where waking a sleeping thread costs more than the wait.
+ */
+int sock_spin_readable(int fd, uint64_t ns);
 
 #endif

@@ -3,14 +3,15 @@
 #
 # fs_mount_opts: the marufs command line. --help and --version, usage errors,
 # a pool that cannot be reached fails the mount command itself, marufs's own
-# -o options (cache timeouts, data path), and the fstab path: mount.fuse3
+# -o options (cache timeouts, data path, polling for marud's replies: off
+# unless asked, counted in .maru/stats, refused past 10 ms), and the fstab path: mount.fuse3
 # starting a daemonized marufs for type fuse.marufs with fstab-only options,
 # which exits once unmounted.
 . "$(dirname "$0")/lib/common.sh"
 skip_unless_fuse
 
 "$MARUFS" --help >"$T/help" 2>&1 || fail "--help exit status"
-for want in 'POOL MOUNTPOINT' 'data=auto|shm|tcp|rdma' 'negative_timeout=' 'key_file=' \
+for want in 'POOL MOUNTPOINT' 'data=auto|shm|tcp|rdma' 'negative_timeout=' 'key_file=' 'spin_us=' \
 	'-f  ' 'allow_other'; do
 	grep -q -- "$want" "$T/help" || fail "--help lacks '$want'"
 done
@@ -28,6 +29,11 @@ mountpoint -q "$T/m" && fail "a failed start left a mount"
 marud_start
 assert_fails "bad data path" timeout 20 "$MARUFS" -f -o data=carrier-pigeon "$MARU_URI" "$T/m"
 mountpoint -q "$T/m" && fail "a bad option left a mount"
+timeout 20 "$MARUFS" -f -o spin_us=20000 "$MARU_URI" "$T/m" >"$T/spin.log" 2>&1 &&
+	fail "spin_us=20000 mounted"
+grep -q 'spin_us=20000: expected 0 to 10000 microseconds' "$T/spin.log" ||
+	fail "spin_us=20000 refused without saying why: $(cat "$T/spin.log")"
+mountpoint -q "$T/m" && fail "a bad spin_us left a mount"
 
 # marufs's options: data path and cache timeouts reach the mount
 marufs_mount -o data=tcp,entry_timeout=0.5,attr_timeout=0.5,negative_timeout=0.2,max_conns=2
@@ -36,6 +42,18 @@ head -c $((3 << 20)) /dev/urandom >"$T/blob"
 cp "$T/blob" "$MNT/blob"
 cmp "$T/blob" "$MNT/blob" || fail "data over tcp differs"
 marufs_umount
+
+# polling for replies: off by default, counted when asked for
+spin_total() { awk '$1 == "maru_client_spin_replies_total" || $1 == "maru_client_spin_misses_total" { n += $2 } END { print n + 0 }' "$1/.maru/stats"; }
+marufs_mount
+for i in $(seq 20); do echo "$i" >"$LAST_MNT/spin$i"; done
+assert_eq "$(spin_total "$LAST_MNT")" 0 "no reply polled for by default"
+marufs_umount "$LAST_MNT"
+marufs_mount -o spin_us=5000
+for i in $(seq 20); do echo "$i" >"$LAST_MNT/spinon$i"; cat "$LAST_MNT/spin$i" >/dev/null; done
+[ "$(spin_total "$LAST_MNT")" -gt 0 ] ||
+	fail "spin_us=5000: no reply polled for: $(grep spin "$LAST_MNT/.maru/stats")"
+marufs_umount "$LAST_MNT"
 
 # fstab: "POOL /mnt fuse.marufs defaults,_netdev 0 0" runs mount.fuse3, which
 # starts "marufs POOL MOUNTPOINT -o ..." without -f

@@ -135,6 +135,11 @@ static void test_opts_errors(void **state)
 	o.uri = "bogus://x";
 	assert_int_equal(maru_client_new(&o, &c), -EINVAL);
 	assert_int_equal(maru_client_new(NULL, &c), -EINVAL);
+	maru_client_opts_init(&o, sizeof(o));
+	assert_int_equal(o.spin_us, 50);
+	o.uri = "maru+unix:///nonexistent/maru-client-test.sock";
+	o.spin_us = 10001;	/* over 10 ms of polling is refused */
+	assert_int_equal(maru_client_new(&o, &c), -EINVAL);
 	assert_string_equal(maru_strerror(-ESTALE),
 			    "Stale handle: marud restarted (new pool generation)");
 	assert_non_null(maru_version());

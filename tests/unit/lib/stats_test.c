@@ -119,6 +119,8 @@ static void test_stats_text(void **state)
 	assert_non_null(strstr(t, "maru_client_rdma_qp_connects_total 0\n"));
 	/* create, reserve, 2 writes, read, STATS twice so far */
 	assert_non_null(strstr(t, "maru_client_requests_total 7\n"));
+	assert_non_null(strstr(t, "\nmaru_client_spin_replies_total "));
+	assert_non_null(strstr(t, "\nmaru_client_spin_misses_total "));
 	n = (ssize_t)strlen(t);
 	free(t);
 	/* a short buffer: a prefix, NUL-terminated, and the full length */

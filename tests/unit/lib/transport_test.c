@@ -6,7 +6,10 @@
  * on a fresh socket that reclaims the session by token; max_conns calls run
  * in parallel on that many sockets and never more; a reply that breaks the
  * protocol is -EIO without a retry; errors no retry can fix (-EACCES,
- * -EUSERS for a first session) come back at once.
+ * -EUSERS for a first session) come back at once; a reply is polled for
+ * (opts.spin_us) before the caller sleeps, but only by a request that is
+ * the client's only one in flight; a poll that ran out of time makes the
+ * next 8 requests sleep at once, and spin_us 0 never polls.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -313,6 +316,130 @@ static void test_fatal_hello(void **state)
 	fake_stop(&f);
 }
 
+/* STATFS answered after *arg microseconds (0: at once). */
+static int statfs_late(struct fake_req *q)
+{
+	unsigned int us = *(const unsigned int *)q->f->arg;
+
+	if (us && q->h.op == OP_STATFS)
+		usleep(us);
+	return statfs_reply(q);
+}
+
+static uint64_t spins(struct maru_client *c, uint64_t *misses)
+{
+	*misses = atomic_load(&c->st.spin_misses);
+	return atomic_load(&c->st.spin_replies);
+}
+
+/* Replies at once, a 10 ms poll: they come while the caller polls. */
+static void test_spin_reply(void **state)
+{
+	unsigned int late = 0;
+	struct maru_statfs st;
+	struct maru_client *c;
+	struct fake_marud f;
+	uint64_t hits, misses;
+	int i;
+
+	(void)state;
+	fake_start(&f, statfs_late, &late);
+	c = fake_client(&f, 2000, 1, NULL, 0);
+	assert_int_equal(c->opts.spin_us, 50);	/* the default */
+	c->opts.spin_us = 10000;
+	for (i = 0; i < 20; i++)
+		assert_int_equal(maru_statfs(c, &st), 0);
+	hits = spins(c, &misses);
+	assert_true(hits >= 1);
+	assert_true(hits + misses <= 20);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
+/* Replies 30 ms late, a 1 ms poll: one miss, then 8 requests that sleep. */
+static void test_spin_backoff(void **state)
+{
+	unsigned int late = 30000;
+	struct maru_statfs st;
+	struct maru_client *c;
+	struct fake_marud f;
+	uint64_t hits, misses;
+	int i;
+
+	(void)state;
+	fake_start(&f, statfs_late, &late);
+	c = fake_client(&f, 2000, 1, NULL, 0);
+	c->opts.spin_us = 1000;
+	assert_int_equal(maru_statfs(c, &st), 0);
+	hits = spins(c, &misses);
+	assert_int_equal(hits, 0);
+	assert_int_equal(misses, 1);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(maru_statfs(c, &st), 0);
+	hits = spins(c, &misses);
+	assert_int_equal(misses, 1);	/* none of the 8 polled */
+	assert_int_equal(maru_statfs(c, &st), 0);
+	hits = spins(c, &misses);
+	assert_int_equal(hits, 0);
+	assert_int_equal(misses, 2);	/* the ninth polls again */
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
+/* A request sent while another is in flight sleeps at once. */
+static void test_spin_not_beside_another(void **state)
+{
+	unsigned int late = 300000;
+	struct maru_statfs st;
+	struct maru_client *c;
+	struct fake_marud f;
+	uint64_t hits, misses;
+	pthread_t t;
+	void *rv;
+	int i;
+
+	(void)state;
+	fake_start(&f, statfs_late, &late);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	c->opts.spin_us = 10000;
+	assert_int_equal(pthread_create(&t, NULL, statfs_thread, c), 0);
+	/* alone in flight, the first request polls for 10 ms and runs out */
+	for (i = 0; i < 2000 && atomic_load(&c->st.spin_misses) == 0; i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&c->st.spin_misses), 1);
+	atomic_store(&c->spin_skip, 0);
+	assert_int_equal(maru_statfs(c, &st), 0);	/* beside it: no poll */
+	assert_int_equal(pthread_join(t, &rv), 0);
+	assert_int_equal((intptr_t)rv, 0);
+	hits = spins(c, &misses);
+	assert_int_equal(hits, 0);
+	assert_int_equal(misses, 1);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
+static void test_spin_off(void **state)
+{
+	unsigned int late = 0;
+	struct maru_statfs st;
+	struct maru_client *c;
+	struct fake_marud f;
+	uint64_t hits, misses;
+	int i;
+
+	(void)state;
+	fake_start(&f, statfs_late, &late);
+	c = fake_client(&f, 2000, 1, NULL, 0);
+	c->opts.spin_us = 0;
+	for (i = 0; i < 10; i++)
+		assert_int_equal(maru_statfs(c, &st), 0);
+	hits = spins(c, &misses);
+	assert_int_equal(hits, 0);
+	assert_int_equal(misses, 0);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +449,10 @@ int main(void)
 		cmocka_unit_test(test_max_conns_parallel),
 		cmocka_unit_test(test_protocol_error),
 		cmocka_unit_test(test_fatal_hello),
+		cmocka_unit_test(test_spin_reply),
+		cmocka_unit_test(test_spin_backoff),
+		cmocka_unit_test(test_spin_not_beside_another),
+		cmocka_unit_test(test_spin_off),
 	};
 
 	return cmocka_run_group_tests_name("transport", tests, NULL, NULL);

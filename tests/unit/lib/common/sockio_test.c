@@ -4,7 +4,8 @@
  * (common/sockio.c) on real socketpairs and pipes: a gather write larger
  * than the socket buffer read back by a scatter read on another thread,
  * EOF as -ECONNRESET, a closed peer as -EPIPE (no SIGPIPE), draining, the
- * pipe fallback and a bad descriptor.
+ * pipe fallback and a bad descriptor; polling for a readable socket
+ * without sleeping, for a bounded time.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -105,11 +107,36 @@ static void test_eof_pipe_drain(void **state)
 	assert_int_equal(sock_write_full(-1, buf, 1), -EBADF);
 }
 
+/* Nothing to read: 0 after about the time given; a byte or EOF: 1 at once. */
+static void test_spin_readable(void **state)
+{
+	struct timespec t0, t1;
+	int sv[2];
+	long ns;
+	char c;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(sock_spin_readable(sv[0], 2000000), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+	assert_true(ns >= 2000000);
+	assert_int_equal(write(sv[1], "x", 1), 1);
+	assert_int_equal(sock_spin_readable(sv[0], 1000000000), 1);
+	assert_int_equal(sock_spin_readable(sv[0], 1000000000), 1);	/* only peeked */
+	assert_int_equal(read(sv[0], &c, 1), 1);
+	close(sv[1]);
+	assert_int_equal(sock_spin_readable(sv[0], 1000000000), 1);	/* EOF */
+	close(sv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_big_gather),
 		cmocka_unit_test(test_eof_pipe_drain),
+		cmocka_unit_test(test_spin_readable),
 	};
 
 	return cmocka_run_group_tests_name("sockio", tests, NULL, NULL);
