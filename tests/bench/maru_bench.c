@@ -11,6 +11,9 @@
  *   maru_bench lookups URI NAMES THREADS SECONDS [DIR]
  *   maru_bench fill URI NAMES DIR        create NAMES empty published names
  *
+ * MARU_DATA=shm|tcp|rdma forces the data path, MARU_SPIN_US=N the client's
+ * spin_us (how long a caller polls for its reply before sleeping).
+ *
  * Output lines are "key value" so run.sh can compute ratios.
  */
 #include <errno.h>
@@ -56,6 +59,8 @@ static struct maru_client *connect_uri(const char *uri)
 		o.data_path = MARU_DATA_SHM;
 	else if (dp && !strcmp(dp, "rdma"))
 		o.data_path = MARU_DATA_RDMA;
+	if (getenv("MARU_SPIN_US"))
+		o.spin_us = (unsigned int)strtoul(getenv("MARU_SPIN_US"), NULL, 10);
 	rc = maru_client_new(&o, &c);
 	if (rc < 0)
 		die("connect", rc);

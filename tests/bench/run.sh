@@ -10,6 +10,8 @@
 # rounds that alternate marufs and its peer, and so are the zero-copy rows
 # (whose memcpy peer is timed inside each zc_bench run, turn about); the last
 # column is issue 12's target where it sets one, and whether this run meets it.
+# The spin rows run the same libmaru lookups with the client polling for its
+# replies (spin_us, the default) and sleeping (MARU_SPIN_US=0), turn about.
 # The "hints" rows (tests/bench/hints_bench.sh: the tier extension) carry
 # issue 11's targets.
 # BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
@@ -90,6 +92,15 @@ for r in $(seq "$ROUNDS"); do
 	MARU_DATA=tcp "$MB" get "$TCP_URI" 32M "$ITERS" >"$T/rget_maru_$r"
 	"$RB" get "$RADDR" 32M "$ITERS" >"$T/rget_redis_$r"
 	echo "round $r libmaru_tcp_get_Bps $(val get_Bps "$T/rget_maru_$r") redis_get_Bps $(val redis_get_Bps "$T/rget_redis_$r")"
+done
+
+echo "# libmaru: lookups/s, polling for the reply (spin_us default) vs sleeping (spin_us 0), $ROUNDS rounds"
+for r in $(seq "$ROUNDS"); do
+	for th in 1 4; do
+		"$MB" lookups "$MARU_URI" "$NAMES_SMALL" $th "$SECS" sp$th >"$T/spin_on${th}_$r"
+		MARU_SPIN_US=0 "$MB" lookups "$MARU_URI" "$NAMES_SMALL" $th "$SECS" sp$th >"$T/spin_off${th}_$r"
+		echo "round $r threads $th polling $(val lookups_per_s "$T/spin_on${th}_$r") sleeping $(val lookups_per_s "$T/spin_off${th}_$r")"
+	done
 done
 
 echo "# libmaru: lookups/s with 4 threads, small vs large namespace; marud RSS per name"
@@ -238,6 +249,11 @@ row "put 32 MiB, libmaru shm, a process's first puts (pool pages it never touche
 row "get 32 MiB, libmaru shm" "$(gb "$(rval get_Bps "$P")")" "memcpy $(gb "$(rval memcpy_Bps "$P")")" "$(rratio get_Bps "$P" "$P" memcpy_Bps)"
 row "get 32 MiB, libmaru tcp (loopback)" "$(gb "$(val get_Bps "$T/tcpget")")" "iperf3 $(gb "$IPERF_BPS")" "$(ratio "$(val get_Bps "$T/tcpget")" "$IPERF_BPS")"
 row "get 32 MiB, libmaru tcp (loopback)" "$(gb "$(rval get_Bps "$T/rget_maru_")")" "Redis GET $(gb "$(rval redis_get_Bps "$T/rget_redis_")")" "$(rratio get_Bps "$T/rget_maru_" "$T/rget_redis_" redis_get_Bps)"
+for th in 1 4; do
+	row "lookups/s, libmaru, $th thread$([ $th = 1 ] || echo s), $NAMES_SMALL names: polling for the reply (spin_us 50) vs sleeping (spin_us 0)" \
+		"$(ops "$(rval lookups_per_s "$T/spin_on${th}_")")" "$(ops "$(rval lookups_per_s "$T/spin_off${th}_")")" \
+		"$(rratio lookups_per_s "$T/spin_on${th}_" "$T/spin_off${th}_")"
+done
 row "lookups/s, 4 threads, $NAMES_BIG vs $NAMES_SMALL names" "$(ops "$(val lookups_per_s "$T/lk_big")")" "$(ops "$(val lookups_per_s "$T/lk_small")")" "$(ratio "$(val lookups_per_s "$T/lk_big")" "$(val lookups_per_s "$T/lk_small")")"
 row "marud RSS per name at $NAMES_BIG names" "$PER_NAME B" "budget 256 B" "$(ratio "$PER_NAME" 256)"
 CM=$T/ctl_mix CN=$T/ctl_names
