@@ -54,6 +54,8 @@ struct conn {
 	struct cache_reply *cached;
 	uint8_t owner[SESSION_TOKEN_BYTES];	/* HELLO_F_EVENTS: whose stream */
 	int has_owner;
+	uint64_t owner_sid;	/* that session's directory id at HELLO, 0: none */
+	int dirattr;		/* HELLO_F_DIRATTR: PUBLISH replies carry the dir's attr */
 	unsigned int refusals;	/* refused version requests logged */
 	uint64_t ext_id;	/* handlers/hint.c: its session's hint id, 0 none yet */
 	/* wire.c: bytes read ahead (in[in_off..in_len)), replies held for one send */

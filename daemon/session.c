@@ -198,6 +198,19 @@ static struct session *lookup_locked(struct sessions *t, const uint8_t *token)
 	return NULL;
 }
 
+uint64_t sessions_token_sid(struct sessions *t, const uint8_t *token)
+{
+	struct session *s;
+	uint64_t sid = 0;
+
+	pthread_mutex_lock(&t->lock);
+	s = lookup_locked(t, token);
+	if (s)
+		sid = dir_session_id(s->ds);
+	pthread_mutex_unlock(&t->lock);
+	return sid;
+}
+
 static int token_is_zero(const uint8_t *token)
 {
 	static const uint8_t zero[SESSION_TOKEN_BYTES];

@@ -76,6 +76,8 @@ void session_detach(struct sessions *t, struct session *s);
 void session_detach_at(struct sessions *t, struct session *s, uint64_t now_ms);
 unsigned int session_attached(struct sessions *t, const struct session *s);
 struct dir_session *session_dir(const struct session *s);
+/* The directory session id of the session with token, 0 if there is none. */
+uint64_t sessions_token_sid(struct sessions *t, const uint8_t *token);
 const uint8_t *session_token(const struct session *s);
 
 /*

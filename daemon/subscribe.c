@@ -272,6 +272,8 @@ static int send_event(struct conn *c, const struct dir_event *e)
 {
 	struct proto_event w = {
 		.seq = e->seq, .time_ns = e->time_ns, .type = e->type,
+		/* the owner's own change: nobody waits for this stream's ack of it */
+		.flags = e->origin && e->origin == c->owner_sid ? EVENT_F_OWN : 0,
 		.ino = e->ino, .parent = e->parent, .parent2 = e->parent2,
 		.namelen = (uint16_t)strnlen(e->name, sizeof(e->name)),
 		.name2len = (uint16_t)strnlen(e->name2, sizeof(e->name2)),

@@ -199,6 +199,7 @@ static int decode_event(const uint8_t *p, uint32_t len, struct maru_event *out)
 	out->time_ns = e.time_ns;
 	/* DEV_* and MARU_EV_* share values; DEV_OVERFLOW is MARU_EV_OVERFLOW */
 	out->type = e.type;
+	out->flags = e.flags & EVENT_F_OWN ? MARU_EV_F_OWN : 0;
 	out->ino = e.ino;
 	out->parent = e.parent;
 	out->parent2 = e.parent2;

@@ -588,7 +588,7 @@ int maru_file_sync(struct maru_file *f)
 	return rc;
 }
 
-static int publish_locked(struct maru_file *f)
+static int publish_locked(struct maru_file *f, struct maru_attr *dir)
 {
 	struct proto_publish_req q = { .ino = f->ino, .size = f->size };
 	struct req r = { .op = OP_PUBLISH, .p1 = &q, .n1 = sizeof(q) };
@@ -604,6 +604,12 @@ static int publish_locked(struct maru_file *f)
 	rdma_file_forget(f);
 	if (rc)
 		return rc;
+	/* HELLO_F_DIRATTR: the directory's attr follows the version's */
+	if (r.rlen == 2 * sizeof(struct proto_attr) && !((struct proto_attr *)r.rep)->nextents) {
+		if (dir)
+			attr_from_proto((struct proto_attr *)r.rep + 1, dir);
+		r.rlen = sizeof(struct proto_attr);
+	}
 	rc = file_take_attr(f, &r);
 	req_done(&r);
 	if (rc)
@@ -613,18 +619,25 @@ static int publish_locked(struct maru_file *f)
 	return 0;
 }
 
-int maru_file_publish(struct maru_file *f)
+int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir)
 {
 	int rc;
 
 	if (!f)
 		return -EINVAL;
+	if (dir)
+		memset(dir, 0, sizeof(*dir));
 	pthread_rwlock_wrlock(&f->lock);
 	rc = file_check(f, 1);
 	if (!rc)
-		rc = publish_locked(f);
+		rc = publish_locked(f, dir);
 	pthread_rwlock_unlock(&f->lock);
 	return rc;
+}
+
+int maru_file_publish(struct maru_file *f)
+{
+	return maru_file_publish_dir(f, NULL);
 }
 
 void maru_file_close(struct maru_file *f)

@@ -102,7 +102,8 @@ static int conn_open(struct maru_client *c, unsigned int ms, uint64_t *epoch)
 	have = c->s.established;
 	memcpy(token, c->s.token, sizeof(token));
 	pthread_mutex_unlock(&c->lock);
-	fd = transport_dial(c, ms, have ? HELLO_F_RECLAIM : 0, have ? token : NULL, rep);
+	fd = transport_dial(c, ms, HELLO_F_DIRATTR | (have ? HELLO_F_RECLAIM : 0),
+			    have ? token : NULL, rep);
 	if (fd >= 0)
 		*epoch = session_update(c, rep);
 	pthread_mutex_unlock(&c->hello_lock);

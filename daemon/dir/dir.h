@@ -124,6 +124,7 @@ struct dir_stats {
 struct dir_event {
 	uint64_t seq, time_ns;
 	uint32_t type;
+	uint64_t origin;	/* dir_session_id() of the session that made it, 0: none */
 	uint64_t ino, parent, parent2;
 	char name[256], name2[256];
 	char path[4096], path2[4096];
@@ -270,7 +271,7 @@ int dir_wrote(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t start
  * its directory removed; -EISDIR if a directory took the name.
  */
 int dir_publish(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
-		uint64_t xxh3, struct dir_attr *out);
+		uint64_t xxh3, struct dir_attr *out, struct dir_attr *dir_out);
 int dir_abandon(struct dir *d, struct dir_session *s, uint64_t ino);
 /* Lease the published version of parent/name (or version ino if still bound). */
 int dir_open(struct dir *d, struct dir_session *s, uint64_t parent, const char *name,

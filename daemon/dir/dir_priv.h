@@ -153,6 +153,7 @@ struct dir_session {
 struct evrec {
 	uint64_t seq, time_ns;
 	uint32_t type;
+	uint64_t origin;	/* d->ev_origin when pushed */
 	uint64_t ino, parent, parent2;
 	char *paths;
 };
@@ -200,6 +201,7 @@ struct dir {
 	uint64_t nnames, ndirs, nvers, nleases, nsessions;
 	struct dir_stats st;		/* only the event counters are kept here */
 	struct evring ev;
+	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
 	/* persist.c: the journal, when the directory is kept warm */
 	struct journal *j;
 	uint64_t id_mark;		/* ids below it are covered by a record */

@@ -114,6 +114,7 @@ void ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	rec->ino = ino;
 	rec->parent = a->parent;
 	rec->parent2 = b ? b->parent : 0;
+	rec->origin = d->ev_origin;
 	pthread_cond_broadcast(&d->cond);
 }
 
@@ -161,6 +162,7 @@ static void ev_out(const struct evrec *r, struct dir_event *e)
 	e->ino = r->ino;
 	e->parent = r->parent;
 	e->parent2 = r->parent2;
+	e->origin = r->origin;
 	e->name[0] = e->name2[0] = e->path[0] = e->path2[0] = '\0';
 	if (!r->paths)
 		return;

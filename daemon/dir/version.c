@@ -279,7 +279,8 @@ static struct ver *publish_bind(struct dir *d, struct pend *p, struct node *old,
 }
 
 static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
-			  uint64_t size, uint64_t xxh3, struct dir_attr *out)
+			  uint64_t size, uint64_t xxh3, struct dir_attr *out,
+			  struct dir_attr *dir_out)
 {
 	struct publish_mem m = { 0 };
 	struct node *old;
@@ -324,20 +325,24 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	v->xxh3 = xxh3;
 	v->mtime = v->ctime = now_ns();
 	lease_add(d, s, v, m.lease);
+	d->ev_origin = s->id;
 	ev_node(d, old ? DEV_REPLACE : DEV_PUBLISH, v->id, ver_node(v));
+	d->ev_origin = 0;
 	d->st.publishes++;
 	d->st.replaces += old != NULL;
 	ver_attr(v, ver_node(v)->parent, out);
+	if (dir_out)
+		dir_attr_of(id_dir(d, ver_node(v)->parent), dir_out);
 	return 0;
 }
 
 int dir_publish(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
-		uint64_t xxh3, struct dir_attr *out)
+		uint64_t xxh3, struct dir_attr *out, struct dir_attr *dir_out)
 {
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
-	rc = publish_locked(d, s, ino, size, xxh3, out);
+	rc = publish_locked(d, s, ino, size, xxh3, out, dir_out);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }

@@ -114,7 +114,9 @@ HANDLER(h_hello)
 	if (req->flags & HELLO_F_EVENTS) {
 		memcpy(c->owner, req->token, sizeof(c->owner));
 		c->has_owner = 1;
+		c->owner_sid = sessions_token_sid(c->srv->sessions, req->token);
 	}
+	c->dirattr = (req->flags & HELLO_F_DIRATTR) != 0;
 	rc = pbuf_reserve(out, sizeof(*rep));
 	if (rc)
 		return rc;

@@ -155,7 +155,7 @@ HANDLER(h_publish)
 {
 	const struct proto_publish_req *r = (const void *)p;
 	uint64_t hash = r->xxh3;
-	struct dir_attr a;
+	struct dir_attr a, da;
 	int rc;
 
 	/* the writer's rdma rights end before its bytes are hashed */
@@ -165,13 +165,15 @@ HANDLER(h_publish)
 	if (!rc)
 		rc = FAILPOINT("marud.publish.before");
 	if (!rc)
-		rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a);
+		rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a,
+				 c->dirattr ? &da : NULL);
 	rdma_end_done(c->srv->rdma);
 	if (rc)
 		return rc;
 	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */
 	(void)FAILPOINT("marud.publish.after");
-	return put_attr(out, &a);
+	rc = put_attr(out, &a);
+	return rc || !c->dirattr ? rc : put_attr(out, &da);
 }
 
 HANDLER(h_abandon)

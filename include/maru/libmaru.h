@@ -344,6 +344,12 @@ int maru_file_sync(struct maru_file *f);
  * removed while pending.
  */
 int maru_file_publish(struct maru_file *f);
+/*
+ * Same, and *dir = the attributes of the version's directory as the publish
+ * left them (its mtime, ctime and entry count moved with it); dir->ino is
+ * 0 when marud did not send them (a marud older than this library).
+ */
+int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir);
 /* Release a lease, or abandon a pending version (its memory returns to free). */
 void maru_file_close(struct maru_file *f);
 
@@ -415,10 +421,18 @@ enum maru_event_type {
 	MARU_EV_GENERATION = 101, /* marud restarted: drop everything */
 };
 
+/*
+ * The change was made by this subscription's client itself (its own
+ * session; marud says so for PUBLISH and REPLACE): no other client waits
+ * for maru_events_ack() of it.
+ */
+#define MARU_EV_F_OWN	1u
+
 struct maru_event {
 	uint64_t seq;
 	uint64_t time_ns;	/* CLOCK_REALTIME */
 	uint32_t type;
+	uint32_t flags;		/* MARU_EV_F_* */
 	uint64_t ino;		/* version or directory id concerned */
 	uint64_t parent, parent2;
 	char name[MARU_NAME_MAX + 1], name2[MARU_NAME_MAX + 1];

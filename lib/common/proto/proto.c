@@ -383,6 +383,18 @@ static int check_attr_rep(const uint8_t *p, uint32_t len, bool extents)
 	return !extents && len == sizeof(a) ? 0 : -EPROTO;
 }
 
+/* One attr (and its extents), or with HELLO_F_DIRATTR two attrs: the version's, the directory's. */
+static int check_publish_rep(const uint8_t *p, uint32_t len)
+{
+	struct proto_attr a, d;
+
+	if (len != 2 * sizeof(a))
+		return check_attr_rep(p, len, false);
+	memcpy(&a, p, sizeof(a));
+	memcpy(&d, p + sizeof(a), sizeof(d));
+	return a.nextents == 0 && d.nextents == 0 ? 0 : check_attr_rep(p, len, false);
+}
+
 /* count dirents, each 8-aligned; the last one's padding may be left off. */
 static int check_readdir_rep(const uint8_t *p, uint32_t len)
 {
@@ -494,9 +506,10 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 		return 0;
 	case OP_MKDIR:
 	case OP_LOOKUP:
+	case OP_PUBLISH:
+		return check_publish_rep(p, len);
 	case OP_GETATTR:
 	case OP_SETATTR:
-	case OP_PUBLISH:
 	case OP_SYMLINK:
 	case OP_LINK:
 	case OP_MKNOD:

@@ -70,7 +70,7 @@ enum proto_op {
 	OP_CREATE = 20,		/* proto_create_req+name   -> proto_attr+extents */
 	OP_RESERVE = 21,	/* proto_size_req          -> proto_attr+extents */
 	OP_TRUNCATE = 22,	/* proto_size_req          -> proto_attr+extents */
-	OP_PUBLISH = 23,	/* proto_publish_req       -> proto_attr        */
+	OP_PUBLISH = 23,	/* proto_publish_req       -> proto_attr [+ dir's]  */
 	OP_ABANDON = 24,	/* proto_ino_req           -> -                 */
 	OP_OPEN = 25,		/* proto_open_req+name     -> proto_attr+extents */
 	OP_RELEASE = 26,	/* proto_ino_req           -> -                 */
@@ -105,6 +105,9 @@ _Static_assert(sizeof(struct proto_hdr) == PROTO_HDR_SIZE, "header size");
 #define HELLO_F_EVENTS	2u	/* this socket will subscribe; token: its owner */
 /* New flag bits are taken from the top down. */
 #define HELLO_F_RDMA	(1u << 31)	/* tell me about the rdma listener */
+/* A PUBLISH reply holds a second proto_attr: the directory's, as the
+ * publish left it (a marud that does not know the flag sends one). */
+#define HELLO_F_DIRATTR	(1u << 30)
 
 struct proto_hello_req {
 	uint32_t flags;
@@ -449,11 +452,17 @@ struct proto_ack_req {
 };
 _Static_assert(sizeof(struct proto_ack_req) == 8, "ack_req size");
 
-/* Pushed event: then name, name2, path, path2 bytes (lengths below). */
+/*
+ * Pushed event: then name, name2, path, path2 bytes (lengths below).
+ * EVENT_F_OWN: the session this stream serves (its HELLO's token) made the
+ * change, so no change of another session waits on its acknowledgement;
+ * set for PUBLISH and REPLACE (0 from a marud that does not know it).
+ */
+#define EVENT_F_OWN	1u
 struct proto_event {
 	uint64_t seq, time_ns;
 	uint32_t type;		/* enum maru_event_type values */
-	uint32_t pad;
+	uint32_t flags;		/* EVENT_F_* */
 	uint64_t ino, parent, parent2;
 	uint16_t namelen, name2len, pathlen, path2len;
 };

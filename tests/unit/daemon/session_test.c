@@ -123,7 +123,7 @@ static uint64_t publish(struct fixture *f, struct session *s, const char *name,
 	memset(f->mem + l.v[0].off, fill, len < l.v[0].len ? len : l.v[0].len);
 	extent_list_free(&l);
 	assert_int_equal(dir_wrote(f->dir, ds, ino, 0, len, &a), 0);
-	assert_int_equal(dir_publish(f->dir, ds, ino, len, 1, &a), 0);
+	assert_int_equal(dir_publish(f->dir, ds, ino, len, 1, &a, NULL), 0);
 	assert_int_equal(dir_release(f->dir, ds, ino), 0);
 	return ino;
 }

@@ -5,7 +5,10 @@
  * subscriber gets the events of another session's change and may PING; once
  * it acknowledges, another session's change is answered only after the
  * subscriber acknowledged it, or after the bound (counted as a timeout); the
- * requester's own event stream is never waited for.
+ * requester's own event stream is never waited for, and the events of its
+ * own publishes say so (EVENT_F_OWN) on that stream only. A session that
+ * said HELLO_F_DIRATTR gets the directory's attributes after the version's
+ * in each PUBLISH reply; others get the version's alone.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -217,6 +220,71 @@ static void test_own_stream_not_waited_for(void **state)
 	next_event(f, "w");
 }
 
+/* CREATE parent/name then PUBLISH it (size 0) on fd: the PUBLISH reply in f->r. */
+static void create_publish(struct fx *f, int fd, uint64_t reqid, const char *name)
+{
+	uint8_t buf[sizeof(struct proto_create_req) + 64];
+	struct proto_create_req q = { .parent = DIR_ROOT_ID, .mode = 0100644 };
+	struct proto_publish_req p = { 0 };
+	struct proto_attr a;
+
+	q.namelen = (uint16_t)strlen(name);
+	memcpy(buf, &q, sizeof(q));
+	memcpy(buf + sizeof(q), name, q.namelen);
+	assert_int_equal(th_call(fd, OP_CREATE, reqid, buf, sizeof(q) + q.namelen, &f->r), 0);
+	memcpy(&a, f->r.p, sizeof(a));
+	p.ino = a.ino;
+	assert_int_equal(th_call(fd, OP_PUBLISH, reqid + 1, &p, sizeof(p), &f->r), 0);
+}
+
+/* The next event on the subscriber, whole. */
+static struct proto_event next_event_full(struct fx *f)
+{
+	struct proto_event e;
+
+	do
+		assert_int_equal(tc_reply(f->sub, &f->r, 5000), 0);
+	while (f->r.h.op != OP_EVENT);
+	memcpy(&e, f->r.p, sizeof(e));
+	return e;
+}
+
+static void test_own_publish_and_dir_attr(void **state)
+{
+	struct fx *f = *state;
+	struct proto_attr a[2];
+	struct proto_event e;
+	int other = th_connect_unix(f->sock);
+
+	hello(f->cli, HELLO_F_DIRATTR, NULL, f->cli_token, &f->r);
+	hello(other, 0, NULL, NULL, &f->r);
+	subscribe(f, f->cli_token);
+	create_publish(f, f->cli, 50, "mine");
+	assert_int_equal(f->r.len, 2 * sizeof(struct proto_attr));
+	memcpy(a, f->r.p, sizeof(a));
+	assert_int_equal(a[0].state, DIR_ST_PUBLISHED);
+	assert_int_equal(a[1].ino, DIR_ROOT_ID);
+	assert_int_equal(a[1].state, DIR_ST_DIR);
+	assert_int_equal(a[1].size, 1);		/* the root's one entry */
+	assert_int_equal(a[1].nextents, 0);
+	e = next_event_full(f);
+	assert_int_equal(e.type, DEV_PUBLISH);
+	assert_int_equal(e.flags, EVENT_F_OWN);
+	/* another session's publish: not ours, and no directory without asking */
+	create_publish(f, other, 60, "theirs");
+	assert_int_equal(f->r.len, sizeof(struct proto_attr));
+	e = next_event_full(f);
+	assert_int_equal(e.type, DEV_PUBLISH);
+	assert_int_equal(e.flags, 0);
+	/* a change of ours that is not a publish carries no flag */
+	mkdir_send(f, 70, "d");
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	e = next_event_full(f);
+	assert_int_equal(e.type, DEV_MKDIR);
+	assert_int_equal(e.flags, 0);
+	close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +292,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_change_waits_for_the_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missed_ack_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_stream_not_waited_for, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_publish_and_dir_attr, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("subscribe", tests, NULL, NULL);

@@ -72,6 +72,19 @@ static int reply_attr(struct fake_req *q, struct store *s, int with_ext)
 			  a.nextents * sizeof(struct proto_extent)) ? -1 : 0;
 }
 
+/* As marud with HELLO_F_DIRATTR: the version, then its directory (root, 1 entry). */
+static int reply_dir_attr(struct fake_req *q, struct store *s)
+{
+	struct proto_attr a = { .ino = STORE_INO, .parent = 1, .size = s->size,
+				.reserved = s->reserved, .mode = S_IFREG | 0644,
+				.nlink = 1, .state = s->state };
+	struct proto_attr d = { .ino = 1, .size = 1, .mode = S_IFDIR | 0755, .nlink = 2,
+				.state = MARU_STATE_DIR, .mtime_ns = 5000000007ULL,
+				.ctime_ns = 5000000007ULL };
+
+	return fake_reply(q, 0, &a, sizeof(a), &d, sizeof(d)) ? -1 : 0;
+}
+
 static int do_reserve(struct fake_req *q, struct store *s)
 {
 	struct proto_size_req r;
@@ -176,7 +189,7 @@ static int do_op(struct fake_req *q, struct store *s)
 	case OP_PUBLISH:
 		note(s, 'P');
 		s->state = MARU_STATE_PUBLISHED;
-		return reply_attr(q, s, 0);
+		return s->dir_attr ? reply_dir_attr(q, s) : reply_attr(q, s, 0);
 	case OP_ABANDON:
 		note(s, 'A');
 		return fake_reply(q, 0, NULL, 0, NULL, 0) ? -1 : 0;

@@ -38,6 +38,7 @@ struct store {
 	uint64_t enospc_above;	/* refuse reservations beyond (0: none) */
 	int cut_reads;		/* drop this many READ replies half sent */
 	int short_done;		/* answer WRITE with done = len - 1 */
+	int dir_attr;		/* PUBLISH replies carry the directory's attr too */
 
 	char calls[512];	/* one letter per call, see fake_store.c */
 	int ncalls;

@@ -158,6 +158,40 @@ static void test_publish_then_read_only(void **state)
 	assert_calls(x, "CRWPrGL");	/* a lease is released, not abandoned */
 }
 
+/* The directory's attributes ride on the reply when marud sends them. */
+static void test_publish_dir(void **state)
+{
+	struct fx *x = *state;
+	struct maru_attr a, d;
+	struct maru_file *h = create(x);
+	uint8_t buf[100];
+
+	fill(buf, sizeof(buf), 0);
+	assert_int_equal(maru_file_pwrite(h, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	memset(&d, 0xff, sizeof(d));
+	assert_int_equal(maru_file_publish_dir(h, &d), 0);	/* an older marud: none */
+	assert_int_equal(d.ino, 0);
+	maru_file_close(h);
+	pthread_mutex_lock(&x->s.mu);
+	x->s.dir_attr = 1;
+	x->s.state = MARU_STATE_PENDING;
+	pthread_mutex_unlock(&x->s.mu);
+	h = create(x);
+	assert_int_equal(maru_file_pwrite(h, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(maru_file_publish_dir(h, &d), 0);
+	assert_int_equal(d.ino, 1);
+	assert_int_equal(d.state, MARU_STATE_DIR);
+	assert_int_equal(d.size, 1);
+	assert_int_equal(d.mtime.tv_sec, 5);
+	assert_int_equal(d.mtime.tv_nsec, 7);
+	assert_false(maru_file_is_pending(h));
+	assert_int_equal(maru_file_size(h), sizeof(buf));	/* the version's attr, not the dir's */
+	assert_int_equal(maru_file_attr(h, &a), 0);
+	assert_int_equal(a.ino, STORE_INO);
+	maru_file_close(h);
+	assert_int_equal(maru_file_publish_dir(NULL, &d), -EINVAL);
+}
+
 static void test_no_short_read(void **state)
 {
 	struct fx *x = *state;
@@ -286,6 +320,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reserve_before_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_then_read_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publish_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_short_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_estale_after_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extents, setup, teardown),

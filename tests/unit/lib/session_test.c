@@ -60,7 +60,7 @@ static void test_reclaim_keeps_handle(void **state)
 	assert_int_equal(maru_file_attr(h, &a), 0);	/* GETATTR after a reconnect */
 	assert_int_equal(a.ino, INO);
 	assert_int_equal(fake_nhellos(&f), 2);
-	assert_int_equal(f.hellos[1].flags, HELLO_F_RECLAIM);
+	assert_int_equal(f.hellos[1].flags, HELLO_F_RECLAIM | HELLO_F_DIRATTR);
 	assert_memory_equal(f.hellos[1].token, c->s.token, 16);
 	assert_int_equal(c->s.epoch, 1);
 	assert_int_equal(atomic_load(&c->st.new_sessions), 0);

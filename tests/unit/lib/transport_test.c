@@ -154,7 +154,7 @@ static void test_resend_same_reqid(void **state)
 	(void)state;
 	fake_start(&f, lose_first, &r);
 	c = fake_client(&f, 2000, 2, NULL, 0);
-	assert_int_equal(f.hellos[0].flags, 0);
+	assert_int_equal(f.hellos[0].flags, HELLO_F_DIRATTR);
 	memcpy(token, c->s.token, sizeof(token));
 	assert_int_equal(maru_statfs(c, &st), 0);
 	assert_int_equal(st.capacity, FAKE_CAPACITY);
@@ -162,7 +162,7 @@ static void test_resend_same_reqid(void **state)
 	assert_int_equal(r.reqids[0], r.reqids[1]);
 	/* the fresh socket reclaimed the session by its token */
 	assert_int_equal(fake_nhellos(&f), 2);
-	assert_int_equal(f.hellos[1].flags, HELLO_F_RECLAIM);
+	assert_int_equal(f.hellos[1].flags, HELLO_F_RECLAIM | HELLO_F_DIRATTR);
 	assert_memory_equal(f.hellos[1].token, token, 16);
 	assert_int_equal(c->s.epoch, 1);
 	assert_int_equal(atomic_load(&c->st.reconnects), 1);

@@ -150,7 +150,7 @@ static void fz_file_op(struct fz *z, struct rng *r, struct fz_sess *fs, int op)
 		break;
 	case 3:
 		rc = dir_getattr(z->d, fs->s, ino, &at);
-		dir_publish(z->d, fs->s, ino, rc ? 0 : at.size, 1, &at);
+		dir_publish(z->d, fs->s, ino, rc ? 0 : at.size, 1, &at, NULL);
 		break;
 	case 4:
 		dir_abandon(z->d, fs->s, ino);
@@ -387,7 +387,7 @@ static void mg_publish(struct mg *m, uint64_t i)
 {
 	struct dir_attr at;
 
-	assert_int_equal(dir_publish(m->f.d, m->f.s1, m->ino[i], 0, 0, &at), 0);
+	assert_int_equal(dir_publish(m->f.d, m->f.s1, m->ino[i], 0, 0, &at, NULL), 0);
 	assert_int_equal(dir_release(m->f.d, m->f.s1, m->ino[i]), 0);
 	m->st[i] = 1;
 }

@@ -103,7 +103,7 @@ static void test_create_copy(void **state)
 	st = stats(&f);
 	assert_int_equal(st.leases, 0);
 	assert_true(st.evictable > 0);			/* src back on the LRU */
-	assert_int_equal(dir_publish(f.d, f.s1, at.ino, at.size, 0, NULL), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, at.ino, at.size, 0, NULL, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s1, at.ino), 0);
 	expect_content(&f, f.s2, ROOT, "src", content);
 	fx_close(&f);
@@ -138,7 +138,7 @@ static void *pressure_thread(void *arg)
 			       3 * BLK, &at))
 			break;
 		do_pwrite(f, f->s2, at.ino, junk, 3 * BLK, 0);
-		assert_int_equal(dir_publish(f->d, f->s2, at.ino, 3 * BLK, 0, NULL), 0);
+		assert_int_equal(dir_publish(f->d, f->s2, at.ino, 3 * BLK, 0, NULL, NULL), 0);
 		assert_int_equal(dir_release(f->d, f->s2, at.ino), 0);
 	}
 	/* More than free + evictable: refused at once. */
@@ -184,7 +184,7 @@ static void copy_under(int unlink, int replace)
 	expect_pending(&f, at.ino, content);
 	if (!unlink && !replace)
 		expect_content(&f, f.s2, ROOT, "src", content);
-	assert_int_equal(dir_publish(f.d, f.s1, at.ino, at.size, 0, NULL), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, at.ino, at.size, 0, NULL, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s1, at.ino), 0);
 	expect_content(&f, f.s2, ROOT, "src", content);
 	fx_close(&f);
@@ -335,7 +335,7 @@ static void *waiter_thread(void *arg)
 	struct dir_attr at;
 
 	if (w->op == 0)
-		w->rc = dir_publish(w->f->d, w->f->s1, w->ino, 4096 + 1, 0, &at);
+		w->rc = dir_publish(w->f->d, w->f->s1, w->ino, 4096 + 1, 0, &at, NULL);
 	else
 		dir_session_end(w->f->d, w->f->s1);
 	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);

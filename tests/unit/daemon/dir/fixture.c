@@ -230,7 +230,7 @@ uint64_t put_file(struct fx *f, struct dir_session *s, uint64_t parent,
 
 	if (len)
 		do_pwrite(f, s, ino, content, len, 0);
-	assert_int_equal(dir_publish(f->d, s, ino, len, 0x1234, &at), 0);
+	assert_int_equal(dir_publish(f->d, s, ino, len, 0x1234, &at, NULL), 0);
 	assert_int_equal(at.state, DIR_ST_PUBLISHED);
 	assert_int_equal(at.ino, ino);
 	assert_int_equal(dir_release(f->d, s, ino), 0);
@@ -242,7 +242,7 @@ void put_sized(struct fx *f, struct dir_session *s, uint64_t parent,
 {
 	uint64_t ino = do_create(f, s, parent, name, 0, size);
 
-	assert_int_equal(dir_publish(f->d, s, ino, size, 0, NULL), 0);
+	assert_int_equal(dir_publish(f->d, s, ino, size, 0, NULL, NULL), 0);
 	assert_int_equal(dir_release(f->d, s, ino), 0);
 }
 

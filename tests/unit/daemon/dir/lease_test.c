@@ -64,7 +64,7 @@ static void test_limits(void **state)
 	s = f.s1;
 	assert_int_equal(dir_create(d, s, ROOT, "f", 1, 0, 0, 0644, 0, 0, BLK, &at), 0);
 	v = at.ino;
-	assert_int_equal(dir_publish(d, s, v, 10, 0, &at), 0);
+	assert_int_equal(dir_publish(d, s, v, 10, 0, &at, NULL), 0);
 	assert_int_equal(dir_open(d, s, ROOT, "f", 1, 0, &at), 0);
 	assert_int_equal(dir_open(d, s, ROOT, "f", 1, 0, &at), -EMFILE);
 	assert_int_equal(dir_release(d, s, v), 0);

@@ -251,7 +251,7 @@ static void test_name_too_long_and_rename_seq(void **state)
 	ino = do_create(&f, f.s1, ROOT, "k.tmp", 0, 0);
 	assert_int_equal(dir_rename_ev(f.d, f.s1, ROOT, "k.tmp", 5, ROOT, "k", 1, 0, &seq), 0);
 	assert_int_equal(seq, 0);
-	assert_int_equal(dir_publish(f.d, f.s1, ino, 0, 0, NULL), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, ino, 0, 0, NULL, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s1, ino), 0);
 	/* A published one: the DEV_RENAME it pushed. */
 	assert_int_equal(dir_rename_ev(f.d, f.s1, ROOT, "k", 1, ROOT, "k2", 2, 0, &seq), 0);

@@ -59,7 +59,7 @@ static void put(struct dir *d, struct dir_session *s, uint64_t parent, const cha
 
 	assert_int_equal(dir_create(d, s, parent, name, strlen(name), 0, 0, 0644, 0, 0,
 				    BLK, &at), 0);
-	assert_int_equal(dir_publish(d, s, at.ino, BLK, 0, NULL), 0);
+	assert_int_equal(dir_publish(d, s, at.ino, BLK, 0, NULL, NULL), 0);
 	assert_int_equal(dir_release(d, s, at.ino), 0);
 }
 
@@ -206,7 +206,7 @@ static void test_evict_k_costs_k(void **state)
 		assert_int_equal(st.free, 0);
 		expect_gone(b, gone, gone + k);
 		gone += k;
-		assert_int_equal(dir_publish(b->d, b->s, at.ino, k * BLK, 0, NULL), 0);
+		assert_int_equal(dir_publish(b->d, b->s, at.ino, k * BLK, 0, NULL, NULL), 0);
 		assert_int_equal(dir_release(b->d, b->s, at.ino), 0);
 	}
 	assert_int_equal(dir_check(b->d), 0);
@@ -238,7 +238,7 @@ static void test_evict_skips_leased_and_tmp(void **state)
 	dir_stats(b->d, &st);
 	assert_int_equal(st.evictions - st0.evictions, 2);
 	expect_gone(b, first + 1000, first + 1002);
-	assert_int_equal(dir_publish(b->d, b->s, at.ino, 2 * BLK, 0, NULL), 0);
+	assert_int_equal(dir_publish(b->d, b->s, at.ino, 2 * BLK, 0, NULL, NULL), 0);
 	assert_int_equal(dir_release(b->d, b->s, at.ino), 0);
 	for (i = first; i < first + 1000; i++) {
 		name_of(name, sizeof(name), i);
@@ -364,7 +364,7 @@ static void test_evict_copy_source_pinned(void **state)
 	v = at.ino;
 	assert_int_equal(stats(&f).evictions, 1);
 	assert_int_equal(lookup(&f, NULL, ROOT, "other", &at), -ENOENT);
-	assert_int_equal(dir_publish(f.d, f.s2, v, 7, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s2, v, 7, 0, &at, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s2, v), 0);
 	expect_content(&f, f.s1, ROOT, "src", "keep me");
 	fx_close(&f);

@@ -158,7 +158,7 @@ static void test_unlink_detaches_pending(void **state)
 	assert_int_equal(dir_unlink(f.d, f.s2, ROOT, "p", 1), -ENOENT);
 	assert_int_equal(dir_unlink(f.d, f.s1, ROOT, "p", 1), 0);
 	assert_int_equal(lookup(&f, f.s1, ROOT, "p", &at), -ENOENT);
-	assert_int_equal(dir_publish(f.d, f.s1, v, 4, 0, &at), -ENOENT);
+	assert_int_equal(dir_publish(f.d, f.s1, v, 4, 0, &at, NULL), -ENOENT);
 	assert_int_equal(dir_getattr(f.d, f.s1, v, &at), 0);
 	assert_int_equal(at.state, DIR_ST_PENDING);
 	{
@@ -175,21 +175,21 @@ static void test_unlink_detaches_pending(void **state)
 	put_file(&f, f.s2, ROOT, "q", "v1");
 	v = do_create(&f, f.s1, ROOT, "q", 0, 0);
 	assert_int_equal(dir_unlink(f.d, f.s2, ROOT, "q", 1), 0);
-	assert_int_equal(dir_publish(f.d, f.s1, v, 0, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, v, 0, 0, &at, NULL), 0);
 	assert_int_equal(lookup(&f, NULL, ROOT, "q", &at), 0);
 	assert_int_equal(at.ino, v);
 	/* rmdir of the target directory: publish refused, abandon frees. */
 	dirid = do_mkdir(&f, ROOT, "gone");
 	v = do_create(&f, f.s2, dirid, "x", 0, 10);
 	assert_int_equal(dir_rmdir(f.d, ROOT, "gone", 4), 0);
-	assert_int_equal(dir_publish(f.d, f.s2, v, 0, 0, &at), -ENOENT);
+	assert_int_equal(dir_publish(f.d, f.s2, v, 0, 0, &at, NULL), -ENOENT);
 	assert_int_equal(dir_abandon(f.d, f.s2, v), 0);
 	assert_int_equal(stats(&f).pending, 0);
 	assert_int_equal(dir_check(f.d), 0);
 	/* A directory that took the name. */
 	v = do_create(&f, f.s2, ROOT, "late", 0, 10);
 	do_mkdir(&f, ROOT, "late");
-	assert_int_equal(dir_publish(f.d, f.s2, v, 0, 0, &at), -EISDIR);
+	assert_int_equal(dir_publish(f.d, f.s2, v, 0, 0, &at, NULL), -EISDIR);
 	fx_close(&f);
 }
 
@@ -300,7 +300,7 @@ static void test_rename_pending(void **state)
 	assert_int_equal(lookup(&f, f.s1, b, "x", &at), 0);
 	assert_int_equal(at.ino, v);
 	assert_int_equal(lookup(&f, f.s1, ROOT, "x.tmp", &at), -ENOENT);
-	assert_int_equal(dir_publish(f.d, f.s1, v, 7, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, v, 7, 0, &at, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s1, v), 0);
 	expect_content(&f, f.s2, b, "x", "payload");
 	/* Published x.tmp is not evictable until renamed to a plain name. */
@@ -315,7 +315,7 @@ static void test_rename_pending(void **state)
 	assert_int_equal(lookup(&f, f.s1, ROOT, "y", &at), 0);
 	assert_int_equal(at.ino, v);
 	assert_int_equal(at.state, DIR_ST_PENDING);
-	assert_int_equal(dir_publish(f.d, f.s1, v, 0, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, v, 0, 0, &at, NULL), 0);
 	assert_int_equal(lookup(&f, NULL, ROOT, "y.tmp", &at), -ENOENT);
 	assert_int_equal(lookup(&f, NULL, ROOT, "y", &at), 0);
 	assert_int_equal(at.ino, v);
@@ -360,7 +360,7 @@ static void test_setattr(void **state)
 	assert_int_equal(at.gid, 9);
 	assert_int_equal(at.state, DIR_ST_ORPHANED);
 	/* The metadata set while pending is published with the bytes. */
-	assert_int_equal(dir_publish(f.d, f.s1, p, 0, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, p, 0, 0, &at, NULL), 0);
 	assert_int_equal(at.mode, S_IFREG | 0600);
 	assert_int_equal(dir_setattr(f.d, NULL, 12345, &sa, &at), -ENOENT);
 	fx_close(&f);

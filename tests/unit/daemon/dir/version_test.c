@@ -2,8 +2,9 @@
 /*
  * tests/unit/daemon/dir/version_test.c: pending versions (daemon/dir/
  * version.c): create, EXCL, copy-on-write, zero-fill, publish over a leased
- * version, publish racing an unlink, and the *_ext calls that return the
- * extents under the same lock hold.
+ * version (and the directory's attributes as it left them), publish racing
+ * an unlink, and the *_ext calls that return the extents under the same
+ * lock hold.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,9 +48,9 @@ static void test_create_publish_lookup(void **state)
 	st = stats(&f);
 	assert_int_equal(st.pending, BLK);
 	assert_int_equal(dir_wrote(f.d, f.s1, ino, 0, BLK + 1, &at), -EINVAL);
-	assert_int_equal(dir_publish(f.d, f.s1, ino, BLK + 1, 0, &at), -EINVAL);
-	assert_int_equal(dir_publish(f.d, f.s2, ino, 10, 0, &at), -EPERM);
-	assert_int_equal(dir_publish(f.d, f.s1, ino, 10, 0xabcdef, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, ino, BLK + 1, 0, &at, NULL), -EINVAL);
+	assert_int_equal(dir_publish(f.d, f.s2, ino, 10, 0, &at, NULL), -EPERM);
+	assert_int_equal(dir_publish(f.d, f.s1, ino, 10, 0xabcdef, &at, NULL), 0);
 	assert_int_equal(at.leases, 1);
 	assert_int_equal(at.parent, dirid);
 	assert_int_equal(dir_release(f.d, f.s1, ino), 0);
@@ -111,7 +112,7 @@ static void test_excl(void **state)
 static void test_copy(void **state)
 {
 	struct fx f;
-	struct dir_attr at;
+	struct dir_attr at, da, root;
 	uint64_t v1, v2;
 	char big[6000];
 
@@ -122,7 +123,13 @@ static void test_copy(void **state)
 	assert_int_equal(dir_getattr(f.d, f.s1, v2, &at), 0);
 	assert_int_equal(at.size, 11);
 	do_pwrite(&f, f.s1, v2, "W", 1, 6);
-	assert_int_equal(dir_publish(f.d, f.s1, v2, 11, 0, &at), 0);
+	/* the directory as the publish (a replace: one entry still) left it */
+	assert_int_equal(dir_publish(f.d, f.s1, v2, 11, 0, &at, &da), 0);
+	assert_int_equal(dir_getattr(f.d, NULL, ROOT, &root), 0);
+	assert_int_equal(da.ino, ROOT);
+	assert_int_equal(da.size, 1);
+	assert_int_equal(da.mtime_ns, root.mtime_ns);
+	assert_int_equal(da.ctime_ns, root.ctime_ns);
 	assert_int_equal(dir_release(f.d, f.s1, v2), 0);
 	expect_content(&f, f.s2, ROOT, "c", "hello World");
 	assert_int_equal(dir_getattr(f.d, NULL, v1, &at), -ENOENT);
@@ -136,7 +143,7 @@ static void test_copy(void **state)
 	assert_int_equal(at.parent, ROOT);
 	assert_int_equal(at.mode, S_IFREG | 0644);
 	do_pwrite(&f, f.s2, v1, big + 11, sizeof(big) - 12, 11);
-	assert_int_equal(dir_publish(f.d, f.s2, v1, sizeof(big) - 1, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s2, v1, sizeof(big) - 1, 0, &at, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s2, v1), 0);
 	memcpy(big, "hello World", 11);
 	expect_content(&f, f.s1, ROOT, "c", big);
@@ -178,7 +185,7 @@ static void test_zero_fill(void **state)
 	assert_int_equal(do_read(&f, f.s1, ino, buf, sizeof(buf)), 5);
 	assert_memory_equal(buf, "a\0\0\0\0", 5);
 	assert_int_equal(dir_wrote(f.d, f.s1, ino, 5, 4, &at), -EINVAL);
-	assert_int_equal(dir_publish(f.d, f.s1, ino, 5, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, ino, 5, 0, &at, NULL), 0);
 	/* Publish trimmed the reservation to one block. */
 	assert_int_equal(at.reserved, BLK);
 	assert_int_equal(dir_truncate(f.d, f.s1, ino, 5, &at), -EPERM);
@@ -203,7 +210,7 @@ static void test_publish_over_leased(void **state)
 	seq = dir_event_seq(f.d);
 	v2 = do_create(&f, f.s1, ROOT, "kv", 0, 0);
 	do_pwrite(&f, f.s1, v2, "new bytes!", 10, 0);
-	assert_int_equal(dir_publish(f.d, f.s1, v2, 10, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, v2, 10, 0, &at, NULL), 0);
 	assert_int_equal(dir_release(f.d, f.s1, v2), 0);
 	/* The reader keeps the old bytes. */
 	assert_int_equal(do_read(&f, f.s2, v1, buf, sizeof(buf)), 9);
@@ -260,12 +267,12 @@ static void test_publish_race(void **state)
 	assert_int_equal(at.ino, v1);
 	assert_int_equal(lookup(&f, f.s2, ROOT, "race", &at), 0);
 	assert_int_equal(at.ino, v2);
-	assert_int_equal(dir_publish(f.d, f.s1, v1, 3, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s1, v1, 3, 0, &at, NULL), 0);
 	assert_int_equal(dir_check(f.d), 0);
 	/* s2 still sees its own pending version. */
 	assert_int_equal(lookup(&f, f.s2, ROOT, "race", &at), 0);
 	assert_int_equal(at.ino, v2);
-	assert_int_equal(dir_publish(f.d, f.s2, v2, 4, 0, &at), 0);
+	assert_int_equal(dir_publish(f.d, f.s2, v2, 4, 0, &at, NULL), 0);
 	/* Last publish wins; s1's publish lease keeps its bytes as orphaned. */
 	assert_int_equal(lookup(&f, NULL, ROOT, "race", &at), 0);
 	assert_int_equal(at.ino, v2);

@@ -72,7 +72,7 @@ static uint64_t wput_n(struct wfx *f, uint64_t parent, const char *name, const c
 		off += n;
 	}
 	extent_list_free(&l);
-	assert_int_equal(dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(c, len), &at), 0);
+	assert_int_equal(dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(c, len), &at, NULL), 0);
 	assert_int_equal(dir_release(f->d, f->s, at.ino), 0);
 	return at.ino;
 }

@@ -70,7 +70,7 @@ static int wput(struct wfx *f, uint64_t parent, const char *name, const char *co
 	if (len)
 		memcpy(f->pool + l.v[0].off, content, len);	/* one extent: small */
 	extent_list_free(&l);
-	rc = dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(content, len), &at);
+	rc = dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(content, len), &at, NULL);
 	if (rc) {
 		dir_abandon(f->d, f->s, at.ino);
 		return rc;

@@ -262,6 +262,24 @@ static void test_truncated_and_extended(void **state)
 	}
 }
 
+/* PUBLISH: the version's attr, or with HELLO_F_DIRATTR its directory's after it. */
+static void test_publish_reply(void **state)
+{
+	struct proto_attr a[2];
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	assert_int_equal(rep_check_exact(OP_PUBLISH, a, sizeof(a[0])), 0);
+	assert_int_equal(rep_check_exact(OP_PUBLISH, a, sizeof(a)), 0);
+	assert_int_equal(rep_check_exact(OP_PUBLISH, a, sizeof(a[0]) + 1), -EPROTO);
+	assert_int_equal(rep_check_exact(OP_PUBLISH, a, sizeof(a) + 1), -EPROTO);
+	a[1].nextents = 1;	/* a directory holds no extents */
+	assert_int_equal(rep_check_exact(OP_PUBLISH, a, sizeof(a)), -EPROTO);
+	/* the same length as one attr and 6 extents: read as that */
+	a[0].nextents = 6;
+	assert_int_equal(rep_check_exact(OP_PUBLISH, a, sizeof(a)), 0);
+}
+
 static void test_bad_headers(void **state)
 {
 	static const uint16_t bad_ops[] = { 0, 6, 9, 34, 39, 45, 47, OP_MAX, 0x7fff, 0xffff };
@@ -784,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_truncated_and_extended),
 		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_publish_reply),
 		cmocka_unit_test(test_request_fields),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_reply_attr),
