@@ -8,8 +8,11 @@
  * stream it queues an ack behind those invalidations: the notifier then
  * tells marud (maru_events_ack) that this mount applied every event so far,
  * which is what lets a change on another mount return only once this mount
- * can no longer serve the old answer from the kernel's caches. A lost
- * stream drops every cached name and resubscribes.
+ * can no longer serve the old answer from the kernel's caches; events of
+ * this mount's own publishes (MARU_EV_F_OWN) are nobody's wait and are not
+ * acked by themselves. It also makes the directory attributes kept in
+ * dattr.c stale for every change but those. A lost stream drops every
+ * cached name and resubscribes.
  *
  * Lock: ev->lock guards the subscription handle the notifier acks on; it is
  * held across maru_events_ack() (a short socket write) so that this thread
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dattr.h"
 #include "dcache.h"
 #include "events.h"
 #include "evring.h"
@@ -104,6 +108,18 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	dcache_dir_changed(m->dc, e->parent);
 	if (e->type == MARU_EV_RENAME)
 		dcache_dir_changed(m->dc, e->parent2);
+	/* The directory attributes kept here: this mount's own publish left
+	 * them as its reply said; any other change, in the directory or of
+	 * it (e->ino), makes them stale. */
+	if (e->flags & MARU_EV_F_OWN) {
+		CNT_INC(m, events_own);
+	} else {
+		dattr_changed(m->da, e->parent);
+		if (e->parent2)
+			dattr_changed(m->da, e->parent2);
+		if (e->ino)
+			dattr_changed(m->da, e->ino);
+	}
 	evring_append(m->ring, e);
 	if (entry_current(m, e)) {
 		CNT_INC(m, events_current);
@@ -139,6 +155,7 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	case MARU_EV_GENERATION:
 		__atomic_add_fetch(&m->overflows, 1, __ATOMIC_ACQ_REL);	/* handle.c */
 		lcache_drop_all(m->lc);	/* missed removals, or other leases */
+		dattr_stream(m->da, 1);	/* every directory may have changed */
 		notify_inval_all(m->nt);
 		break;
 	}
@@ -163,6 +180,11 @@ static struct maru_events *subscribe(struct events *ev, int *warned)
 		notify_inval_all(ev->m->nt);
 	*warned = 0;
 	set_sub(ev, sub);
+	dattr_stream(ev->m->da, 1);
+	/* Say at once that this stream acknowledges: marud makes other
+	 * mounts' changes wait for it only from its first ack on, and a mount
+	 * that only writes acks nothing else (its own events need none). */
+	notify_call(ev->m->nt, run_ack, ev, 0);
 	notify_stream_up(ev->m->nt, 1);
 	return sub;
 }
@@ -173,6 +195,7 @@ static void lost(struct events *ev, struct maru_events *sub, int rc)
 	notify_stream_up(ev->m->nt, 0);
 	close_sub(ev, sub);
 	notify_inval_all(ev->m->nt);
+	dattr_stream(ev->m->da, 0);
 	usleep(RETRY_LOST_US);
 }
 
@@ -194,9 +217,14 @@ static void *event_main(void *arg)
 		rc = maru_events_next(sub, e, unacked ? 0 : NEXT_WAIT_MS);
 		if (rc == 1) {
 			handle_event(ev->m, e);
-			if (e->seq)
+			/* No other mount waits for the ack of our own publish:
+			 * it rides on the next ack (acks cover every seq
+			 * before theirs), which saves marud and us a wake-up
+			 * per file written here. */
+			if (e->seq && !(e->flags & MARU_EV_F_OWN)) {
 				unacked = e->seq;
-			since_ack++;
+				since_ack++;
+			}
 		} else if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR) {
 			lost(ev, sub, rc);
 			sub = NULL;

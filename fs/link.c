@@ -10,12 +10,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dattr.h"
 #include "dcache.h"
 #include "notify.h"
 #include "ns.h"
 
 /*
- * Answer a new name: wait for its event, hand the entry to the kernel. Its
+ * Answer a new name: wait for its event, hand the entry to the kernel (the
+ * directory's attributes kept here are stale from now on, dattr.h). Its
  * owner is the caller's; under a set-group-ID directory marud gives it the
  * directory's group (marud knows the directory's mode).
  */
@@ -25,6 +27,7 @@ static void reply_new(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct mfs *m = req_mfs(req);
 	struct fuse_entry_param e;
 
+	dattr_changed(m->da, parent);
 	if (rc < 0) {
 		notify_expect_cancel(m->nt, w);
 		fuse_reply_err(req, -rc);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dattr.h"
 #include "dcache.h"
 #include "events.h"
 #include "evring.h"
@@ -372,7 +373,7 @@ static int tables_new(struct mfs *m)
 {
 	clock_gettime(CLOCK_REALTIME, &m->mounted);
 	if (itab_new(&pend_payload_ops, &m->tab) < 0 || ptab_new(&m->pt) < 0 ||
-	    dcache_new(&m->dc) < 0 || pins_new(&m->pins) < 0 || lcache_new(&m->lc) < 0 || hreg_new(&m->hr) < 0 ||
+	    dcache_new(&m->dc) < 0 || dattr_new(m->o.attr_timeout, &m->da) < 0 || pins_new(&m->pins) < 0 || lcache_new(&m->lc) < 0 || hreg_new(&m->hr) < 0 ||
 	    notify_new(m, &m->nt) < 0 || evring_new(m, &m->ring) < 0)
 		return -ENOMEM;
 	return 0;
@@ -398,11 +399,13 @@ static void tables_free(struct mfs *m)
 	notify_free(m->nt);
 	evring_free(m->ring);
 	dcache_free(m->dc);
+	dattr_free(m->da);
 	hreg_free(m->hr);
 	m->pt = NULL;
 	m->nt = NULL;
 	m->ring = NULL;
 	m->dc = NULL;
+	m->da = NULL;
 	m->hr = NULL;
 }
 

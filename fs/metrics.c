@@ -102,6 +102,9 @@ static void labelled(struct out *o, const struct counters *c)
 	one(o, "counter", "marufs_cache_stores_total",
 	    "Writes of small new files put into the kernel's page cache by marufs.",
 	    cnt(&c->cache_stores));
+	one(o, "counter", "marufs_dir_attr_hits_total",
+	    "Directory GETATTRs answered from what a publish or GETATTR reply said.",
+	    cnt(&c->dir_attr_hits));
 	put(o, "# HELP marufs_hints_total user.maru.hint values accepted.\n"
 	    "# TYPE marufs_hints_total counter\n");
 	for (i = 0; i < HINT_COUNT; i++)
@@ -150,6 +153,9 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	one(&o, "counter", "marufs_events_current_total",
 	    "Publish events of a version the kernel already had under its name (nothing invalidated).",
 	    cnt(&c->events_current));
+	one(&o, "counter", "marufs_events_own_total",
+	    "Events of this mount's own publishes (marud says so): no other mount waits for their ack.",
+	    cnt(&c->events_own));
 	one(&o, "counter", "marufs_event_waits_total",
 	    "Changes of this mount whose pool event it waited for before replying.",
 	    cnt(&c->event_waits));

@@ -44,6 +44,8 @@ struct counters {
 	uint64_t inval_entry;
 	uint64_t inval_inode;
 	uint64_t cache_stores;		/* direct writes put into the page cache */
+	uint64_t dir_attr_hits;		/* directory GETATTRs answered here (dattr.c) */
+	uint64_t events_own;		/* ... of this mount's own publishes (not acked) */
 	uint64_t lookup_pos;
 	uint64_t lookup_neg;
 	uint64_t events;
@@ -98,6 +100,7 @@ struct mfs {
 	struct events *ev;		/* events.c */
 	struct evring *ring;		/* evring.c */
 	struct dcache *dc;		/* dcache.c */
+	struct dattr *da;		/* dattr.c */
 	struct pins *pins;		/* pin.c */
 	struct lcache *lc;		/* lcache.c */
 	struct hreg *hr;		/* handle.c */

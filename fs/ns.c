@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "dattr.h"
 #include "dcache.h"
 #include "handle.h"
 #include "lcache.h"
@@ -250,10 +251,18 @@ void ns_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 static int path_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 {
 	char name[MARU_NAME_MAX + 1];
-	uint64_t parent;
+	uint64_t parent, gen;
 	int rc;
 
+	/* a directory this mount knows as it is (dattr.h) */
+	if (dattr_get(m->da, ino, a) == 0) {
+		CNT_INC(m, dir_attr_hits);
+		return 0;
+	}
+	gen = dattr_gen(m->da, ino);
 	rc = pend_ino_attr(m, ino, a);
+	if (rc == 0 && S_ISDIR(a->mode))
+		dattr_put(m->da, a, gen);
 	if (rc != -ENOENT && rc != -ESTALE)
 		return rc;
 	if (ino == FUSE_ROOT_ID || itab_name(m->tab, ino, &parent, name, sizeof(name)) < 0)
@@ -361,6 +370,7 @@ void ns_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	to_maru_setattr(attr, to_set, &sa);
 	if (sa.mask) {
 		rc = setattr_stored(m, ino, &sa, &a);
+		dattr_changed(m->da, ino);	/* a directory's own mode, owner or times */
 		if (rc < 0)
 			goto out;
 	}
@@ -417,6 +427,7 @@ void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	}
 	w = notify_expect(m->nt, parent, name);
 	rc = maru_file_publish(f);
+	dattr_changed(m->da, parent);
 	if (rc == 0)
 		rc = maru_file_attr(f, &a);
 	maru_file_close(f);
@@ -442,6 +453,7 @@ void ns_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 
 	w = notify_expect(m->nt, parent, name);
 	rc = maru_mkdir(m->c, parent, name, S_IFDIR | (mode & 07777), ctx->uid, ctx->gid, &a);
+	dattr_changed(m->da, parent);
 	if (rc < 0) {
 		notify_expect_cancel(m->nt, w);
 		fuse_reply_err(req, -rc);
@@ -457,6 +469,7 @@ void ns_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mfs *m = req_mfs(req);
 	int rc = maru_unlink(m->c, parent, name);
 
+	dattr_changed(m->da, parent);
 	if (rc == 0)
 		pend_detach_name(m, parent, name);
 	fuse_reply_err(req, -rc);
@@ -464,7 +477,11 @@ void ns_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 void ns_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -maru_rmdir(req_mfs(req)->c, parent, name));
+	struct mfs *m = req_mfs(req);
+	int rc = maru_rmdir(m->c, parent, name);
+
+	dattr_changed(m->da, parent);
+	fuse_reply_err(req, -rc);
 }
 
 void ns_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -482,6 +499,8 @@ void ns_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	w = notify_expect(m->nt, newparent, newname);
 	rc = maru_rename_seq(m->c, parent, name, newparent, newname,
 			     (flags & RENAME_NOREPLACE) ? MARU_RENAME_NOREPLACE : 0, &seq);
+	dattr_changed(m->da, parent);
+	dattr_changed(m->da, newparent);
 	/* No event made (only this mount's pending file moved): none to wait for. */
 	if (rc < 0 || seq == 0)
 		notify_expect_cancel(m->nt, w);

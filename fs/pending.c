@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dattr.h"
 #include "failpoint.h"
 #include "log.h"
 #include "notify.h"
@@ -575,13 +576,27 @@ static int finish_not_due(struct pending *p, int at_flush)
 	       !pend_stale(p);
 }
 
-/* Publish p (wrlock held); 1 when published, else abandoned with *rc. */
+/*
+ * Publish p (wrlock held); 1 when published, else abandoned with *rc.
+ * marud's reply holds the directory as the publish left it: kept for the
+ * kernel's next GETATTR of it (dattr.h), which every create there makes.
+ */
 static int publish_locked(struct pending *p, int *rc)
 {
+	struct dattr *da = p->m->da;
+	uint64_t parent = p->parent, gen = dattr_gen(da, parent);
+	struct maru_attr dir;
+
 	/* tests: stop or fail marufs with the last writer's close in hand */
 	*rc = FAILPOINT("marufs.flush.before_publish");
 	if (*rc == 0)
-		*rc = maru_file_publish(p->file);
+		*rc = maru_file_publish_dir(p->file, &dir);
+	if (*rc == 0 && dir.ino && dir.ino == parent)
+		dattr_put(da, &dir, gen);
+	else if (*rc == 0)
+		dattr_changed(da, dir.ino ? dir.ino : parent);
+	else
+		dattr_changed(da, parent);	/* it may have happened */
 	if (*rc == 0) {
 		__atomic_store_n(&p->published, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&p->state, PEND_PUBLISHED, __ATOMIC_RELEASE);

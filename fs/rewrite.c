@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "dattr.h"
 #include "notify.h"
 #include "pending.h"
 #include "ratelog.h"
@@ -267,9 +268,10 @@ static int truncate_published(struct mfs *m, uint64_t ino, uint64_t size,
 			      struct maru_attr *a)
 {
 	char name[MARU_NAME_MAX + 1];
+	struct maru_attr dir = { 0 };
 	struct ev_expect *w;
 	struct maru_file *f;
-	uint64_t parent;
+	uint64_t parent = 0;
 	int rc, named;
 
 	named = itab_name(m->tab, ino, &parent, name, sizeof(name)) == 0;
@@ -284,10 +286,12 @@ static int truncate_published(struct mfs *m, uint64_t ino, uint64_t size,
 	w = named ? notify_expect(m->nt, parent, name) : NULL;
 	rc = maru_file_truncate(f, size);
 	if (rc == 0)
-		rc = maru_file_publish(f);
+		rc = maru_file_publish_dir(f, &dir);
 	if (rc == 0)
 		rc = maru_file_attr(f, a);
 	maru_file_close(f);
+	/* the directory's times moved (or may have): ask marud next time */
+	dattr_changed(m->da, dir.ino ? dir.ino : rc == 0 ? a->parent : parent);
 	if (rc < 0) {
 		notify_expect_cancel(m->nt, w);
 		RATELOG_WARN("truncate of inode %" PRIu64 " to %" PRIu64 ": new version: %s",

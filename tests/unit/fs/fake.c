@@ -308,6 +308,28 @@ int __wrap_maru_file_publish(struct maru_file *f)
 	return 0;
 }
 
+/* The directory as the publish left it: its entry count, a ctime that moves. */
+int __wrap_maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir);
+int __wrap_maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir)
+{
+	uint64_t parent = fake_ver(f->ino)->parent;
+	int rc = __wrap_maru_file_publish(f), i;
+
+	if (!dir)
+		return rc;
+	memset(dir, 0, sizeof(*dir));
+	if (rc)
+		return rc;
+	dir->ino = parent;
+	dir->state = MARU_STATE_DIR;
+	dir->mode = S_IFDIR | 0755;
+	dir->nlink = 2;
+	for (i = 0; i < FAKE_MAX; i++)
+		dir->size += fk.v[i].used && fk.v[i].published && fk.v[i].parent == parent;
+	dir->ctime.tv_sec = dir->mtime.tv_sec = fk.publishes;
+	return 0;
+}
+
 void __wrap_maru_file_close(struct maru_file *f);
 void __wrap_maru_file_close(struct maru_file *f)
 {
