@@ -36,6 +36,13 @@ static struct dslot *slot(struct dattr *da, uint64_t dir)
 	return &da->s[(dir * 0x9e3779b97f4a7c15ULL) >> 54];
 }
 
+/* Drop what s keeps and refuse answers to requests sent before now. */
+static void slot_stale(struct dslot *s)
+{
+	s->gen++;
+	s->stored = 0;
+}
+
 int dattr_new(double ttl_s, struct dattr **out)
 {
 	struct dattr *da = calloc(1, sizeof(*da));
@@ -112,14 +119,10 @@ int dattr_get(struct dattr *da, uint64_t dir, struct maru_attr *a)
 
 void dattr_changed(struct dattr *da, uint64_t dir)
 {
-	struct dslot *s;
-
 	if (!da)
 		return;
 	pthread_mutex_lock(&da->lock);
-	s = slot(da, dir);
-	s->gen++;
-	s->stored = 0;
+	slot_stale(slot(da, dir));
 	pthread_mutex_unlock(&da->lock);
 }
 
@@ -131,9 +134,7 @@ void dattr_stream(struct dattr *da, int up)
 		return;
 	pthread_mutex_lock(&da->lock);
 	da->up = up;
-	for (i = 0; i < DATTR_SLOTS; i++) {
-		da->s[i].gen++;
-		da->s[i].stored = 0;
-	}
+	for (i = 0; i < DATTR_SLOTS; i++)
+		slot_stale(&da->s[i]);
 	pthread_mutex_unlock(&da->lock);
 }

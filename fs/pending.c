@@ -591,12 +591,11 @@ static int publish_locked(struct pending *p, int *rc)
 	*rc = FAILPOINT("marufs.flush.before_publish");
 	if (*rc == 0)
 		*rc = maru_file_publish_dir(p->file, &dir);
-	if (*rc == 0 && dir.ino && dir.ino == parent)
+	/* a failed publish may have happened all the same: drop what is kept */
+	if (*rc == 0 && dir.ino == parent)
 		dattr_put(da, &dir, gen);
-	else if (*rc == 0)
-		dattr_changed(da, dir.ino ? dir.ino : parent);
 	else
-		dattr_changed(da, parent);	/* it may have happened */
+		dattr_changed(da, *rc == 0 && dir.ino ? dir.ino : parent);
 	if (*rc == 0) {
 		__atomic_store_n(&p->published, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&p->state, PEND_PUBLISHED, __ATOMIC_RELEASE);

@@ -291,7 +291,9 @@ static int truncate_published(struct mfs *m, uint64_t ino, uint64_t size,
 		rc = maru_file_attr(f, a);
 	maru_file_close(f);
 	/* the directory's times moved (or may have): ask marud next time */
-	dattr_changed(m->da, dir.ino ? dir.ino : rc == 0 ? a->parent : parent);
+	if (rc == 0 && !dir.ino)
+		dir.ino = a->parent;	/* a marud that sends no directory */
+	dattr_changed(m->da, dir.ino ? dir.ino : parent);
 	if (rc < 0) {
 		notify_expect_cancel(m->nt, w);
 		RATELOG_WARN("truncate of inode %" PRIu64 " to %" PRIu64 ": new version: %s",

@@ -313,7 +313,8 @@ static uint64_t fill_dir(struct maru_client *c, const char *dirname, long names)
 		struct maru_file *f;
 
 		snprintf(name, sizeof(name), "%016lx.bin", i * 0x9e3779b97f4a7c15UL);
-		rc = maru_file_create(c, a.ino, name, 0644, 0, 0, 0, 0, &f);
+		/* a name an earlier run published stays: one request, not three */
+		rc = maru_file_create(c, a.ino, name, 0644, 0, 0, MARU_CREATE_EXCL, 0, &f);
 		if (rc == -EEXIST)
 			continue;
 		if (rc < 0)

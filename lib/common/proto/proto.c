@@ -388,11 +388,13 @@ static int check_publish_rep(const uint8_t *p, uint32_t len)
 {
 	struct proto_attr a, d;
 
-	if (len != 2 * sizeof(a))
-		return check_attr_rep(p, len, false);
-	memcpy(&a, p, sizeof(a));
-	memcpy(&d, p + sizeof(a), sizeof(d));
-	return a.nextents == 0 && d.nextents == 0 ? 0 : check_attr_rep(p, len, false);
+	if (len == 2 * sizeof(a)) {
+		memcpy(&a, p, sizeof(a));
+		memcpy(&d, p + sizeof(a), sizeof(d));
+		if (a.nextents == 0 && d.nextents == 0)
+			return 0;
+	}
+	return check_attr_rep(p, len, false);
 }
 
 /* count dirents, each 8-aligned; the last one's padding may be left off. */

@@ -326,6 +326,14 @@ static int statfs_late(struct fake_req *q)
 	return statfs_reply(q);
 }
 
+static void statfs_times(struct maru_client *c, int n)
+{
+	struct maru_statfs st;
+
+	while (n-- > 0)
+		assert_int_equal(maru_statfs(c, &st), 0);
+}
+
 static uint64_t spins(struct maru_client *c, uint64_t *misses)
 {
 	*misses = atomic_load(&c->st.spin_misses);
@@ -336,19 +344,16 @@ static uint64_t spins(struct maru_client *c, uint64_t *misses)
 static void test_spin_reply(void **state)
 {
 	unsigned int late = 0;
-	struct maru_statfs st;
 	struct maru_client *c;
 	struct fake_marud f;
 	uint64_t hits, misses;
-	int i;
 
 	(void)state;
 	fake_start(&f, statfs_late, &late);
 	c = fake_client(&f, 2000, 1, NULL, 0);
 	assert_int_equal(c->opts.spin_us, 50);	/* the default */
 	c->opts.spin_us = 10000;
-	for (i = 0; i < 20; i++)
-		assert_int_equal(maru_statfs(c, &st), 0);
+	statfs_times(c, 20);
 	hits = spins(c, &misses);
 	assert_true(hits >= 1);
 	assert_true(hits + misses <= 20);
@@ -360,25 +365,22 @@ static void test_spin_reply(void **state)
 static void test_spin_backoff(void **state)
 {
 	unsigned int late = 30000;
-	struct maru_statfs st;
 	struct maru_client *c;
 	struct fake_marud f;
 	uint64_t hits, misses;
-	int i;
 
 	(void)state;
 	fake_start(&f, statfs_late, &late);
 	c = fake_client(&f, 2000, 1, NULL, 0);
 	c->opts.spin_us = 1000;
-	assert_int_equal(maru_statfs(c, &st), 0);
+	statfs_times(c, 1);
 	hits = spins(c, &misses);
 	assert_int_equal(hits, 0);
 	assert_int_equal(misses, 1);
-	for (i = 0; i < 8; i++)
-		assert_int_equal(maru_statfs(c, &st), 0);
-	hits = spins(c, &misses);
+	statfs_times(c, 8);
+	spins(c, &misses);
 	assert_int_equal(misses, 1);	/* none of the 8 polled */
-	assert_int_equal(maru_statfs(c, &st), 0);
+	statfs_times(c, 1);
 	hits = spins(c, &misses);
 	assert_int_equal(hits, 0);
 	assert_int_equal(misses, 2);	/* the ninth polls again */
@@ -421,18 +423,15 @@ static void test_spin_not_beside_another(void **state)
 static void test_spin_off(void **state)
 {
 	unsigned int late = 0;
-	struct maru_statfs st;
 	struct maru_client *c;
 	struct fake_marud f;
 	uint64_t hits, misses;
-	int i;
 
 	(void)state;
 	fake_start(&f, statfs_late, &late);
 	c = fake_client(&f, 2000, 1, NULL, 0);
 	c->opts.spin_us = 0;
-	for (i = 0; i < 10; i++)
-		assert_int_equal(maru_statfs(c, &st), 0);
+	statfs_times(c, 10);
 	hits = spins(c, &misses);
 	assert_int_equal(hits, 0);
 	assert_int_equal(misses, 0);
