@@ -3,19 +3,19 @@
  * fs/handle.c: the open regular files of a mount. Readers hold a lease on
  * the published version the kernel's inode is (or share this mount's
  * pending version of it, or take over a pin from pin.c); writers share the
- * name's one pending version (rewrite.c finds or makes it, pending.c runs
- * it). A write on a handle whose pending was published meanwhile switches it
- * to a new one: copy-on-write. Also the zero-copy holds: a writable mapping
- * writes bytes marufs never sees, so no flush publishes while holds remain.
+ * name's one pending version through their seat on it (struct pend_slot,
+ * pendslot.c: open, write, copy-on-write, flush, release). Also the
+ * zero-copy holds: a writable mapping writes bytes marufs never sees, so no
+ * flush publishes while holds remain.
  * The registry of live handles lets the ones whose RELEASE never came be
  * freed at exit (at unmount the kernel may drop queued background RELEASEs).
  * A read of a published version over shm can name the pool file itself as
  * the source of the reply (handle_read_src): the kernel then splices the
  * pool's pages into it, with no copy through marufs (poolsrc.c).
- * A descriptor open for writing only is direct_io (write_only()).
+ * A descriptor open for writing only is direct_io (pendslot.c says why).
  *
- * Locks: h->lock guards h->p, h->lease and h->active, and is taken before
- * any pending.c lock. hr->lock guards the registry list only, a leaf.
+ * Locks: h->lock guards h->lease, and is taken before the seat's lock and
+ * any lock of the pending. hr->lock guards the registry list only, a leaf.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,12 +33,8 @@
 #include "pending.h"
 #include "pin.h"
 #include "poolsrc.h"
-#include "ratelog.h"
-#include "rewrite.h"
 
 #define ROOT_INO		1
-#define OPEN_TRIES		8
-#define COW_TRIES		4
 #define TLS_BUF_MIN		65536
 #define TASK_PF_EXITING		0x00000004	/* include/linux/sched.h */
 #define SRC_EXTENTS		64	/* more: the copy path */
@@ -49,9 +45,8 @@ struct handle {
 	uint64_t epoch;
 	int writer;
 	int direct;		/* direct_io: its writes bypass the kernel's page cache */
-	int active;		/* writer not flushed since it last wrote */
-	pthread_mutex_t lock;	/* p, lease, active */
-	struct pending *p;	/* ref held */
+	struct pend_slot ps;	/* its pending version, if any */
+	pthread_mutex_t lock;	/* lease */
 	struct maru_file *lease;
 	int holds;		/* writable zero-copy mappings (ioctl.c) */
 	uint64_t overflows;	/* m->overflows when marud last vouched for it */
@@ -135,6 +130,7 @@ static struct handle *handle_new(struct mfs *m, uint64_t ino, int writer)
 	h->epoch = mfs_epoch(m);
 	h->overflows = __atomic_load_n(&m->overflows, __ATOMIC_ACQUIRE);
 	pthread_mutex_init(&h->lock, NULL);
+	pend_slot_init(&h->ps, m, ino, writer);
 	pthread_mutex_lock(&hr->lock);
 	h->hnext = hr->list;
 	if (hr->list)
@@ -148,14 +144,14 @@ static struct handle *handle_new(struct mfs *m, uint64_t ino, int writer)
 static void handle_free(struct handle *h, int failed)
 {
 	struct hreg *hr = h->m->hr;
+	int had;
 
 	/* a zero-copy writer that never released its mapping died with it */
 	if (__atomic_load_n(&h->holds, __ATOMIC_ACQUIRE) > 0)
 		failed = 1;
-	if (h->p)
-		pend_release(h->p, h->writer, h->direct, &h->active, failed);
+	had = pend_slot_release(&h->ps, failed);
 	/* a reader's own lease of the kernel's inode: kept for its next open */
-	if (h->lease && !h->p && !h->writer && !failed && !stale(h))
+	if (h->lease && !had && !h->writer && !failed && !stale(h))
 		lcache_put(h->m->lc, h->ino, h->epoch, h->lease);
 	else if (h->lease)
 		maru_file_close(h->lease);
@@ -202,97 +198,6 @@ int handle_is_direct(const struct handle *h)
 	return h->direct;
 }
 
-/* h->p with a ref for the caller, or NULL. */
-static struct pending *handle_pend(struct handle *h)
-{
-	struct pending *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = h->p;
-	if (p)
-		pend_get(p);
-	pthread_mutex_unlock(&h->lock);
-	return p;
-}
-
-/* ---- copy-on-write ---- */
-
-/* h's pending was published or abandoned and h writes again: switch it. */
-static int handle_cow(struct handle *h, struct pending *old)
-{
-	struct pending *p;
-	int rc, left;
-
-	pthread_mutex_lock(&h->lock);
-	if (h->p != old) {
-		pthread_mutex_unlock(&h->lock);
-		return 0;	/* another thread switched it already */
-	}
-	rc = rewrite_for_cow(h->m, old, (uint64_t)(uintptr_t)h, &p);
-	if (rc < 0) {
-		pthread_mutex_unlock(&h->lock);
-		return rc;
-	}
-	left = pend_switch_writer(old, p, h->direct, &h->active);
-	if (left < 0) {
-		pthread_mutex_unlock(&h->lock);
-		pend_put(p);
-		return 0;	/* published under us already: the caller retries */
-	}
-	h->p = p;
-	pthread_mutex_unlock(&h->lock);
-	if (pend_has_name(p))
-		pend_link_ino(h->m, h->ino, p);
-	pend_put(p);
-	pend_let_go(old, left);
-	return 0;
-}
-
-/*
- * h's live pending locked for I/O (end with handle_unpend) and a ref taken,
- * marking h an active writer; copy-on-write when it is no longer pending.
- */
-static int handle_pending(struct handle *h, struct pending **out)
-{
-	struct pending *p;
-	int tries, rc;
-
-	if (!h->writer)
-		return -EBADF;
-	for (tries = 0; tries < COW_TRIES; tries++) {
-		if (stale(h)) {
-			RATELOG_WARN("write to inode %" PRIu64 ": opened before marud's pool "
-				     "generation changed: EIO", h->ino);
-			return -EIO;
-		}
-		pthread_mutex_lock(&h->lock);
-		p = h->p;
-		pend_get(p);
-		rc = pend_io_begin(p);
-		if (rc == 0) {
-			pend_set_active(p, &h->active, 1);
-			pthread_mutex_unlock(&h->lock);
-			*out = p;
-			return 0;
-		}
-		pthread_mutex_unlock(&h->lock);
-		if (rc == -EAGAIN)
-			rc = handle_cow(h, p);
-		pend_put(p);
-		if (rc < 0)
-			return rc;
-	}
-	RATELOG_WARN("write to inode %" PRIu64 ": each of %d copy-on-write versions was "
-		     "published before the write reached it: EIO", h->ino, COW_TRIES);
-	return -EIO;
-}
-
-static void handle_unpend(struct pending *p)
-{
-	pend_io_end(p);
-	pend_put(p);
-}
-
 /* ---- open, create ---- */
 
 /*
@@ -332,20 +237,10 @@ static int open_reader(struct mfs *m, uint64_t ino, struct handle **out, int *ke
 	if (!h)
 		return -ENOMEM;
 	*out = h;
-	if (pin_take(m->pins, ino, &h->lease, &p) && p) {
-		h->p = p;	/* the pin's reader attachment and ref are h's now */
+	if (pin_take(m->pins, ino, &h->lease, &p) && p)
+		return pend_slot_reader(&h->ps, p);
+	if (!h->lease && pend_slot_reader(&h->ps, NULL) == 0)
 		return 0;
-	}
-	p = h->lease ? NULL : pend_of_ino(m, ino, 0);
-	if (p) {
-		/* this mount is writing the file: read what it wrote */
-		rc = pend_attach_reader(p, &h->active);
-		if (rc == 0)
-			h->p = p;
-		pend_put(p);
-		if (rc == 0)
-			return 0;
-	}
 	if (!h->lease) {
 		h->lease = lcache_take(m->lc, ino, h->epoch);
 		if (h->lease)
@@ -360,66 +255,22 @@ static int open_reader(struct mfs *m, uint64_t ino, struct handle **out, int *ke
 	return 0;
 }
 
-/*
- * A descriptor open for writing only never reads through the kernel's page
- * cache, so its writes need not go through it either: direct_io, one copy
- * less (the user's pages straight into the request) and no page cache to
- * fill and free. It cannot be mmap()ed (write-only), which direct_io would
- * refuse for MAP_SHARED.
- */
-static int write_only(int flags)
-{
-	return (flags & O_ACCMODE) == O_WRONLY;
-}
-
-/* Attach writer h to p (ref the caller's) and truncate if asked. */
-static int attach_writer(struct handle *h, struct pending *p, int trunc)
-{
-	int rc = pend_attach_writer(p, h->direct, &h->active);	/* -EAGAIN: published meanwhile */
-
-	if (rc == 0)
-		h->p = p;
-	pend_put(p);
-	if (rc == 0 && trunc)
-		rc = pend_truncate(p, 0, 0);
-	return rc;
-}
-
 static int open_writer(struct mfs *m, uint64_t ino, int flags, struct handle **out,
 		       int *direct)
 {
 	struct handle *h = handle_new(m, ino, 1);
-	struct pending *p;
-	int rc = -EIO, tries;
+	int rc;
 
 	if (!h)
 		return -ENOMEM;
-	for (tries = 0; tries < OPEN_TRIES; tries++) {
-		rc = rewrite_for_open(m, ino, !!(flags & O_TRUNC), &p, direct);
-		if (rc < 0)
-			break;
-		h->direct = *direct = *direct || write_only(flags);
-		rc = attach_writer(h, p, rc);
-		if (rc == 0) {
-			*out = h;
-			return 0;
-		}
-		if (h->p) {
-			/* attached but the truncate failed: let go, say why */
-			handle_free(h, 0);
-			if (io_errno(rc) == EIO)
-				RATELOG_WARN("open(O_TRUNC) of inode %" PRIu64 ": truncate: "
-					     "%s (EIO)", ino, maru_strerror(rc));
-			return -io_errno(rc);
-		}
+	rc = pend_slot_open(&h->ps, flags, direct);
+	if (rc < 0) {
+		handle_free(h, 0);
+		return rc;
 	}
-	handle_free(h, 0);
-	if (rc == -EAGAIN)
-		RATELOG_WARN("open for writing of inode %" PRIu64 ": each of %d pendings "
-			     "it joined was published first: EIO", ino, OPEN_TRIES);
-	else if (rc == -EIO)
-		RATELOG_WARN("open for writing of inode %" PRIu64 ": EIO", ino);
-	return rc == -ESTALE ? -ESTALE : -io_errno(rc == -EAGAIN ? -EIO : rc);
+	h->direct = *direct;
+	*out = h;
+	return 0;
 }
 
 int handle_open(struct mfs *m, uint64_t ino, int flags, struct handle **out,
@@ -436,46 +287,16 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 		  uid_t uid, gid_t gid, int flags, struct handle **out, struct maru_attr *a)
 {
 	struct handle *h = handle_new(m, 0, 1);
-	struct pending *p = NULL;
-	int rc = -EIO, tries, trunc;
+	int rc;
 
 	if (!h)
 		return -ENOMEM;
-	h->direct = write_only(flags);
-	for (tries = 0; tries < OPEN_TRIES; tries++) {
-		rc = rewrite_for_create(m, parent, name, mode, uid, gid, flags, &p);
-		if (rc < 0)
-			break;
-		trunc = rc;
-		pend_get(p);	/* kept to link the inode below */
-		rc = attach_writer(h, p, trunc);
-		if (rc == 0)
-			rc = pend_attr(p, a);
-		if (rc == 0)
-			break;
-		pend_put(p);
-		if (h->p) {
-			handle_free(h, 0);	/* attached, then failed: say why */
-			if (io_errno(rc) == EIO)
-				RATELOG_WARN("create of %s: %s (EIO)", name, maru_strerror(rc));
-			return -io_errno(rc);
-		}
-		if (rc != -EAGAIN && rc != -ENOENT)
-			break;
-	}
+	rc = pend_slot_create(&h->ps, parent, name, mode, uid, gid, flags, a, &h->direct);
 	if (rc < 0) {
 		handle_free(h, 0);
-		if (rc == -EAGAIN)
-			RATELOG_WARN("create of %s: each of %d pendings it joined was "
-				     "published first: EIO", name, OPEN_TRIES);
-		else if (io_errno(rc) == EIO)
-			RATELOG_WARN("create of %s: %s (EIO)", name, maru_strerror(rc));
-		return -io_errno(rc == -EAGAIN ? -EIO : rc);
+		return rc;
 	}
 	h->ino = a->ino;
-	itab_remember(m->tab, a->ino, parent, name);
-	pend_link_ino(m, a->ino, p);
-	pend_put(p);
 	*out = h;
 	return 0;
 }
@@ -485,12 +306,13 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 /* The lease of h, taken lazily if h has none; h->lock held. */
 static int lease_get_locked(struct handle *h)
 {
-	uint64_t ino = h->ino;
+	uint64_t ino = h->ino, v;
 	int rc = 0;
 
 	if (!h->lease) {
-		if (h->p && pend_ino(h->p))
-			ino = pend_ino(h->p);
+		v = pend_slot_version(&h->ps);
+		if (v)
+			ino = v;
 		rc = maru_file_open_ino(h->m->c, ino, &h->lease);
 		if (rc < 0)
 			h->lease = NULL;
@@ -513,9 +335,8 @@ static ssize_t read_lease(struct handle *h, char *buf, size_t size, off_t off)
 
 ssize_t handle_read(struct handle *h, size_t size, off_t off, char **out)
 {
-	struct pending *p;
-	ssize_t n = -ENOENT;
-	int old = 0, rc;
+	ssize_t n;
+	int old, rc;
 	char *buf;
 
 	if (stale(h))
@@ -523,12 +344,7 @@ ssize_t handle_read(struct handle *h, size_t size, off_t off, char **out)
 	buf = tls_buf(size);
 	if (!buf)
 		return -ENOMEM;
-	p = handle_pend(h);
-	if (p) {
-		n = pend_read(p, buf, size, off);
-		old = pend_stale(p);
-		pend_put(p);
-	}
+	n = pend_slot_read(&h->ps, buf, size, off, &old);
 	if (n == -ENOENT && !h->lease && old)
 		n = -EIO;
 	else if (n == -ENOENT)
@@ -577,16 +393,12 @@ static int lease_src(struct handle *h, int fd, uint64_t gen, size_t size, off_t 
 int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src *src)
 {
 	uint64_t gen = __atomic_load_n(&h->m->generation, __ATOMIC_ACQUIRE);
-	struct pending *p;
 	int fd, rc;
 
 	if (stale(h))
 		return -EIO;
-	p = handle_pend(h);
-	if (p) {
-		pend_put(p);
-		return -EAGAIN;
-	}
+	if (pend_slot_version(&h->ps))
+		return -EAGAIN;	/* a pending version: read by copy */
 	fd = poolsrc_fd(h->m, gen);
 	if (fd < 0)
 		return -EAGAIN;
@@ -601,33 +413,9 @@ int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src 
 	return rc;
 }
 
-/*
- * A direct_io write went around the kernel's page cache: pages other
- * handles cached of what it replaced are dropped before it returns (the
- * kernel drops them before the write, so a read racing it may have cached
- * the old bytes again, and kernels before 6.6 do not drop them at all).
- */
-static void direct_wrote(struct handle *h, struct pending *p)
-{
-	pend_direct_wrote(p);
-	if (pend_cached_users(p) > 0)
-		notify_inval_data(h->m->nt, h->ino);
-}
-
 ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off)
 {
-	struct pending *p;
-	ssize_t n;
-	int rc;
-
-	rc = handle_pending(h, &p);
-	if (rc < 0)
-		return rc;
-	n = pend_write(p, buf, size, off);
-	if (n > 0 && h->direct)
-		direct_wrote(h, p);
-	handle_unpend(p);
-	return n;
+	return pend_slot_write(&h->ps, buf, size, off);
 }
 
 /* ---- flush, fsync, fallocate, truncate, fstat ---- */
@@ -672,83 +460,37 @@ static int killed_task(pid_t pid)
 
 int handle_flush(struct handle *h, pid_t pid)
 {
-	struct pending *p;
-	int active, rc = 0, killed;
-
 	/* a writable zero-copy mapping is still writing: publish later */
 	if (!h->writer || __atomic_load_n(&h->holds, __ATOMIC_ACQUIRE) > 0)
 		return 0;
-	killed = killed_task(pid);
-	pthread_mutex_lock(&h->lock);
-	p = h->p;
-	pend_get(p);
-	active = pend_set_active(p, &h->active, 0);
-	pthread_mutex_unlock(&h->lock);
-	/* A killed writer publishes nothing: release abandons its version
-	 * unless a writer still alive flushes it later. */
-	pend_set_killed(p, killed);
-	if (active == 0 && !killed)
-		rc = pend_finish(p, 1);
-	pend_put(p);
-	return rc;
+	return pend_slot_flush(&h->ps, killed_task(pid));
 }
 
 int handle_fsync(struct handle *h)
 {
-	struct pending *p;
-	int rc;
-
-	if (!h->writer)
-		return 0;
-	p = handle_pend(h);
-	rc = pend_sync(p);
-	pend_put(p);
-	return -io_errno(rc);
+	return pend_slot_sync(&h->ps);
 }
 
 int handle_fallocate(struct handle *h, uint64_t end)
 {
-	struct pending *p;
-	int rc;
-
-	rc = handle_pending(h, &p);
-	if (rc < 0)
-		return -io_errno(rc);
-	rc = pend_fallocate_held(p, end);
-	handle_unpend(p);
-	return -io_errno(rc);
+	return pend_slot_fallocate(&h->ps, end);
 }
 
 int handle_truncate(struct handle *h, uint64_t size, struct maru_attr *a)
 {
-	struct pending *p;
-	int rc;
-
-	rc = handle_pending(h, &p);
-	if (rc < 0)
-		return rc == -ESTALE ? -EIO : rc;
-	rc = pend_truncate_held(p, size, a);
-	handle_unpend(p);
-	return rc;
+	return pend_slot_truncate(&h->ps, size, a);
 }
 
 static int fstat_attr(struct handle *h, struct maru_attr *a)
 {
-	struct pending *p;
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&h->lock);
-	p = h->p;
-	if (p)
-		pend_get(p);
 	if (h->lease)
 		rc = maru_file_attr(h->lease, a);
 	pthread_mutex_unlock(&h->lock);
-	if (p) {
-		if (rc < 0)
-			rc = pend_attr(p, a);
-		pend_put(p);
-	}
+	if (rc < 0)
+		rc = pend_slot_attr(&h->ps, a);
 	return rc;
 }
 
@@ -776,52 +518,28 @@ int handle_getattr(struct handle *h, uint64_t ino, struct maru_attr *a)
 
 /* ---- zero-copy ---- */
 
-static int zc_pending(struct handle *h, struct zc_ref *z)
-{
-	struct pending *p = handle_pend(h);
-	int rc;
-
-	if (!p)
-		return -ENOENT;
-	rc = pend_zc_begin(p, h->writer, &z->file, &z->pending, &z->writable);
-	if (rc == 0)
-		z->p = p;
-	else
-		pend_put(p);
-	return rc;
-}
-
 int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 {
-	struct pending *p;
-	uint64_t ov;
+	uint64_t ov, v;
 	int rc;
 
 	memset(z, 0, sizeof(*z));
 	if (stale(h))
 		return -EIO;
-	if (want_write) {
-		rc = handle_pending(h, &p);
-		if (rc < 0)
-			return rc;
-		pend_mapped(p);
+	rc = pend_slot_zc_begin(&h->ps, want_write, &z->file, &z->pending, &z->writable,
+				&z->p);
+	if (rc == 0 && want_write)
 		__atomic_add_fetch(&h->holds, 1, __ATOMIC_ACQ_REL);
-		z->p = p;
-		z->file = pend_file_held(p);
-		z->pending = z->writable = 1;
-		return 0;
-	}
-	rc = zc_pending(h, z);
-	if (rc != -ENOENT)
+	if (rc != -ENOENT || want_write)
 		return rc;
 	rc = 0;
+	v = pend_slot_version(&h->ps);
 	pthread_mutex_lock(&h->lock);
 	/* after an overflow (lost events, an unknown memory generation) marud
 	 * vouches for the lease before it is mapped: by its open, or a recheck */
 	ov = __atomic_load_n(&h->m->overflows, __ATOMIC_ACQUIRE);
 	if (!h->lease) {
-		rc = maru_file_open_ino(h->m->c, h->p && pend_ino(h->p) ? pend_ino(h->p) :
-					h->ino, &h->lease);
+		rc = maru_file_open_ino(h->m->c, v ? v : h->ino, &h->lease);
 		if (rc < 0)
 			h->lease = NULL;
 		else
@@ -837,7 +555,7 @@ int handle_zc_get(struct handle *h, int want_write, struct zc_ref *z)
 void handle_zc_put(struct zc_ref *z)
 {
 	if (z->p)
-		handle_unpend(z->p);
+		pend_zc_end(z->p);
 	z->p = NULL;
 }
 

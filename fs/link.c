@@ -12,6 +12,7 @@
 
 #include "dattr.h"
 #include "dcache.h"
+#include "link.h"
 #include "notify.h"
 #include "ns.h"
 
@@ -34,11 +35,11 @@ static void reply_new(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	ns_wait_own(m, w);
-	fill_entry(m, &e, a);
-	reply_entry_known(req, parent, name, &e, NULL);
+	ns_fill_entry(m, &e, a);
+	ns_reply_entry(req, parent, name, &e, NULL);
 }
 
-void ns_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+void link_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct mfs *m = req_mfs(req);
@@ -51,7 +52,7 @@ void ns_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char 
 	reply_new(req, parent, name, w, rc, &a);
 }
 
-void ns_readlink(fuse_req_t req, fuse_ino_t ino)
+void link_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[MARU_PATH_MAX];
 	int rc = maru_readlink(req_mfs(req)->c, ino, buf, sizeof(buf));
@@ -62,7 +63,7 @@ void ns_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
-void ns_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+void link_hardlink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct mfs *m = req_mfs(req);
 	struct ev_expect *w;
@@ -77,7 +78,7 @@ void ns_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 	reply_new(req, newparent, newname, w, rc, &a);
 }
 
-void ns_mknod_special(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+void link_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      dev_t rdev)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);

@@ -24,7 +24,6 @@
 #include "ns.h"
 #include "pending.h"
 #include "pin.h"
-#include "rewrite.h"
 #include "vdir.h"
 
 #ifndef RENAME_NOREPLACE
@@ -60,7 +59,7 @@ static double attr_timeout_of(struct mfs *m, const struct maru_attr *a)
 	return a->state == MARU_STATE_PENDING ? 0 : m->o.attr_timeout;
 }
 
-void fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a)
+void ns_fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = a->ino;
@@ -80,7 +79,7 @@ static void reply_attr(fuse_req_t req, const struct maru_attr *a, uint64_t ino)
 }
 
 /* Hand a positive entry to the kernel and account for it. */
-void reply_entry_known(fuse_req_t req, uint64_t parent, const char *name,
+void ns_reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 		       struct fuse_entry_param *e, struct pending *p)
 {
 	struct mfs *m = req_mfs(req);
@@ -113,17 +112,6 @@ static uint64_t dir_seq(struct mfs *m, uint64_t parent)
 
 /* ---- lookup, forget ---- */
 
-/* A reader attached to this mount's pending p keeps its bytes open. */
-static int pin_pending(struct mfs *m, struct pending *p)
-{
-	int active = 0;
-
-	if (pend_attach_reader(p, &active) < 0)
-		return -ESTALE;
-	pin_put(m->pins, pend_ino(p), NULL, p);
-	return 0;
-}
-
 /* Hold the version a lookup found (pin.c); -ESTALE: gone before it could. */
 static int pin_found(struct mfs *m, uint64_t parent, const char *name,
 		     const struct maru_attr *a)
@@ -133,11 +121,12 @@ static int pin_found(struct mfs *m, uint64_t parent, const char *name,
 	int rc;
 
 	if (a->state == MARU_STATE_PENDING) {
-		p = pend_find(m, parent, name);
-		rc = p && pend_ino(p) == a->ino ? pin_pending(m, p) : -ESTALE;
-		if (p)
-			pend_put(p);
-		return rc;
+		/* a reader on this mount's own pending keeps its bytes open */
+		p = pend_pin_name(m, parent, name, a->ino);
+		if (!p)
+			return -ESTALE;
+		pin_put(m->pins, a->ino, NULL, p);
+		return 0;
 	}
 	rc = maru_file_open_ino(m->c, a->ino, &f);
 	if (rc == 0)
@@ -189,12 +178,9 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	if (a.state == MARU_STATE_PENDING) {
-		p = pend_find(m, parent, name);
-		if (p)
-			pend_attr(p, &a);
-	}
-	fill_entry(m, &e, &a);
+	if (a.state == MARU_STATE_PENDING)
+		p = pend_lookup(m, parent, name, &a);
+	ns_fill_entry(m, &e, &a);
 	if (dir_seq(m, parent) != seq) {
 		/* an event for this directory raced the lookup: do not cache it */
 		e.entry_timeout = 0;
@@ -203,7 +189,7 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	CNT_INC(m, lookup_pos);
 	if (a.state == MARU_STATE_PUBLISHED && S_ISREG(a.mode))	/* files only */
 		lookup_hints_seen(m, parent, name, a.ino);	/* lookup_hints.c */
-	reply_entry_known(req, parent, name, &e, p);
+	ns_reply_entry(req, parent, name, &e, p);
 	if (p)
 		pend_put(p);
 }
@@ -329,25 +315,23 @@ static int setattr_size(struct mfs *m, fuse_ino_t ino, uint64_t size,
 
 	if (h && handle_is_writer(h))
 		return handle_truncate(h, size, a);
-	return rewrite_truncate(m, ino, size, a);
+	return pend_truncate_ino(m, ino, size, a);
 }
 
 /* chmod/chown/utimens, also on a pending rewrite that will replace ino. */
 static int setattr_stored(struct mfs *m, fuse_ino_t ino, const struct maru_setattr *sa,
 			  struct maru_attr *a)
 {
-	struct pending *p;
+	uint64_t v;
 	int rc, prc;
 
 	rc = maru_setattr(m->c, ino, sa, a);
-	p = pend_of_ino(m, ino, 1);
-	if (p && pend_ino(p) != ino) {
-		prc = maru_setattr(m->c, pend_ino(p), sa, a);
+	v = pend_live_version(m, ino);
+	if (v && v != ino) {
+		prc = maru_setattr(m->c, v, sa, a);
 		if (rc < 0)
 			rc = prc;
 	}
-	if (p)
-		pend_put(p);
 	return rc;
 }
 
@@ -438,8 +422,8 @@ void ns_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 	}
 	ns_wait_own(m, w);
 	CNT_INC(m, publishes);
-	fill_entry(m, &e, &a);
-	reply_entry_known(req, parent, name, &e, NULL);
+	ns_fill_entry(m, &e, &a);
+	ns_reply_entry(req, parent, name, &e, NULL);
 }
 
 void ns_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -460,8 +444,8 @@ void ns_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 		return;
 	}
 	ns_wait_own(m, w);
-	fill_entry(m, &e, &a);
-	reply_entry_known(req, parent, name, &e, NULL);
+	ns_fill_entry(m, &e, &a);
+	ns_reply_entry(req, parent, name, &e, NULL);
 }
 
 void ns_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -471,7 +455,7 @@ void ns_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	dattr_changed(m->da, parent);
 	if (rc == 0)
-		pend_detach_name(m, parent, name);
+		pend_unlinked(m, parent, name);
 	fuse_reply_err(req, -rc);
 }
 
@@ -508,8 +492,7 @@ void ns_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		ns_wait_own(m, w);
 	if (rc == 0 && !(parent == newparent && strcmp(name, newname) == 0)) {
 		/* whatever this mount was writing at the target lost its name */
-		pend_detach_name(m, newparent, newname);
-		pend_rename(m, parent, name, newparent, newname);
+		pend_renamed(m, parent, name, newparent, newname);
 		itab_rename(m->tab, parent, name, newparent, newname);
 	}
 	fuse_reply_err(req, -rc);
@@ -530,11 +513,11 @@ void ns_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fill_entry(m, &e, &a);
+	ns_fill_entry(m, &e, &a);
 	/* The kernel sees every change of the file it just made (writes,
 	 * truncates and chmods through it update or drop its attributes): no
 	 * GETATTR for the permission check of the open that follows. Publish
-	 * drops them (pend_finish). */
+	 * drops them (pendlife.c). */
 	e.attr_timeout = m->o.attr_timeout;
 	dcache_note(m->dc, parent, name, e.entry_timeout);
 	fi->fh = (uintptr_t)h;

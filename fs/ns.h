@@ -26,18 +26,11 @@ void ns_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		struct fuse_file_info *fi);
 void ns_statfs(fuse_req_t req, fuse_ino_t ino);
 void ns_access(fuse_req_t req, fuse_ino_t ino, int mask);
-/* link.c: symlinks, hard links, FIFOs/sockets/devices. */
-void ns_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
-void ns_readlink(fuse_req_t req, fuse_ino_t ino);
-void ns_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
-void ns_mknod_special(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev);
-
 /* Shared by ns.c and link.c. */
 struct ev_expect;
 struct pending;
-void fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a);
-void reply_entry_known(fuse_req_t req, uint64_t parent, const char *name,
+void ns_fill_entry(struct mfs *m, struct fuse_entry_param *e, const struct maru_attr *a);
+void ns_reply_entry(fuse_req_t req, uint64_t parent, const char *name,
 		       struct fuse_entry_param *e, struct pending *p);
 /* Wait for the event of this mount's own change (counted in .maru/stats). */
 void ns_wait_own(struct mfs *m, struct ev_expect *w);

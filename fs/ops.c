@@ -5,9 +5,9 @@
  * (vdir.c), name operations to ns.c, extended attributes to xattr.c,
  * ioctls to ioctl.c, and file requests to the open handle (handle.c),
  * replying with what it returns. Calls run one way from here: ops ->
- * (ns, xattr, ioctl, vdir) -> handle -> rewrite -> pending -> inode ->
- * libmaru; notify, events, evring, dcache, pin and metrics sit beside them
- * and never call back up. The mount context is fuse_req_userdata(). No
+ * (ns, link, xattr, ioctl, vdir) -> handle -> pendslot -> rewrite ->
+ * (pendio, pendlife) -> pending -> inode -> libmaru; notify, events,
+ * evring, dcache, pin and metrics sit beside them and never call back up. The mount context is fuse_req_userdata(). No
  * lock, no state.
  */
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include "hints.h"
 #include "ioctl.h"
 #include "lcache.h"
+#include "link.h"
 #include "ns.h"
 #include "ops.h"
 #include "pin.h"
@@ -83,7 +84,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	else if (S_ISREG(mode))
 		ns_mknod(req, parent, name, mode, rdev);
 	else	/* FIFOs, sockets, devices: metadata only (link.c) */
-		ns_mknod_special(req, parent, name, mode, rdev);
+		link_mknod(req, parent, name, mode, rdev);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
@@ -93,7 +94,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 	if (vdir_claims(parent, name) || ino_is_virt(parent))
 		fuse_reply_err(req, EPERM);	/* .maru/ holds only its own files */
 	else
-		ns_symlink(req, link, parent, name);
+		link_symlink(req, link, parent, name);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -102,7 +103,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	if (ino_is_virt(ino))
 		fuse_reply_err(req, EINVAL);
 	else
-		ns_readlink(req, ino);
+		link_readlink(req, ino);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
@@ -112,7 +113,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	if (ino_is_virt(ino) || ino_is_virt(newparent) || vdir_claims(newparent, newname))
 		fuse_reply_err(req, EPERM);
 	else
-		ns_link(req, ino, newparent, newname);
+		link_hardlink(req, ino, newparent, newname);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)

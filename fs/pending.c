@@ -1,37 +1,51 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/pending.c: this mount's pending versions and their state machine. A
- * struct pending is one pending version (a maru_file being written), shared
- * by every handle writing the same name and found through the pending table
- * by (parent, name), or through the inode table by the kernel's inode. It is
- * published when its last active writer flushes after data was written (so
- * close() returns after the name moved) or, failing that, at the last
- * writer's release; a failed write marks it failed so nothing partial is
- * ever published; an unlinked name, a killed writer or an untouched rewrite
- * copy abandon it. Handles still attached keep reading what it holds until
- * the last of them goes. What a pending reads, how big it is and whether it
- * is readable at all are decided here and nowhere else.
+ * fs/pending.c: the pending version, marufs's one open-file object. A
+ * struct pending is one new version of a file being written (a maru_file
+ * still pending), shared by every handle that writes the same name, found
+ * by (parent, name) in this mount's table or by the kernel's inode through
+ * the inode table. This file holds its references, its name, its state and
+ * the one test of whether its bytes are readable. The rest of the object:
+ * pendlife.c (handles attached, finish, publish, close), pendio.c (I/O on
+ * its file), rewrite.c (where a version comes from) and pendslot.c (the
+ * seat of one handle on it, which is all handle.c sees).
+ *
+ * Its states (enum pend_state), moved only by pend_move():
+ *
+ *   open, create, copy-on-write
+ *        |
+ *        v       name unlinked or renamed over
+ *     WRITING ----------------------------------> ORPHANED
+ *      |  |  \                                     |    |
+ *      |  |   \ a write fails       a write fails  |    |
+ *      |  |    `----------------> FAILED <---------'    |
+ *      |  |                          |                  |
+ *      |  | finish: killed, stale,   | finish or        | finish or
+ *      |  | untouched rewrite,       | last handle      | last handle
+ *      |  | publish refused;         v                  |
+ *      |  | last handle gone ---> ABANDONED <-----------'
+ *      |
+ *      | finish: last active writer flushed after data (or the last
+ *      v         writer released) and marud published it
+ *    PUBLISHED
+ *
+ * PUBLISHED and ABANDONED are final. In either, handles still attached
+ * read the bytes until the last goes (the file closes then, or its lease
+ * is kept in lcache.c for a new file). Any state can be stale: made before
+ * marud's pool generation changed, every use fails with EIO.
  *
  * Locks, outermost first: p->rw (rdlock: I/O on p->file; wrlock: a state
  * change that publishes or closes the file), then pt->lock (the name table,
  * names, and the handle counts of every pending), then inode.c's table
- * lock. refs is atomic. No libmaru call is made under pt->lock.
+ * lock. refs, state and marks are atomic. No libmaru call is made under
+ * pt->lock.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dattr.h"
-#include "failpoint.h"
 #include "log.h"
-#include "notify.h"
-#include "fileio.h"
-#include "lcache.h"
-#include "pending.h"
-#include "ratelog.h"
-
 #include "pending_priv.h"
 
 int ptab_new(struct ptab **out)
@@ -52,6 +66,109 @@ void ptab_free(struct ptab *pt)
 		return;
 	pthread_mutex_destroy(&pt->lock);
 	free(pt);
+}
+
+/* ---- states ---- */
+
+#define EDGE(to)	(1u << (to))
+
+/* The diagram above, edge by edge: legal[from] has a bit per target. */
+static const unsigned int legal[PEND_NSTATES] = {
+	[PEND_WRITING] = EDGE(PEND_ORPHANED) | EDGE(PEND_FAILED) | EDGE(PEND_PUBLISHED) |
+			 EDGE(PEND_ABANDONED),
+	[PEND_ORPHANED] = EDGE(PEND_FAILED) | EDGE(PEND_ABANDONED),
+	[PEND_FAILED] = EDGE(PEND_ABANDONED),
+	[PEND_PUBLISHED] = 0,
+	[PEND_ABANDONED] = 0,
+};
+
+static const char *const state_names[PEND_NSTATES] = {
+	"writing", "orphaned", "failed", "published", "abandoned",
+};
+
+const char *pend_state_name(int state)
+{
+	return state >= 0 && state < PEND_NSTATES ? state_names[state] : "?";
+}
+
+int pend_move_legal(int from, int to)
+{
+	if (from < 0 || from >= PEND_NSTATES || to < 0 || to >= PEND_NSTATES)
+		return 0;
+	return (legal[from] & EDGE(to)) != 0;
+}
+
+int pend_move(struct pending *p, int to)
+{
+	int from = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+
+	/* a failed compare reloads from: the check runs on what is there */
+	do {
+		if (!pend_move_legal(from, to)) {
+			log_debug("version %" PRIu64 ": no move %s -> %s", p->ino,
+				  pend_state_name(from), pend_state_name(to));
+			return -EINVAL;
+		}
+	} while (!__atomic_compare_exchange_n(&p->state, &from, to, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return 0;
+}
+
+int pend_state_of(const struct pending *p)
+{
+	return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+}
+
+void pend_mark(struct pending *p, unsigned int marks)
+{
+	__atomic_or_fetch(&p->marks, marks, __ATOMIC_ACQ_REL);
+}
+
+void pend_unmark(struct pending *p, unsigned int marks)
+{
+	__atomic_and_fetch(&p->marks, ~marks, __ATOMIC_ACQ_REL);
+}
+
+int pend_marked(const struct pending *p, unsigned int mark)
+{
+	return (__atomic_load_n(&p->marks, __ATOMIC_ACQUIRE) & mark) != 0;
+}
+
+int pend_stale(const struct pending *p)
+{
+	return p->epoch != mfs_epoch(p->m);
+}
+
+int pend_live(struct pending *p)
+{
+	int st = pend_state_of(p);
+
+	return !pend_stale(p) && (st == PEND_WRITING || st == PEND_ORPHANED);
+}
+
+/*
+ * Readable: whatever became of p (published, failed, abandoned), its bytes
+ * stay readable while its file is open, as an unlinked local file's do for
+ * the descriptors that hold it. Under p->rw.
+ */
+int pend_readable_locked(const struct pending *p)
+{
+	return p->file && !pend_stale(p);
+}
+
+void pend_fail(struct pending *p, int err)
+{
+	/* err first: a writer that sees FAILED reads it (pend_io_begin) */
+	int expect = 0;
+
+	__atomic_compare_exchange_n(&p->err, &expect, err, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+	pend_move(p, PEND_FAILED);
+}
+
+uint64_t pend_ino(const struct pending *p)
+{
+	return p->ino;
 }
 
 /* ---- references and the name table ---- */
@@ -108,13 +225,11 @@ static int get_unless_zero(struct pending *p)
 	return 0;
 }
 
-static void pend_free(struct pending *p)
+void pend_unregister(struct pending *p)
 {
-	if (p->file)
-		maru_file_close(p->file);
-	pthread_rwlock_destroy(&p->rw);
-	free(p->name);
-	free(p);
+	pthread_mutex_lock(&p->m->pt->lock);
+	unlink_locked(p->m->pt, p);
+	pthread_mutex_unlock(&p->m->pt->lock);
 }
 
 void pend_get(struct pending *p)
@@ -124,14 +239,14 @@ void pend_get(struct pending *p)
 
 void pend_put(struct pending *p)
 {
-	struct ptab *pt = p->m->pt;
-
 	if (__atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
-	pthread_mutex_lock(&pt->lock);
-	unlink_locked(pt, p);
-	pthread_mutex_unlock(&pt->lock);
-	pend_free(p);
+	pend_unregister(p);
+	if (p->file)
+		maru_file_close(p->file);
+	pthread_rwlock_destroy(&p->rw);
+	free(p->name);
+	free(p);
 }
 
 static void payload_hold(void *obj)
@@ -148,13 +263,6 @@ const struct itab_payload_ops pend_payload_ops = {
 	.hold = payload_hold,
 	.drop = payload_drop,
 };
-
-static void unregister(struct pending *p)
-{
-	pthread_mutex_lock(&p->m->pt->lock);
-	unlink_locked(p->m->pt, p);
-	pthread_mutex_unlock(&p->m->pt->lock);
-}
 
 struct pending *pend_new(struct mfs *m, struct maru_file *f, uint64_t parent,
 			 const char *name, uint64_t src_ino)
@@ -175,7 +283,7 @@ struct pending *pend_new(struct mfs *m, struct maru_file *f, uint64_t parent,
 	p->src_ino = src_ino;
 	p->parent = parent;
 	p->epoch = mfs_epoch(m);
-	p->state = PEND_PENDING;
+	p->state = PEND_WRITING;
 	p->refs = 1;
 	return p;
 }
@@ -212,7 +320,8 @@ struct pending *pend_adopt(struct mfs *m, struct maru_file *f, uint64_t parent,
 		maru_file_close(f);
 		return NULL;
 	}
-	p->modified = modified;
+	if (modified)
+		pend_mark(p, PM_MODIFIED);
 	if (insert(p, &cur) == 1) {
 		pend_put(p);
 		p = cur;
@@ -220,7 +329,7 @@ struct pending *pend_adopt(struct mfs *m, struct maru_file *f, uint64_t parent,
 	return p;
 }
 
-struct pending *pend_find(struct mfs *m, uint64_t parent, const char *name)
+struct pending *pend_of_name(struct mfs *m, uint64_t parent, const char *name)
 {
 	struct ptab *pt = m->pt;
 	struct pending *p;
@@ -249,16 +358,34 @@ void pend_link_ino(struct mfs *m, uint64_t ino, struct pending *p)
 	itab_link(m->tab, ino, p);
 }
 
-void pend_rename(struct mfs *m, uint64_t op, const char *on, uint64_t np, const char *nn)
+/* Name unlinked (or renamed over): its pending must never be published. */
+static void detach_name_locked(struct ptab *pt, uint64_t parent, const char *name)
+{
+	struct pending *p = lookup_locked(pt, parent, name);
+
+	if (p) {
+		pend_move(p, PEND_ORPHANED);	/* refused unless still writing */
+		unlink_locked(pt, p);
+	}
+}
+
+void pend_unlinked(struct mfs *m, uint64_t parent, const char *name)
+{
+	pthread_mutex_lock(&m->pt->lock);
+	detach_name_locked(m->pt, parent, name);
+	pthread_mutex_unlock(&m->pt->lock);
+}
+
+void pend_renamed(struct mfs *m, uint64_t op, const char *on, uint64_t np, const char *nn)
 {
 	struct ptab *pt = m->pt;
 	struct pending *p;
 	char *copy = strdup(nn);
 
-	if (!copy)
-		return;
 	pthread_mutex_lock(&pt->lock);
-	p = lookup_locked(pt, op, on);
+	/* whatever this mount was writing at the target lost its name */
+	detach_name_locked(pt, np, nn);
+	p = copy ? lookup_locked(pt, op, on) : NULL;
 	if (p) {
 		unlink_locked(pt, p);
 		free(p->name);
@@ -269,20 +396,6 @@ void pend_rename(struct mfs *m, uint64_t op, const char *on, uint64_t np, const 
 	}
 	pthread_mutex_unlock(&pt->lock);
 	free(copy);
-}
-
-void pend_detach_name(struct mfs *m, uint64_t parent, const char *name)
-{
-	struct ptab *pt = m->pt;
-	struct pending *p;
-
-	pthread_mutex_lock(&pt->lock);
-	p = lookup_locked(pt, parent, name);
-	if (p) {
-		__atomic_store_n(&p->unlinked, 1, __ATOMIC_RELEASE);
-		unlink_locked(pt, p);
-	}
-	pthread_mutex_unlock(&pt->lock);
 }
 
 size_t pend_count(struct mfs *m)
@@ -309,11 +422,6 @@ int pend_where(struct pending *p, uint64_t *parent, char *name, size_t len)
 	return rc;
 }
 
-uint64_t pend_ino(const struct pending *p)
-{
-	return p->ino;
-}
-
 int pend_has_name(struct pending *p)
 {
 	int named;
@@ -324,28 +432,7 @@ int pend_has_name(struct pending *p)
 	return named;
 }
 
-/* ---- state ---- */
-
-int pend_stale(const struct pending *p)
-{
-	return p->epoch != mfs_epoch(p->m);
-}
-
-int pend_live(struct pending *p)
-{
-	return !pend_stale(p) &&
-	       __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == PEND_PENDING;
-}
-
-/*
- * Readable: whatever became of p (published, failed, abandoned), its bytes
- * stay readable while its file is open, as an unlinked local file's do for
- * the descriptors that hold it. Under p->rw.
- */
-int pend_readable_locked(const struct pending *p)
-{
-	return p->file && !pend_stale(p);
-}
+/* ---- attributes ---- */
 
 int pend_attr(struct pending *p, struct maru_attr *a)
 {
@@ -368,7 +455,7 @@ int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 		rc = pend_attr(p, a);
 		/* closed once published: the name's inode holds p's version
 		 * now (the old one may live on under a lease, old size) */
-		if (rc < 0 && __atomic_load_n(&p->published, __ATOMIC_ACQUIRE))
+		if (rc < 0 && pend_state_of(p) == PEND_PUBLISHED)
 			ino = p->ino;
 		pend_put(p);
 		if (rc == 0)
@@ -377,385 +464,24 @@ int pend_ino_attr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 	return maru_getattr(m->c, ino, a);
 }
 
-/* ---- handle counts ---- */
-
-static void attach(struct pending *p, int writer, int direct, int *h_active)
+struct pending *pend_lookup(struct mfs *m, uint64_t parent, const char *name,
+			    struct maru_attr *a)
 {
-	pend_get(p);
-	pthread_mutex_lock(&p->m->pt->lock);
-	if (!direct)
-		p->cached++;
-	if (writer) {
-		p->writers++;
-		p->active++;
-		*h_active = 1;
-	} else {
-		p->readers++;
-		*h_active = 0;
-	}
-	pthread_mutex_unlock(&p->m->pt->lock);
+	struct pending *p = pend_of_name(m, parent, name);
+
+	if (p)
+		pend_attr(p, a);
+	return p;
 }
 
-/* Returns the handles left; *writers_left. The ref is the caller's to drop. */
-static int detach(struct pending *p, int writer, int direct, int *h_active,
-		  int *writers_left)
+uint64_t pend_live_version(struct mfs *m, uint64_t ino)
 {
-	int left;
-
-	pthread_mutex_lock(&p->m->pt->lock);
-	if (!direct)
-		p->cached--;
-	if (writer) {
-		p->writers--;
-		if (*h_active)
-			p->active--;
-		*h_active = 0;
-	} else {
-		p->readers--;
-	}
-	*writers_left = p->writers;
-	left = p->writers + p->readers;
-	pthread_mutex_unlock(&p->m->pt->lock);
-	return left;
-}
-
-static int users(struct pending *p)
-{
-	int n;
-
-	pthread_mutex_lock(&p->m->pt->lock);
-	n = p->writers + p->readers;
-	pthread_mutex_unlock(&p->m->pt->lock);
-	return n;
-}
-
-static void counts(struct pending *p, int *writers, int *active)
-{
-	pthread_mutex_lock(&p->m->pt->lock);
-	*writers = p->writers;
-	*active = p->active;
-	pthread_mutex_unlock(&p->m->pt->lock);
-}
-
-void pend_direct_wrote(struct pending *p)
-{
-	__atomic_store_n(&p->direct, 1, __ATOMIC_RELEASE);
-}
-
-int pend_cached_users(struct pending *p)
-{
-	int n;
-
-	pthread_mutex_lock(&p->m->pt->lock);
-	n = p->cached;
-	pthread_mutex_unlock(&p->m->pt->lock);
-	return n;
-}
-
-int pend_set_active(struct pending *p, int *h_active, int on)
-{
-	int active;
-
-	pthread_mutex_lock(&p->m->pt->lock);
-	if (on && !*h_active)
-		p->active++;
-	else if (!on && *h_active)
-		p->active--;
-	*h_active = on;
-	active = p->active;
-	pthread_mutex_unlock(&p->m->pt->lock);
-	return active;
-}
-
-/* The rw lock orders these against close_file(), which closes a file only
- * when no handle is attached. */
-int pend_attach_writer(struct pending *p, int direct, int *h_active)
-{
-	int rc = -EAGAIN;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (pend_live(p)) {
-		attach(p, 1, direct, h_active);
-		rc = 0;
-	}
-	pthread_rwlock_unlock(&p->rw);
-	return rc;
-}
-
-int pend_attach_reader(struct pending *p, int *h_active)
-{
-	int rc = -EAGAIN;
-
-	pthread_rwlock_rdlock(&p->rw);
-	if (pend_readable_locked(p)) {
-		attach(p, 0, 0, h_active);
-		rc = 0;
-	}
-	pthread_rwlock_unlock(&p->rw);
-	return rc;
-}
-
-/* ---- publish, abandon, close ---- */
-
-/* Never publish p; handles still attached keep reading it (close_file). */
-static void abandon_locked(struct pending *p)
-{
-	if (p->file && users(p) == 0) {
-		maru_file_close(p->file);
-		p->file = NULL;
-	}
-	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
-	CNT_INC(p->m, abandons);
-}
-
-void pend_fail(struct pending *p, int err)
-{
-	int expect = PEND_PENDING;
-
-	if (__atomic_compare_exchange_n(&p->state, &expect, PEND_FAILED, 0,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		p->err = err;
-}
-
-/*
- * A new file (no version it replaces) whose bytes all came through the
- * kernel: the inode its create handed the kernel is the version published,
- * and the pages the kernel cached are its bytes. Nothing on this mount to
- * invalidate but the attributes publishing changed (blocks, times), and no
- * event to wait for: the other mounts acknowledged it before marud answered
- * (and events.c leaves the entry alone when it comes back).
- */
-static int fresh_file(struct pending *p)
-{
-	return !p->src_ino && !__atomic_load_n(&p->mapped, __ATOMIC_ACQUIRE);
-}
-
-/* No handle uses p any more: drop its lease (or abandon it, if pending). */
-static void close_file(struct pending *p)
-{
-	pthread_rwlock_wrlock(&p->rw);
-	if (users(p) > 0) {
-		/* a handle attached after the caller counted */
-		pthread_rwlock_unlock(&p->rw);
-		return;
-	}
-	if (p->file) {
-		if (p->state == PEND_PENDING || p->state == PEND_FAILED)
-			CNT_INC(p->m, abandons);
-		/* a new file's lease on what it published: for the next open
-		 * of the inode the kernel has (fresh_file()) */
-		if (p->state == PEND_PUBLISHED && fresh_file(p) && !pend_stale(p))
-			lcache_put(p->m->lc, p->ino, p->epoch, p->file);
-		else
-			maru_file_close(p->file);
-		p->file = NULL;
-	}
-	__atomic_store_n(&p->state, PEND_DEAD, __ATOMIC_RELEASE);
-	pthread_rwlock_unlock(&p->rw);
-	unregister(p);
-}
-
-/*
- * Nothing to do at this finish: a writer attached after the caller counted
- * (it finishes the version when done), or the state does not publish. A
- * flush before any data arrived is most likely the shell closing the fd it
- * dup2()ed to stdout: publishing now would show an empty file first.
- * Release publishes a file nothing was written to. An unlinked file is
- * dropped at release too: a dup'd descriptor may still write and read it.
- */
-static int finish_not_due(struct pending *p, int at_flush)
-{
-	int writers, active, st = p->state;
-
-	counts(p, &writers, &active);
-	if (at_flush ? active > 0 : writers > 0)
-		return 1;
-	if (st != PEND_PENDING && st != PEND_FAILED)
-		return 1;
-	return at_flush && st == PEND_PENDING && (!p->wrote || p->unlinked) &&
-	       !pend_stale(p);
-}
-
-/*
- * Publish p (wrlock held); 1 when published, else abandoned with *rc.
- * marud's reply holds the directory as the publish left it: kept for the
- * kernel's next GETATTR of it (dattr.h), which every create there makes.
- */
-static int publish_locked(struct pending *p, int *rc)
-{
-	struct dattr *da = p->m->da;
-	uint64_t parent = p->parent, gen = dattr_gen(da, parent);
-	struct maru_attr dir;
-
-	/* tests: stop or fail marufs with the last writer's close in hand */
-	*rc = FAILPOINT("marufs.flush.before_publish");
-	if (*rc == 0)
-		*rc = maru_file_publish_dir(p->file, &dir);
-	/* a failed publish may have happened all the same: drop what is kept */
-	if (*rc == 0 && dir.ino == parent)
-		dattr_put(da, &dir, gen);
-	else
-		dattr_changed(da, *rc == 0 && dir.ino ? dir.ino : parent);
-	if (*rc == 0) {
-		__atomic_store_n(&p->published, 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&p->state, PEND_PUBLISHED, __ATOMIC_RELEASE);
-		CNT_INC(p->m, publishes);
-		return 1;
-	}
-	CNT_INC(p->m, publish_failures);
-	if (*rc == -ENOENT)
-		log_debug("publish of version %" PRIu64 ": %s", p->ino, maru_strerror(*rc));
-	else
-		RATELOG_WARN("publish of version %" PRIu64 " failed, not published: %s%s",
-			     p->ino, maru_strerror(*rc), *rc == -ESTALE ? " (EIO)" : "");
-	abandon_locked(p);
-	/* Name or directory removed while pending: like a local unlinked
-	 * file, close() succeeds and nothing appears. */
-	if (*rc == -ENOENT)
-		*rc = 0;
-	return 0;
-}
-
-/*
- * A new file written through direct_io descriptors left the kernel none of
- * its pages. If it is small, put its bytes there now, as the write-through
- * cache would have, so that reading it back here costs no READ: at publish,
- * when every write of the closing descriptor has returned (a store during a
- * WRITE would be dropped by the kernel as that write ends). FLUSH and
- * RELEASE hold no lock that storing pages takes.
- */
-static void store_small(struct pending *p)
-{
-	uint64_t size = 0;
-	char *buf = NULL;
-	ssize_t n = -ENOENT;
-
-	/* under p->rw: a reader's release may close the file meanwhile */
-	pthread_rwlock_rdlock(&p->rw);
-	if (pend_readable_locked(p))
-		size = maru_file_size(p->file);
-	if (size > 0 && size <= LCACHE_FILE_MAX && (buf = malloc(size)))
-		n = file_read_full(p->file, buf, size, 0);
-	pthread_rwlock_unlock(&p->rw);
-	if (n > 0 && (uint64_t)n == size)
-		notify_store(p->m->nt, p->ino, 0, buf, size);
-	free(buf);
-}
-
-int pend_finish(struct pending *p, int at_flush)
-{
-	struct notifier *nt = p->m->nt;
-	char name[MARU_NAME_MAX + 1];
-	struct ev_expect *w = NULL;
-	uint64_t parent;
-	int rc = 0, published = 0, named, fresh;
-
-	named = pend_where(p, &parent, name, sizeof(name)) == 0;
-	fresh = named && fresh_file(p);
-	pthread_rwlock_wrlock(&p->rw);
-	if (finish_not_due(p, at_flush)) {
-		pthread_rwlock_unlock(&p->rw);
-		return 0;
-	}
-	if (pend_stale(p)) {
-		rc = -EIO;
-		RATELOG_WARN("close of version %" PRIu64 ": made before marud's pool "
-			     "generation changed, not published: EIO", p->ino);
-		abandon_locked(p);
-	} else if (p->state == PEND_FAILED) {
-		rc = p->err;
-		RATELOG_WARN("close of version %" PRIu64 ": a write in it failed (%s), "
-			     "not published", p->ino, maru_strerror(rc));
-		abandon_locked(p);
-	} else if (p->unlinked || p->killed || (p->src_ino && !p->modified)) {
-		abandon_locked(p);
-	} else {
-		if (named && !fresh)
-			w = notify_expect(nt, parent, name);
-		published = publish_locked(p, &rc);
-	}
-	pthread_rwlock_unlock(&p->rw);
-	unregister(p);
-	if (!published) {
-		notify_expect_cancel(nt, w);
-		/* bytes a failed rewrite wrote sit in the old version's pages */
-		if (p->src_ino && __atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
-			notify_inval_data(nt, p->src_ino);
-		return rc == -ESTALE ? -EIO : rc;
-	}
-	/* a write made the kernel drop the size, times and blocks it had
-	 * from the create: only a file never written keeps them */
-	if (fresh) {
-		if (!__atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
-			notify_inval_attr(nt, p->ino, 1);
-		else if (__atomic_load_n(&p->direct, __ATOMIC_ACQUIRE))
-			store_small(p);
-		return 0;
-	}
-	/* Close-to-open: return once the publish event was applied here (and
-	 * so, very nearly, on every mount). Without the event stream, at least
-	 * this mount must drop the old inode a rewrite replaced. */
-	if (!notify_expect_wait(nt, w, 1) && p->src_ino && named)
-		notify_inval_entry(nt, parent, name, 1);
-	return 0;
-}
-
-void pend_release(struct pending *p, int writer, int direct, int *h_active, int failed)
-{
-	int left, wl;
-
-	if (failed)
-		pend_fail(p, -EIO);
-	left = detach(p, writer, direct, h_active, &wl);
-	/* an unlinked file stays readable until its last reader closes */
-	if (writer && wl == 0 && !(left > 0 && __atomic_load_n(&p->unlinked, __ATOMIC_ACQUIRE)))
-		pend_finish(p, 0);
-	if (left == 0)
-		close_file(p);
-	pend_put(p);
-}
-
-/*
- * Attach to p first, then leave old: a writer that stays on old (p was
- * published under us) never left it, so no other handle's close can find
- * old without users meanwhile and close its file, the bytes the writer's
- * private copy (rewrite.c) is made of.
- */
-int pend_switch_writer(struct pending *old, struct pending *p, int direct, int *h_active)
-{
-	int active = 0, left, wl;
-
-	if (pend_attach_writer(p, direct, &active) < 0)
-		return -EAGAIN;	/* stay on old: the caller retries */
-	left = detach(old, 1, direct, h_active, &wl);
-	*h_active = active;
-	return left;
-}
-
-void pend_let_go(struct pending *old, int left)
-{
-	if (left == 0)
-		close_file(old);
-	pend_put(old);
-}
-
-void pend_unpin(struct pending *p)
-{
-	int active = 0, wl;
-
-	if (detach(p, 0, 0, &active, &wl) == 0)
-		close_file(p);
-	pend_put(p);
-}
-
-struct pending *pend_new_detached(struct mfs *m, struct maru_file *f, uint64_t parent,
-				  uint64_t src_ino)
-{
-	struct pending *p = pend_new(m, f, parent, NULL, src_ino);
+	struct pending *p = pend_of_ino(m, ino, 1);
+	uint64_t v = 0;
 
 	if (p) {
-		p->unlinked = 1;
-		p->modified = 1;
+		v = p->ino;
+		pend_put(p);
 	}
-	return p;
+	return v;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/pendio.c: I/O on a pending version (pending.c owns its state): writes,
- * reads, truncates, reservations and fsync of its maru_file under p->rw
- * held for reading, which a publish or a close (pending.c, wrlock) waits
- * for; the marks a write leaves (modified, wrote, mapped) that decide what
- * publishing it means; and the zero-copy pin of its file for ioctl.c.
- * A failed write fails the whole version: nothing partial is published.
+ * fs/pendio.c: I/O on a pending version (pending.c draws its states):
+ * writes, reads, truncates, reservations and fsync of its maru_file under
+ * p->rw held for reading, which a publish or a close (pendlife.c, wrlock)
+ * waits for; the marks a write leaves (PM_MODIFIED, PM_WROTE, PM_MAPPED,
+ * PM_DIRECT) that decide what publishing it means; and the zero-copy pin
+ * of its file for ioctl.c. A failed write moves the whole version to
+ * FAILED: nothing partial is published.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +15,6 @@
 #include "failpoint.h"
 #include "fileio.h"
 #include "notify.h"
-#include "pending.h"
 #include "ratelog.h"
 
 #include "pending_priv.h"
@@ -26,8 +26,8 @@ int pend_io_begin(struct pending *p)
 	pthread_rwlock_rdlock(&p->rw);
 	if (pend_live(p))
 		return 0;
-	st = p->state;
-	err = p->err;
+	st = pend_state_of(p);
+	err = p->err ? p->err : -EIO;
 	pthread_rwlock_unlock(&p->rw);
 	if (pend_stale(p)) {
 		RATELOG_WARN("write to version %" PRIu64 ": made before marud's pool "
@@ -53,15 +53,17 @@ struct maru_file *pend_file_held(struct pending *p)
 
 void pend_mapped(struct pending *p)
 {
-	__atomic_store_n(&p->mapped, 1, __ATOMIC_RELEASE);
-	pend_touched(p, 1);
+	pend_mark(p, PM_MAPPED | PM_MODIFIED | PM_WROTE);
 }
 
-void pend_touched(struct pending *p, int wrote)
+void pend_direct_wrote(struct pending *p)
 {
-	__atomic_store_n(&p->modified, 1, __ATOMIC_RELEASE);
-	if (wrote)
-		__atomic_store_n(&p->wrote, 1, __ATOMIC_RELEASE);
+	pend_mark(p, PM_DIRECT);
+}
+
+static void touched(struct pending *p, int wrote)
+{
+	pend_mark(p, PM_MODIFIED | (wrote ? PM_WROTE : 0));
 }
 
 ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
@@ -91,7 +93,7 @@ ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
 			     n < 0 ? maru_strerror((int)n) : "no progress (EIO)");
 		return n < 0 ? n : -EIO;
 	}
-	pend_touched(p, 1);
+	touched(p, 1);
 	return (ssize_t)done;
 }
 
@@ -100,7 +102,7 @@ int pend_truncate_held(struct pending *p, uint64_t size, struct maru_attr *a)
 	int rc = maru_file_truncate(p->file, size);
 
 	if (rc == 0) {
-		pend_touched(p, 1);
+		touched(p, 1);
 		rc = maru_file_attr(p->file, a);
 	}
 	if (rc < 0)
@@ -120,7 +122,7 @@ int pend_fallocate_held(struct pending *p, uint64_t end)
 		/* mode 0 extends the size, as POSIX requires */
 		rc = maru_file_truncate(p->file, end);
 		if (rc == 0)
-			pend_touched(p, 1);
+			touched(p, 1);
 	}
 	if (rc < 0)
 		RATELOG_WARN("fallocate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
@@ -136,7 +138,7 @@ int pend_truncate(struct pending *p, uint64_t size, int wrote)
 	if (pend_live(p)) {
 		rc = maru_file_truncate(p->file, size);
 		if (rc == 0)
-			pend_touched(p, wrote);
+			touched(p, wrote);
 	}
 	pthread_rwlock_unlock(&p->rw);
 	return rc;
@@ -199,19 +201,26 @@ int pend_sync(struct pending *p)
  */
 void pend_set_killed(struct pending *p, int killed)
 {
-	__atomic_store_n(&p->killed, killed, __ATOMIC_RELEASE);
-	if (killed && p->src_ino && __atomic_load_n(&p->wrote, __ATOMIC_ACQUIRE))
+	if (!killed) {
+		pend_unmark(p, PM_KILLED);
+		return;
+	}
+	pend_mark(p, PM_KILLED);
+	if (p->src_ino && pend_marked(p, PM_WROTE))
 		notify_inval_data(p->m->nt, p->src_ino);
 }
 
 int pend_zc_begin(struct pending *p, int writer, struct maru_file **f, int *pending,
 		  int *writable)
 {
+	int st;
+
 	pthread_rwlock_rdlock(&p->rw);
-	if (pend_readable_locked(p) && p->state != PEND_DEAD) {
+	st = pend_state_of(p);
+	if (pend_readable_locked(p) && st != PEND_ABANDONED) {
 		*f = p->file;
-		*pending = p->state == PEND_PENDING || p->state == PEND_FAILED;
-		*writable = writer && p->state == PEND_PENDING;
+		*pending = st != PEND_PUBLISHED;
+		*writable = writer && (st == PEND_WRITING || st == PEND_ORPHANED);
 		return 0;
 	}
 	pthread_rwlock_unlock(&p->rw);

@@ -6,8 +6,9 @@
  * first pending or joins one; a writer whose version was published meanwhile
  * continues on a fresh rewrite (copy-on-write), or on a private detached copy
  * when the name moved on; a truncate of a file nobody here writes publishes
- * a new version at once. Everything here goes through pending.c; no lock of
- * its own.
+ * a new version at once. Part of the pending version (pending.c); no lock
+ * of its own. pendslot.c calls it through rewrite.h; ns.c calls
+ * pend_truncate_ino().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 
 #include "dattr.h"
 #include "notify.h"
-#include "pending.h"
+#include "pending_priv.h"
 #include "ratelog.h"
 #include "rewrite.h"
 
@@ -72,7 +73,7 @@ int rewrite_for_open(struct mfs *m, uint64_t ino, int trunc, struct pending **ou
 
 	named = itab_name(m->tab, ino, &parent, name, sizeof(name)) == 0;
 	if (!p && named)
-		p = pend_find(m, parent, name);
+		p = pend_of_name(m, parent, name);
 	if (!p) {
 		rc = new_rewrite(m, ino, named ? name : NULL, parent, trunc, &f, moved);
 		if (rc < 0)
@@ -122,7 +123,7 @@ int rewrite_for_create(struct mfs *m, uint64_t parent, const char *name, mode_t 
 	uint64_t fino;
 	int rc;
 
-	p = pend_find(m, parent, name);
+	p = pend_of_name(m, parent, name);
 	if (p && (flags & O_EXCL)) {
 		pend_put(p);
 		return -EEXIST;
@@ -220,11 +221,14 @@ static int detached_copy(struct mfs *m, struct pending *old, uint64_t parent, ui
 			     pend_ino(old), maru_strerror(rc), io_errno(rc) == EIO ? " (EIO)" : "");
 		return rc;
 	}
-	*out = pend_new_detached(m, q.f, parent, pend_ino(old));
+	/* unnamed and modified: an orphan from the start, never published */
+	*out = pend_new(m, q.f, parent, NULL, pend_ino(old));
 	if (!*out) {
 		maru_file_close(q.f);
 		return -ENOMEM;
 	}
+	pend_mark(*out, PM_MODIFIED);
+	pend_move(*out, PEND_ORPHANED);
 	return 0;
 }
 
@@ -238,7 +242,7 @@ int rewrite_for_cow(struct mfs *m, struct pending *old, uint64_t tag, struct pen
 
 	named = pend_where(old, &parent, name, sizeof(name)) == 0;
 	if (named)
-		p = pend_find(m, parent, name);
+		p = pend_of_name(m, parent, name);
 	if (p) {
 		*out = p;
 		return 0;
@@ -306,7 +310,7 @@ static int truncate_published(struct mfs *m, uint64_t ino, uint64_t size,
 	return 0;
 }
 
-int rewrite_truncate(struct mfs *m, uint64_t ino, uint64_t size, struct maru_attr *a)
+int pend_truncate_ino(struct mfs *m, uint64_t ino, uint64_t size, struct maru_attr *a)
 {
 	char name[MARU_NAME_MAX + 1];
 	struct pending *p = pend_of_ino(m, ino, 1);
@@ -314,7 +318,7 @@ int rewrite_truncate(struct mfs *m, uint64_t ino, uint64_t size, struct maru_att
 	int rc;
 
 	if (!p && itab_name(m->tab, ino, &parent, name, sizeof(name)) == 0)
-		p = pend_find(m, parent, name);
+		p = pend_of_name(m, parent, name);
 	if (p) {
 		rc = pend_io_begin(p);
 		if (rc == 0) {

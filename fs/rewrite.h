@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/rewrite.h: where a new version of a name comes from (rewrite.c): the
- * pending a write-open or create gets, the one a copy-on-write switches to,
- * and the version a truncate of a file nobody here writes publishes.
+ * fs/rewrite.h: where a new version of a name comes from (rewrite.c), for
+ * pendslot.c: the pending a write-open or create gets and the one a
+ * copy-on-write switches to. (The version a truncate of a file nobody here
+ * writes publishes is pending.h's pend_truncate_ino().)
  */
 #ifndef MARUFS_REWRITE_H
 #define MARUFS_REWRITE_H
@@ -30,7 +31,5 @@ int rewrite_for_create(struct mfs *m, uint64_t parent, const char *name, mode_t 
  * copy when the name moved on (ref taken). tag makes the copy's name unique.
  */
 int rewrite_for_cow(struct mfs *m, struct pending *old, uint64_t tag, struct pending **out);
-/* truncate(2) with no writable handle: this mount's pending or a new version. */
-int rewrite_truncate(struct mfs *m, uint64_t ino, uint64_t size, struct maru_attr *a);
 
 #endif

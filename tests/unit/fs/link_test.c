@@ -22,6 +22,7 @@
 
 #include "fake.h"
 #include "notify.h"
+#include "link.h"
 #include "ns.h"
 
 static uint64_t rename_seq_reply;
@@ -108,28 +109,28 @@ static void test_new_names(void **state)
 	(void)state;
 	fake_reset();
 	fake_mount(&m);
-	ns_symlink(fake_req(&m), "the/target", 1, "l");
+	link_symlink(fake_req(&m), "the/target", 1, "l");
 	assert_int_equal(fk.last_err, 0);
 	assert_int_equal(fk.last_len, 40);	/* the entry's ino */
-	ns_readlink(fake_req(&m), 40);
+	link_readlink(fake_req(&m), 40);
 	assert_string_equal(readlink_buf, "the/target");
-	ns_readlink(fake_req(&m), 41);
+	link_readlink(fake_req(&m), 41);
 	assert_int_equal(fk.last_err, EINVAL);
-	ns_mknod_special(fake_req(&m), 1, "p", S_IFIFO | 0600, 0);
+	link_mknod(fake_req(&m), 1, "p", S_IFIFO | 0600, 0);
 	assert_int_equal(fk.last_err, 0);
 	assert_true(S_ISFIFO(last_attr.mode));
-	ns_mknod_special(fake_req(&m), 1, "dev", S_IFCHR | 0600, 0x103);
+	link_mknod(fake_req(&m), 1, "dev", S_IFCHR | 0600, 0x103);
 	assert_int_equal(fk.last_err, 0);
 	assert_int_equal(last_attr.rdev, 0x103);
-	ns_link(fake_req(&m), 7, 1, "h");
+	link_hardlink(fake_req(&m), 7, 1, "h");
 	assert_int_equal(fk.last_err, 0);
 	assert_int_equal(fk.last_len, 7);
 	/* A version still being written has no name to link: EPERM, as Linux says. */
 	link_rc = -ENOENT;
-	ns_link(fake_req(&m), 8, 1, "h2");
+	link_hardlink(fake_req(&m), 8, 1, "h2");
 	assert_int_equal(fk.last_err, EPERM);
 	link_rc = -EEXIST;
-	ns_link(fake_req(&m), 8, 1, "h");
+	link_hardlink(fake_req(&m), 8, 1, "h");
 	assert_int_equal(fk.last_err, EEXIST);
 	link_rc = 0;
 	fake_unmount(&m);

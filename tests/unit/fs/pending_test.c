@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "fake.h"
-#include "pending.h"
+#include "pending_priv.h"
 
 static struct mfs m;
 
@@ -67,7 +67,7 @@ static void test_publish_at_flush(void **state)
 	assert_int_equal(fk.publishes, 1);
 	assert_non_null(fake_named(1, "a"));
 	assert_int_equal(fake_named(1, "a")->size, 5);
-	assert_null(pend_find(&m, 1, "a"));	/* off the name table */
+	assert_null(pend_of_name(&m, 1, "a"));	/* off the name table */
 	assert_int_equal(pend_io_begin(p), -EAGAIN);	/* a write needs a new version */
 	assert_int_equal(pend_attr(p, &a), 0);	/* still readable */
 	assert_int_equal(a.size, 5);
@@ -86,7 +86,7 @@ static void test_empty_flush_then_release(void **state)
 	assert_int_equal(pend_set_active(p, &act, 0), 0);
 	assert_int_equal(pend_finish(p, 1), 0);	/* no data yet: the shell's dup2 */
 	assert_int_equal(fk.publishes, 0);
-	assert_ptr_equal(pend_find(&m, 1, "b"), p);
+	assert_ptr_equal(pend_of_name(&m, 1, "b"), p);
 	pend_put(p);
 	pend_release(p, 1, 0, &act, 0);	/* the last writer goes: publish */
 	assert_int_equal(fk.publishes, 1);
@@ -118,8 +118,8 @@ static void test_unlinked_killed_untouched(void **state)
 
 	p = new_writer("d", 0, 1, &act);
 	write_text(p, "x");
-	pend_detach_name(&m, 1, "d");
-	assert_null(pend_find(&m, 1, "d"));
+	pend_unlinked(&m, 1, "d");
+	assert_null(pend_of_name(&m, 1, "d"));
 	pend_release(p, 1, 0, &act, 0);
 	pend_put(p);
 
@@ -150,9 +150,9 @@ static void test_one_pending_per_name(void **state)
 	assert_ptr_equal(q, p);
 	pend_put(q);
 	assert_int_equal(pend_count(&m), 1);
-	pend_rename(&m, 1, "g", 2, "h");
-	assert_null(pend_find(&m, 1, "g"));
-	q = pend_find(&m, 2, "h");
+	pend_renamed(&m, 1, "g", 2, "h");
+	assert_null(pend_of_name(&m, 1, "g"));
+	q = pend_of_name(&m, 2, "h");
 	assert_ptr_equal(q, p);
 	pend_put(q);
 	assert_int_equal(pend_where(p, &parent, name, sizeof(name)), 0);
@@ -218,7 +218,7 @@ static void test_reader_keeps_abandoned_bytes(void **state)
 	p = new_writer("l", 0, 1, &act);
 	write_text(p, "kept");
 	assert_int_equal(pend_attach_reader(p, &ract), 0);
-	pend_detach_name(&m, 1, "l");
+	pend_unlinked(&m, 1, "l");
 	pend_release(p, 1, 0, &act, 0);	/* abandoned: a reader is still there */
 	assert_int_equal(fk.publishes, 0);
 	assert_int_equal(pend_read(p, buf, sizeof(buf) - 1, 0), 4);
