@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/fs/pending_test.c: fs/pending.c, the pending state machine
- * against the fake libmaru: publish at the last active writer's flush once
- * data was written (else at release), never after a failed write, for an
- * unlinked name, a killed writer or an untouched rewrite; one pending per
+ * tests/unit/fs/pending_test.c: fs/pending.c and fs/pendlife.c, the pending
+ * version against the fake libmaru: its state moves (every edge of the
+ * diagram is taken, every other move refused, state left as it was); an
+ * unlinked name orphans a writing version (still writable, never published)
+ * and leaves a failed one failed; publish at the last active writer's flush
+ * once data was written (else at release), never after a failed write, for
+ * an unlinked name, a killed writer or an untouched rewrite; one pending per
  * name; a refused publish; an older pool generation; readers keeping the
  * bytes of an abandoned version; and the one place a pending's size is read.
  */
@@ -54,6 +57,92 @@ static void write_text(struct pending *p, const char *text)
 	pend_io_end(p);
 }
 
+/* The diagram of pending.c, written out again: from, to. */
+static const int edges[][2] = {
+	{ PEND_WRITING, PEND_ORPHANED }, { PEND_WRITING, PEND_FAILED },
+	{ PEND_WRITING, PEND_PUBLISHED }, { PEND_WRITING, PEND_ABANDONED },
+	{ PEND_ORPHANED, PEND_FAILED }, { PEND_ORPHANED, PEND_ABANDONED },
+	{ PEND_FAILED, PEND_ABANDONED },
+};
+
+static int is_edge(int from, int to)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		if (edges[i][0] == from && edges[i][1] == to)
+			return 1;
+	return 0;
+}
+
+static void test_state_moves(void **state)
+{
+	struct maru_file *f;
+	struct pending *p;
+	int from, to, legal = 0;
+
+	assert_int_equal(maru_file_create(NULL, 1, "s", 0100644, 0, 0, 0, 0, &f), 0);
+	p = pend_adopt(&m, f, 1, "s", 0, 1);
+	assert_int_equal(pend_state_of(p), PEND_WRITING);	/* where every one starts */
+	for (from = 0; from < PEND_NSTATES; from++) {
+		for (to = 0; to < PEND_NSTATES; to++) {
+			p->state = from;
+			assert_int_equal(pend_move_legal(from, to), is_edge(from, to));
+			if (is_edge(from, to)) {
+				assert_int_equal(pend_move(p, to), 0);
+				assert_int_equal(pend_state_of(p), to);
+				legal++;
+			} else {
+				assert_int_equal(pend_move(p, to), -EINVAL);
+				assert_int_equal(pend_state_of(p), from);	/* untouched */
+			}
+		}
+	}
+	assert_int_equal(legal, 7);
+	assert_int_equal(pend_move(p, PEND_NSTATES), -EINVAL);	/* no such state */
+	assert_int_equal(pend_move(p, -1), -EINVAL);
+	assert_string_equal(pend_state_name(PEND_ORPHANED), "orphaned");
+	p->state = PEND_ABANDONED;
+	pend_put(p);
+}
+
+static void test_unlink_orphans(void **state)
+{
+	struct pending *p;
+	int act;
+
+	p = new_writer("o", 0, 1, &act);
+	write_text(p, "x");
+	pend_unlinked(&m, 1, "o");
+	assert_int_equal(pend_state_of(p), PEND_ORPHANED);
+	assert_true(pend_live(p));	/* a dup'd descriptor still writes it */
+	write_text(p, "yy");
+	pend_fail(p, -ENOSPC);
+	assert_int_equal(pend_state_of(p), PEND_FAILED);
+	assert_int_equal(pend_io_begin(p), -ENOSPC);
+	pend_release(p, 1, 0, &act, 0);
+	assert_int_equal(pend_state_of(p), PEND_ABANDONED);
+	assert_int_equal(fk.publishes, 0);
+	pend_put(p);
+
+	/* a failed version stays failed when its name goes */
+	p = new_writer("o2", 0, 1, &act);
+	pend_fail(p, -EIO);
+	pend_unlinked(&m, 1, "o2");
+	assert_int_equal(pend_state_of(p), PEND_FAILED);
+	assert_null(pend_of_name(&m, 1, "o2"));
+	pend_release(p, 1, 0, &act, 0);
+	pend_put(p);
+
+	/* renamed over: the target's version is orphaned, the source moves */
+	p = new_writer("o3", 0, 1, &act);
+	pend_renamed(&m, 1, "o4", 1, "o3");
+	assert_int_equal(pend_state_of(p), PEND_ORPHANED);
+	pend_release(p, 1, 0, &act, 0);
+	pend_put(p);
+	assert_int_equal(fk.publishes, 0);
+}
+
 static void test_publish_at_flush(void **state)
 {
 	struct maru_attr a;
@@ -65,6 +154,9 @@ static void test_publish_at_flush(void **state)
 	assert_int_equal(pend_set_active(p, &act, 0), 0);
 	assert_int_equal(pend_finish(p, 1), 0);
 	assert_int_equal(fk.publishes, 1);
+	assert_int_equal(pend_state_of(p), PEND_PUBLISHED);
+	pend_fail(p, -EIO);	/* refused: */
+	assert_int_equal(pend_state_of(p), PEND_PUBLISHED);	/* final */
 	assert_non_null(fake_named(1, "a"));
 	assert_int_equal(fake_named(1, "a")->size, 5);
 	assert_null(pend_of_name(&m, 1, "a"));	/* off the name table */
@@ -261,6 +353,8 @@ static void test_size_overlay(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_state_moves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unlink_orphans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_at_flush, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_flush_then_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_write_never_publishes, setup,
