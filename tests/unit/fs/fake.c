@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "dcache.h"
 #include "evring.h"
@@ -237,8 +238,12 @@ ssize_t __wrap_maru_file_pread(struct maru_file *f, void *buf, size_t len, uint6
 {
 	struct fake_ver *v = fake_ver(f->ino);
 
+	if (fk.pread_err && fk.preads++ >= fk.pread_err_after)
+		return fk.pread_err;
 	if (off >= v->size)
 		return 0;
+	if (fk.pread_max && len > fk.pread_max)
+		len = fk.pread_max;
 	if (len > v->size - off)
 		len = v->size - off;
 	memcpy(buf, v->data + off, len);
@@ -622,6 +627,53 @@ int __wrap_fuse_lowlevel_notify_poll(struct fuse_pollhandle *ph)
 void __wrap_fuse_pollhandle_destroy(struct fuse_pollhandle *ph);
 void __wrap_fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
 {
+}
+
+/*
+ * Replies only some tests --wrap (tests/unit/meson.build): defined for
+ * every test, used by those. A create's entry goes where reply_entry's
+ * does; statfs keeps two fields; write and data keep what a test reads.
+ */
+int __wrap_fuse_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
+			     const struct fuse_file_info *fi);
+int __wrap_fuse_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
+			     const struct fuse_file_info *fi)
+{
+	fk.replies++;
+	fk.last_err = 0;
+	fk.last_len = (size_t)e->ino;
+	fk.last_direct_io = fi->direct_io;
+	return 0;
+}
+
+int __wrap_fuse_reply_statfs(fuse_req_t req, const struct statvfs *st);
+int __wrap_fuse_reply_statfs(fuse_req_t req, const struct statvfs *st)
+{
+	fk.replies++;
+	fk.last_err = 0;
+	fk.last_namemax = st->f_namemax;
+	fk.last_blocks = st->f_blocks;
+	return 0;
+}
+
+int __wrap_fuse_reply_write(fuse_req_t req, size_t count);
+int __wrap_fuse_reply_write(fuse_req_t req, size_t count)
+{
+	fk.replies++;
+	fk.last_err = 0;
+	fk.last_len = count;
+	return 0;
+}
+
+int __wrap_fuse_reply_data(fuse_req_t req, struct fuse_bufvec *bufv,
+			   enum fuse_buf_copy_flags flags);
+int __wrap_fuse_reply_data(fuse_req_t req, struct fuse_bufvec *bufv,
+			   enum fuse_buf_copy_flags flags)
+{
+	fk.replies++;
+	fk.datas++;
+	fk.last_err = 0;
+	return 0;
 }
 
 /* Entries as "name\n" lines, so a test can read the listing back. */

@@ -41,6 +41,13 @@ struct fake {
 	int stores;		/* fuse_lowlevel_notify_store() calls */
 	uint64_t last_store_ino;
 	char last_inval[64];
+	/* fuse_reply_create/statfs/write/data (tests that --wrap them) */
+	uint64_t last_namemax, last_blocks;
+	int last_direct_io, datas;
+	/* maru_file_pread: at most pread_max bytes a call (0: all); from call
+	 * number pread_err_after on, pread_err (0: never) */
+	size_t pread_max;
+	int preads, pread_err, pread_err_after;
 };
 
 extern struct fake fk;
