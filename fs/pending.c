@@ -12,22 +12,25 @@
  *
  * Its states (enum pend_state), moved only by pend_move():
  *
- *   open, create, copy-on-write
- *        |
- *        v       name unlinked or renamed over
- *     WRITING ----------------------------------> ORPHANED
- *      |  |  \                                     |    |
- *      |  |   \ a write fails       a write fails  |    |
- *      |  |    `----------------> FAILED <---------'    |
- *      |  |                          |                  |
- *      |  | finish: killed, stale,   | finish or        | finish or
- *      |  | untouched rewrite,       | last handle      | last handle
- *      |  | publish refused;         v                  |
- *      |  | last handle gone ---> ABANDONED <-----------'
- *      |
- *      | finish: last active writer flushed after data (or the last
- *      v         writer released) and marud published it
- *    PUBLISHED
+ *       open, create, copy-on-write
+ *                 |
+ *                 v          name unlinked or renamed over
+ *   +--------- WRITING ---------------------------------> ORPHANED
+ *   |             |   \  a write fails       a write fails  /    |
+ *   |             |    `------------> FAILED <-------------'     |
+ *   |             |                     |                        |
+ *   | finish:     | finish: killed,     | finish or              | finish or
+ *   | marud       | stale, untouched    | last handle gone       | last handle
+ *   | published   | rewrite, publish    |                        | gone
+ *   | it          | refused; last       v                        |
+ *   |             `--------------> ABANDONED <-------------------'
+ *   v
+ * PUBLISHED <------ (*) from FAILED or ORPHANED too
+ *
+ * (*) a publish already under way (p->rw held for writing) when the name
+ * went, or a dying handle failed it, wins: marud published it, and what the
+ * name holds is what the state must say. Names and handle failures move
+ * the state under pt->lock or no lock at all, never under p->rw.
  *
  * PUBLISHED and ABANDONED are final. In either, handles still attached
  * read the bytes until the last goes (the file closes then, or its lease
@@ -76,8 +79,8 @@ void ptab_free(struct ptab *pt)
 static const unsigned int legal[PEND_NSTATES] = {
 	[PEND_WRITING] = EDGE(PEND_ORPHANED) | EDGE(PEND_FAILED) | EDGE(PEND_PUBLISHED) |
 			 EDGE(PEND_ABANDONED),
-	[PEND_ORPHANED] = EDGE(PEND_FAILED) | EDGE(PEND_ABANDONED),
-	[PEND_FAILED] = EDGE(PEND_ABANDONED),
+	[PEND_ORPHANED] = EDGE(PEND_FAILED) | EDGE(PEND_ABANDONED) | EDGE(PEND_PUBLISHED),
+	[PEND_FAILED] = EDGE(PEND_ABANDONED) | EDGE(PEND_PUBLISHED),
 	[PEND_PUBLISHED] = 0,
 	[PEND_ABANDONED] = 0,
 };
