@@ -2,8 +2,8 @@
 /*
  * fs/fileio.c: reading a libmaru file for the kernel, which takes a short
  * read inside a file for its end: file_read_full() loops until the range or
- * the file ends. pending.c (pending versions) and handle.c (leased readers)
- * both read through it.
+ * the file ends. pendio.c and pendlife.c (pending versions) and handle.c
+ * (leased readers) all read through it.
  */
 #include <sys/types.h>
 

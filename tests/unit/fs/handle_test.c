@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/fs/handle_test.c: fs/handle.c (with rewrite.c and pending.c
- * under it) against the fake libmaru: create, write, flush publishes and a
- * reader reads it; a write after publish starts a copy-on-write version;
- * O_TRUNC rewrites; a stale open asks for a pin; zero-copy holds keep a
- * flush from publishing; handles of an older generation fail with EIO; a
- * copy-on-write that loses its race to a publish keeps its old version's
- * bytes for the private copy it falls back to; write-only descriptors are
- * direct_io: they drop what readers here cached of what they overwrite, and a
- * small new file they wrote is stored in the kernel's cache at publish.
+ * tests/unit/fs/handle_test.c: fs/handle.c (with the pending version of
+ * pending.c under it) against the fake libmaru: create, write, flush
+ * publishes and a reader reads it; a write after publish starts a
+ * copy-on-write version; O_TRUNC rewrites; a stale open asks for a pin;
+ * zero-copy holds keep a flush from publishing; handles of an older
+ * generation fail with EIO; a copy-on-write that loses its race to a
+ * publish keeps its old version's bytes for the private copy it falls back
+ * to; write-only descriptors are direct_io: they drop what readers here
+ * cached of what they overwrite, and a small new file they wrote is stored
+ * in the kernel's cache at publish.
  */
 #include <errno.h>
 #include <stdarg.h>
