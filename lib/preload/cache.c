@@ -7,8 +7,10 @@
  * (MARU_MAP_BORROW), and a descriptor's close waits for the reads in
  * flight on it. The mappings of recently closed descriptors are kept for
  * the next open of the same version, and whether a device is a FUSE mount
- * is remembered. A fork child drops its inherited entries lazily, on its
- * next call (libmaru's own fork handlers have not run when ours do).
+ * is remembered. close, fclose, dup2 and dup3 drop a descriptor's entries
+ * before the call goes on. A fork child drops its inherited entries
+ * lazily, on its next call (libmaru's own fork handlers have not run when
+ * ours do).
  * pl_tab_lock guards every table here; it is never held across a libmaru
  * call.
  */
@@ -144,7 +146,7 @@ void ent_put(struct ent *e)
  * Unlink every entry of fd and drop the table's references, after the reads
  * in flight on them: the descriptor about to be closed is their lease.
  */
-void ent_drop_fd(int fd)
+static void ent_drop_fd(int fd)
 {
 	struct ent **pp, *e, *gone = NULL;
 
@@ -321,20 +323,54 @@ struct ent *ent_get(int fd)
 	return e;
 }
 
+/* ---- descriptors ---- */
+
+EXPORT int close(int fd)
+{
+	pl_setup();
+	if (!pl_in_shim)
+		ent_drop_fd(fd);
+	return pl_real.close(fd);
+}
+
+EXPORT int fclose(FILE *f)
+{
+	pl_setup();
+	if (!pl_in_shim && f)
+		ent_drop_fd(fileno(f));
+	return pl_real.fclose(f);
+}
+
+EXPORT int dup2(int old, int new)
+{
+	pl_setup();
+	if (!pl_in_shim && old != new)
+		ent_drop_fd(new);
+	return pl_real.dup2(old, new);
+}
+
+EXPORT int dup3(int old, int new, int flags)
+{
+	pl_setup();
+	if (!pl_in_shim && old != new)
+		ent_drop_fd(new);
+	return pl_real.dup3(old, new, flags);
+}
+
 /* ---- fork ---- */
 
-void cache_fork_prepare(void)
+static void cache_fork_prepare(void)
 {
 	pthread_mutex_lock(&pl_tab_lock);
 }
 
-void cache_fork_parent(void)
+static void cache_fork_parent(void)
 {
 	pthread_mutex_unlock(&pl_tab_lock);
 }
 
 /* The child's descriptors are copies: its cache starts empty. */
-void cache_fork_child(void)
+static void cache_fork_child(void)
 {
 	struct ent *e;
 	unsigned int i;
@@ -349,4 +385,10 @@ void cache_fork_child(void)
 	kept_stale = 1;
 	pthread_mutex_init(&pl_tab_lock, NULL);
 	pthread_cond_init(&readers_done, NULL);
+}
+
+/* At load, as the shim's own constructor (preload.c) finds the calls. */
+__attribute__((constructor)) static void cache_ctor(void)
+{
+	pthread_atfork(cache_fork_prepare, cache_fork_parent, cache_fork_child);
 }

@@ -37,10 +37,10 @@
  * each interception to stderr, MARU_PRELOAD_MIN=bytes (suffixes K M G)
  * sets the read threshold (default 256 KiB).
  *
- * Files: this one finds the next definitions, reads the environment and
- * interposes the descriptor calls (close, fclose, dup2, dup3); cache.c is
- * the read cache and the mappings kept across opens, read.c serves the
- * reads, mmap.c the mappings.
+ * Files: this one finds the next definitions and reads the environment
+ * (it calls none of the others); cache.c is the read cache, the mappings
+ * kept across opens and the descriptor calls that drop entries (close,
+ * fclose, dup2, dup3); read.c serves the reads, mmap.c the mappings.
  */
 /* pread and pread64 are both defined here: no asm redirection of one to the other */
 #undef _FILE_OFFSET_BITS
@@ -120,44 +120,9 @@ void pl_init(void)
 	SYM(dup3, "dup3");
 	pl_page_size = sysconf(_SC_PAGESIZE);
 	read_env();
-	pthread_atfork(cache_fork_prepare, cache_fork_parent, cache_fork_child);
 }
 
 __attribute__((constructor)) static void preload_ctor(void)
 {
 	pl_setup();
-}
-
-/* ---- descriptors ---- */
-
-EXPORT int close(int fd)
-{
-	pl_setup();
-	if (!pl_in_shim)
-		ent_drop_fd(fd);
-	return pl_real.close(fd);
-}
-
-EXPORT int fclose(FILE *f)
-{
-	pl_setup();
-	if (!pl_in_shim && f)
-		ent_drop_fd(fileno(f));
-	return pl_real.fclose(f);
-}
-
-EXPORT int dup2(int old, int new)
-{
-	pl_setup();
-	if (!pl_in_shim && old != new)
-		ent_drop_fd(new);
-	return pl_real.dup2(old, new);
-}
-
-EXPORT int dup3(int old, int new, int flags)
-{
-	pl_setup();
-	if (!pl_in_shim && old != new)
-		ent_drop_fd(new);
-	return pl_real.dup3(old, new, flags);
 }

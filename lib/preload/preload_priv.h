@@ -89,15 +89,9 @@ struct ent {
 /* The entry of a read-only descriptor, with a reference, or NULL. */
 struct ent *ent_get(int fd);
 void ent_put(struct ent *e);
-/* Unlink fd's entries once the reads in flight on them are done. */
-void ent_drop_fd(int fd);
 /* Is the filesystem of st_dev a FUSE mount (remembered per device)? */
 int is_fuse(int fd, dev_t dev);
 /* maru_unmap() as the shim's own call. */
 void unmap_quiet(struct maru_map *m);
-/* pthread_atfork handlers of the cache (preload.c registers them). */
-void cache_fork_prepare(void);
-void cache_fork_parent(void);
-void cache_fork_child(void);
 
 #endif

@@ -68,6 +68,8 @@ static void test_resident_and_load(void **state)
 
 	assert_int_equal(t.nunits, TF_UNITS);
 	fill_file();
+	/* no read-around: only what is loaded becomes resident */
+	assert_int_equal(madvise(f.base, TF_SIZE, MADV_RANDOM), 0);
 	assert_int_equal(tier_resident(&t, 0, TF_SIZE), 0);
 	assert_int_equal(tier_load(&t, TIER_UNIT + 10, 3 * pg, 0), 0);
 	assert_true(tier_resident(&t, TIER_UNIT, TIER_UNIT) >= 3 * pg);
