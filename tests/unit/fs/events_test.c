@@ -100,6 +100,20 @@ static void push(uint64_t seq, uint32_t type, uint32_t flags, const char *name)
 	pthread_mutex_unlock(&st.lock);
 }
 
+/* A copy of the script's counters (never assert under st.lock: a failed
+ * assertion would leave it held and the event thread stuck on it). */
+static void counts(unsigned int *head, unsigned int *nacks, uint64_t *ack1,
+		   unsigned int *opens, unsigned int *closes)
+{
+	pthread_mutex_lock(&st.lock);
+	*head = st.head;
+	*nacks = st.nacks;
+	*ack1 = st.nacks > 1 ? st.acks[1] : 0;
+	*opens = st.opens;
+	*closes = st.closes;
+	pthread_mutex_unlock(&st.lock);
+}
+
 /* Wait (at most 5 s) until seq was acked; 1 if it was. */
 static int acked(uint64_t seq)
 {
@@ -147,7 +161,8 @@ static int teardown(void **state)
 
 static void test_events_applied(void **state)
 {
-	uint64_t seq0 = dcache_dir_seq(m.dc, 1);
+	uint64_t seq0 = dcache_dir_seq(m.dc, 1), ack1;
+	unsigned int head, nacks, opens, closes;
 	struct ev_reader *r;
 
 	assert_int_equal(ring_reader_open(m.ring, &r), 0);
@@ -156,10 +171,9 @@ static void test_events_applied(void **state)
 	start();
 	assert_true(acked(0));		/* said on subscribing */
 	assert_true(acked(2));
-	pthread_mutex_lock(&st.lock);
-	assert_int_equal(st.nacks, 2);	/* caught up: one ack for both */
-	assert_int_equal(st.acks[1], 2);
-	pthread_mutex_unlock(&st.lock);
+	counts(&head, &nacks, &ack1, &opens, &closes);
+	assert_int_equal(nacks, 2);	/* caught up: one ack for both */
+	assert_int_equal(ack1, 2);
 	assert_true(dcache_dir_seq(m.dc, 1) - seq0 >= 2);
 	assert_true(fk.inval_entries >= 1);
 	assert_string_equal(fk.last_inval, "a");
@@ -167,39 +181,41 @@ static void test_events_applied(void **state)
 	assert_non_null(strstr(fk.last_buf, "1 0.000000000 publish /a\n"));
 	assert_non_null(strstr(fk.last_buf, "2 0.000000000 unlink /a\n"));
 	ring_reader_close(m.ring, r);
-	assert_int_equal(st.opens, 1);
+	assert_int_equal(opens, 1);
 }
 
 static void test_own_rides_on_next(void **state)
 {
 	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	unsigned int head, nacks, opens, closes;
+	uint64_t ack1;
 
 	push(5, MARU_EV_PUBLISH, MARU_EV_F_OWN, "mine");
 	start();
 	assert_true(acked(0));
 	nanosleep(&ts, NULL);
-	pthread_mutex_lock(&st.lock);
-	assert_int_equal(st.head, 1);	/* handled */
-	assert_int_equal(st.nacks, 1);	/* and not acked by itself */
-	pthread_mutex_unlock(&st.lock);
+	counts(&head, &nacks, &ack1, &opens, &closes);
+	assert_int_equal(head, 1);	/* handled */
+	assert_int_equal(nacks, 1);	/* and not acked by itself */
 	push(6, MARU_EV_MKDIR, 0, "d");
 	assert_true(acked(6));
-	pthread_mutex_lock(&st.lock);
-	assert_int_equal(st.nacks, 2);	/* 6 covers 5 */
-	pthread_mutex_unlock(&st.lock);
+	counts(&head, &nacks, &ack1, &opens, &closes);
+	assert_int_equal(nacks, 2);	/* 6 covers 5 */
 }
 
 static void test_lost_stream(void **state)
 {
+	unsigned int head, nacks, opens, closes;
+	uint64_t ack1;
+
 	push(1, MARU_EV_PUBLISH, 0, "a");
 	push(2, LOSE, 0, "");
 	push(3, MARU_EV_RMDIR, 0, "gone");
 	start();
 	assert_true(acked(3));
-	pthread_mutex_lock(&st.lock);
-	assert_int_equal(st.opens, 2);
-	assert_true(st.closes >= 1);
-	pthread_mutex_unlock(&st.lock);
+	counts(&head, &nacks, &ack1, &opens, &closes);
+	assert_int_equal(opens, 2);
+	assert_true(closes >= 1);
 }
 
 static void test_overflow(void **state)

@@ -25,13 +25,23 @@
 
 static struct tfix f;
 static struct tier t;
+static pthread_mutexattr_t errcheck;
+
+/* A failed assertion leaves t.lock held: teardown lets it go (EPERM when
+ * this thread does not hold it). */
+static void let_go(void)
+{
+	pthread_mutex_unlock(&t.lock);
+}
 
 static int setup(void **state)
 {
+	pthread_mutexattr_init(&errcheck);
+	pthread_mutexattr_settype(&errcheck, PTHREAD_MUTEX_ERRORCHECK);
 	if (tf_open(&f))
 		return -1;
 	memset(&t, 0, sizeof(t));
-	pthread_mutex_init(&t.lock, NULL);
+	pthread_mutex_init(&t.lock, &errcheck);
 	pthread_cond_init(&t.work, NULL);
 	pthread_cond_init(&t.done, NULL);
 	t.r = f.r;
@@ -41,6 +51,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	let_go();
 	tier_cache_free(&t);
 	assert_null(t.u);
 	pthread_cond_destroy(&t.done);

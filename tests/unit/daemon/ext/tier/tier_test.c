@@ -29,6 +29,35 @@ extern const struct marud_extension marud_extension;
 #define X (&marud_extension)
 
 static struct tfix f;
+static void *cur;	/* the open extension, closed by teardown if a test failed */
+static int held;	/* the test holds cur's lock */
+
+static void tl(struct tier *t)
+{
+	pthread_mutex_lock(&t->lock);
+	held = 1;
+}
+
+static void tu(struct tier *t)
+{
+	held = 0;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *opened(const char *config)
+{
+	void *s = NULL;
+
+	assert_int_equal(X->open(config, &s), 0);
+	cur = s;
+	return s;
+}
+
+static void closed(void *s)
+{
+	cur = NULL;
+	X->close(s);
+}
 
 static int setup(void **state)
 {
@@ -37,6 +66,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	if (held)
+		tu(cur);
+	if (cur)
+		closed(cur);
 	tf_close(&f);
 	return 0;
 }
@@ -79,7 +112,7 @@ static void test_validate_and_generation(void **state)
 	char tag[32];
 	void *s;
 
-	assert_int_equal(X->open("budget=4M,workers=1", &s), 0);
+	s = opened("budget=4M,workers=1");
 	assert_int_equal(X->memory_generation(s, &g1), -EAGAIN);
 	shm.backend = 1;
 	assert_int_equal(X->validate_access(s, &shm), -ENOTSUP);
@@ -95,7 +128,7 @@ static void test_validate_and_generation(void **state)
 	assert_int_equal(setxattr(f.path, "user.maru.tier.gen", "00000000000000ff", 16, 0), 0);
 	assert_int_equal(X->memory_generation(s, &g2), 0);
 	assert_int_not_equal(g1, g2);
-	X->close(s);
+	closed(s);
 }
 
 static void test_fresh_mapping_drops_contents(void **state)
@@ -106,7 +139,7 @@ static void test_fresh_mapping_drops_contents(void **state)
 
 	assert_int_equal(pwrite(f.fd, "stale", 5, TF_DATA_OFF), 5);
 	assert_int_equal(pwrite(f.fd, "super", 5, 0), 5);
-	assert_int_equal(X->open("budget=8M,workers=1", &s), 0);
+	s = opened("budget=8M,workers=1");
 	assert_int_equal(X->hint(s, 1, MARUD_EXT_READ, "early", &r, 1), -EAGAIN);
 	assert_int_equal(X->validate_access(s, &f.r), 0);
 	assert_int_equal(X->mapped(s, &f.r, 1), 0);
@@ -115,7 +148,7 @@ static void test_fresh_mapping_drops_contents(void **state)
 	assert_int_equal(pread(f.fd, buf, 5, 0), 5);
 	assert_memory_equal(buf, "super", 5);	/* the superblock area stays */
 	assert_int_equal(X->mapped(s, &f.r, 1), 0);	/* once only */
-	X->close(s);
+	closed(s);
 }
 
 /* Wait until the request id has loaded every piece (lock taken here). */
@@ -125,10 +158,10 @@ static int loaded(struct tier *t, const char *id)
 	int i, done = 0;
 
 	for (i = 0; i < 1000 && !done; i++) {
-		pthread_mutex_lock(&t->lock);
+		tl(t);
 		q = tier_req_find(t, 0, id);
 		done = q && q->next_piece == q->n && !q->inflight;
-		pthread_mutex_unlock(&t->lock);
+		tu(t);
 		if (!done)
 			usleep(10000);
 	}
@@ -143,35 +176,35 @@ static void test_read_hint_lifecycle(void **state)
 	struct treq *q;
 	void *s;
 
-	assert_int_equal(X->open("budget=8M,workers=1,sweep_ms=1000", &s), 0);
+	s = opened("budget=8M,workers=1,sweep_ms=1000");
 	t = s;
 	assert_int_equal(X->validate_access(s, &f.r), 0);
 	assert_int_equal(X->mapped(s, &f.r, 1), 0);
 	assert_int_equal(X->hint(s, 7, MARUD_EXT_READ, "r1", r, 2), 0);
-	pthread_mutex_lock(&t->lock);
+	tl(t);
 	q = tier_req_find(t, 7, "r1");
 	assert_non_null(q);
 	assert_int_equal(q->n, 3);		/* cut at the unit boundary */
 	assert_int_equal(q->p[0].len, 8192);
 	assert_int_equal(q->p[1].off, TIER_UNIT);
-	pthread_mutex_unlock(&t->lock);
+	tu(t);
 	assert_int_equal(X->read_wait(s, 7, r, 2, 5000), 2);
 	assert_true(loaded(t, "r1"));
-	pthread_mutex_lock(&t->lock);
+	tl(t);
 	assert_int_equal(t->u[0].holds, 1);
 	assert_int_equal(t->u[1].holds, 1);
 	assert_int_equal(t->u[3].holds, 1);
 	assert_int_equal(t->u[2].holds, 0);
-	pthread_mutex_unlock(&t->lock);
+	tu(t);
 	/* another connection's read_end of the id ends nothing */
 	assert_int_equal(X->hint(s, 8, MARUD_EXT_READ_END, "r1", NULL, 0), 0);
 	assert_int_equal(t->u[0].holds, 1);
 	assert_int_equal(X->hint(s, 7, MARUD_EXT_READ_END, "r1", NULL, 0), 0);
-	pthread_mutex_lock(&t->lock);
+	tl(t);
 	assert_null(tier_req_find(t, 0, "r1"));
 	assert_int_equal(t->u[0].holds + t->u[1].holds + t->u[3].holds, 0);
-	pthread_mutex_unlock(&t->lock);
-	X->close(s);
+	tu(t);
+	closed(s);
 }
 
 static void test_promote_close_retire(void **state)
@@ -180,7 +213,7 @@ static void test_promote_close_retire(void **state)
 	struct tier *t;
 	void *s;
 
-	assert_int_equal(X->open("budget=8M,workers=1,sweep_ms=1000", &s), 0);
+	s = opened("budget=8M,workers=1,sweep_ms=1000");
 	t = s;
 	assert_int_equal(X->validate_access(s, &f.r), 0);
 	assert_int_equal(X->mapped(s, &f.r, 0), 0);
@@ -188,22 +221,22 @@ static void test_promote_close_retire(void **state)
 	assert_int_equal(X->hint(s, 1, MARUD_EXT_READ, "b", &r, 1), 0);
 	assert_int_equal(X->hint(s, 2, MARUD_EXT_READ, "c", &r, 1), 0);
 	assert_int_equal(X->hint(s, 2, MARUD_EXT_PROMOTE, "c", NULL, 0), 0);
-	pthread_mutex_lock(&t->lock);
+	tl(t);
 	assert_string_equal(t->reqs->id, "c");
 	assert_string_equal(t->reqs->next->id, "a");
-	pthread_mutex_unlock(&t->lock);
+	tu(t);
 	assert_true(loaded(t, "a") && loaded(t, "b") && loaded(t, "c"));
 	X->connection_closed(s, 1);
-	pthread_mutex_lock(&t->lock);
+	tl(t);
 	assert_null(tier_req_find(t, 0, "a"));
 	assert_null(tier_req_find(t, 0, "b"));
 	assert_non_null(tier_req_find(t, 2, "c"));
 	assert_int_equal(t->u[2].holds, 1);
 	assert_true(t->u[2].used > 0);
-	pthread_mutex_unlock(&t->lock);
+	tu(t);
 	X->retire(s, &r);
 	assert_int_equal(t->u[2].used, 0);
-	X->close(s);	/* ends "c" too */
+	closed(s);	/* ends "c" too */
 }
 
 int main(void)

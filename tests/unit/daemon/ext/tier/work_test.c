@@ -26,9 +26,19 @@
 
 static struct tfix f;
 static struct tier t;
+static pthread_mutexattr_t errcheck;
+
+/* A failed assertion leaves t.lock held: teardown lets it go (EPERM when
+ * this thread does not hold it). */
+static void let_go(void)
+{
+	pthread_mutex_unlock(&t.lock);
+}
 
 static int setup(void **state)
 {
+	pthread_mutexattr_init(&errcheck);
+	pthread_mutexattr_settype(&errcheck, PTHREAD_MUTEX_ERRORCHECK);
 	static uint8_t buf[1 << 16];
 	uint64_t off;
 
@@ -40,7 +50,7 @@ static int setup(void **state)
 			return -1;
 	tf_drop(&f);
 	memset(&t, 0, sizeof(t));
-	pthread_mutex_init(&t.lock, NULL);
+	pthread_mutex_init(&t.lock, &errcheck);
 	pthread_cond_init(&t.work, NULL);
 	pthread_cond_init(&t.done, NULL);
 	t.r = f.r;
@@ -54,6 +64,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	let_go();
 	tier_threads_stop(&t);
 	while (t.reqs) {
 		t.reqs->inflight = 0;
