@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs/main.c: the marufs command. Parses `marufs [options] POOL MOUNTPOINT`
- * (also as invoked by mount.fuse3 from fstab), connects the libmaru client,
- * mounts, daemonizes and runs the multi-threaded FUSE loop until unmount.
+ * (also as invoked by mount.fuse3 from fstab; the options are opts.c's),
+ * connects the libmaru client, mounts, daemonizes and runs the
+ * multi-threaded FUSE loop until unmount.
  *
  * The client is connected once before mounting, so that a wrong URI or an
  * unreachable marud fails the mount command itself; fuse_daemonize() forks
@@ -37,12 +38,10 @@
 #include "log.h"
 #include "notify.h"
 #include "ops.h"
+#include "opts.h"
 #include "pending.h"
 #include "pin.h"
 
-#define DEFAULT_ENTRY_TIMEOUT	30.0
-#define DEFAULT_ATTR_TIMEOUT	30.0
-#define DEFAULT_NEG_TIMEOUT	30.0
 #define DEFAULT_IDLE_THREADS	16
 #define DEFAULT_MAX_THREADS	64
 
@@ -50,81 +49,6 @@
 
 /* -o logfile, absolute: reopened by the SIGUSR1 handler. */
 static char *log_path;
-
-enum { KEY_HELP, KEY_VERSION };
-
-#define MOPT(t, p) { t, offsetof(struct mfs_opts, p), 1 }
-
-static const struct fuse_opt mfs_optspec[] = {
-	MOPT("data=%s", data),
-	MOPT("coherence=%s", coherence),
-	MOPT("key_file=%s", key_file),
-	MOPT("timeout_ms=%u", timeout_ms),
-	MOPT("entry_timeout=%lf", entry_timeout),
-	MOPT("attr_timeout=%lf", attr_timeout),
-	MOPT("negative_timeout=%lf", negative_timeout),
-	MOPT("max_conns=%u", max_conns),
-	MOPT("spin_us=%d", spin_us),
-	MOPT("logfile=%s", logfile),
-	MOPT("lookup_hints=%s", lookup_hints),
-	FUSE_OPT_KEY("-h", KEY_HELP),
-	FUSE_OPT_KEY("--help", KEY_HELP),
-	FUSE_OPT_KEY("-V", KEY_VERSION),
-	FUSE_OPT_KEY("--version", KEY_VERSION),
-	/* fstab-only options that may reach us past mount.fuse3 */
-	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_END
-};
-
-static void usage(const char *prog)
-{
-	printf("usage: %s [options] POOL MOUNTPOINT\n"
-	       "POOL is maru://host[:port] or maru+unix:///path/to/marud.sock\n\n"
-	       "marufs options:\n"
-	       "    -o data=auto|shm|tcp|rdma   data path (default auto)\n"
-	       "    -o coherence=hw|flush       flush=non-coherent shared CXL memory (hw)\n"
-	       "    -o key_file=PATH            shared secret for marud (mode 0600)\n"
-	       "    -o timeout_ms=N             bound on one call while marud is down (5000)\n"
-	       "    -o max_conns=N              control sockets for parallel calls (4)\n"
-	       "    -o spin_us=N                poll for marud's reply this long first (0: never)\n"
-	       "    -o entry_timeout=SECS       cache of positive names (%.0f)\n"
-	       "    -o attr_timeout=SECS        cache of attributes (%.0f)\n"
-	       "    -o negative_timeout=SECS    cache of missing names (%.0f)\n"
-	       "    -o logfile=PATH             log there (appended; SIGUSR1 reopens)\n"
-	       "    -o lookup_hints=on|off      first lookup of a name is a read hint (on)\n"
-	       "    -h, --help                  this text\n"
-	       "    -V, --version               print versions\n\n",
-	       prog, DEFAULT_ENTRY_TIMEOUT, DEFAULT_ATTR_TIMEOUT, DEFAULT_NEG_TIMEOUT);
-}
-
-static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
-{
-	struct mfs_opts *o = data;
-
-	switch (key) {
-	case KEY_HELP:
-		o->show_help = 1;
-		return 0;
-	case KEY_VERSION:
-		o->show_version = 1;
-		return 0;
-	case FUSE_OPT_KEY_NONOPT:
-		/* the first non-option is the pool; the mountpoint goes on to libfuse */
-		if (!o->pool) {
-			o->pool = strdup(arg);
-			return o->pool ? 0 : -1;
-		}
-		return 1;
-	}
-	return 1;
-}
 
 static void log_prio(int prio, const char *fmt, ...) LOG_PRINTF(2, 3);
 
@@ -248,30 +172,6 @@ static void log_daemonized(int foreground)
 
 /* ---- the libmaru client ---- */
 
-static int parse_data_path(const char *s, enum maru_data_path *out)
-{
-	static const struct {
-		const char *name;
-		enum maru_data_path path;
-	} paths[] = {
-		{ "auto", MARU_DATA_AUTO }, { "shm", MARU_DATA_SHM },
-		{ "tcp", MARU_DATA_TCP }, { "rdma", MARU_DATA_RDMA },
-	};
-	size_t i;
-
-	if (!s) {
-		*out = MARU_DATA_AUTO;
-		return 0;
-	}
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if (strcmp(s, paths[i].name) == 0) {
-			*out = paths[i].path;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* Queued after the invalidation of a new generation: counted once it ran. */
 static void generation_applied(void *arg, uint64_t gen)
 {
@@ -299,18 +199,6 @@ static void on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 	notify_call(m->nt, generation_applied, m, new_gen);
 }
 
-/* hw: coherent memory or the pool node itself; flush: non-coherent CXL. */
-static int parse_coherence(const char *s, enum maru_coherence *out)
-{
-	if (!s || strcmp(s, "hw") == 0)
-		*out = MARU_COHERENCE_HW;
-	else if (strcmp(s, "flush") == 0)
-		*out = MARU_COHERENCE_FLUSH;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static int client_connect(struct mfs *m, struct maru_client **out)
 {
 	struct maru_client_opts co;
@@ -323,12 +211,12 @@ static int client_connect(struct mfs *m, struct maru_client **out)
 	co.log_fn = libmaru_log_sink;
 	co.log_arg = m;
 	co.log_priority = log_get_verbose() ? LOG_DEBUG : LOG_INFO;
-	rc = parse_data_path(m->o.data, &co.data_path);
+	rc = opts_data_path(m->o.data, &co.data_path);
 	if (rc < 0) {
 		log_warnx("data=%s: expected auto, shm, tcp or rdma", m->o.data);
 		return rc;
 	}
-	if (parse_coherence(m->o.coherence, &co.coherence) < 0) {
+	if (opts_coherence(m->o.coherence, &co.coherence) < 0) {
 		log_warnx("coherence=%s: expected hw or flush", m->o.coherence);
 		return -EINVAL;
 	}
@@ -469,37 +357,12 @@ static int run_loop(struct fuse_session *se, const struct fuse_cmdline_opts *co)
 	return ret;
 }
 
-static int add_mount_opts(struct mfs *m, struct fuse_args *args)
-{
-	char *fsname;
-	size_t len;
-	int rc = 0;
-
-	if (fuse_opt_add_arg(args, "-odefault_permissions") < 0 ||
-	    fuse_opt_add_arg(args, "-osubtype=marufs") < 0)
-		return -ENOMEM;
-	if (strchr(m->o.pool, ',') || strchr(m->o.pool, '\\'))
-		return 0;	/* would need escaping; the default fsname will do */
-	len = strlen(m->o.pool) + sizeof("-ofsname=");
-	fsname = malloc(len);
-	if (!fsname)
-		return -ENOMEM;
-	snprintf(fsname, len, "-ofsname=%s", m->o.pool);
-	if (fuse_opt_add_arg(args, fsname) < 0)
-		rc = -ENOMEM;
-	free(fsname);
-	return rc;
-}
-
 static int setup(struct mfs *m, struct fuse_args *args, struct fuse_cmdline_opts *co)
 {
-	m->o.entry_timeout = DEFAULT_ENTRY_TIMEOUT;
-	m->o.attr_timeout = DEFAULT_ATTR_TIMEOUT;
-	m->o.negative_timeout = DEFAULT_NEG_TIMEOUT;
-	if (fuse_opt_parse(args, &m->o, mfs_optspec, opt_proc) < 0)
+	if (opts_parse(args, &m->o) < 0)
 		return 2;
 	if (m->o.show_help) {
-		usage(args->argv[0]);
+		opts_usage(args->argv[0]);
 		fuse_cmdline_help();
 		fuse_lowlevel_help();
 		return 0;
@@ -509,7 +372,7 @@ static int setup(struct mfs *m, struct fuse_args *args, struct fuse_cmdline_opts
 		fuse_lowlevel_version();
 		return 0;
 	}
-	if (!m->o.pool || add_mount_opts(m, args) < 0)
+	if (!m->o.pool || opts_mount_args(&m->o, args) < 0)
 		goto bad;
 	if (fuse_parse_cmdline(args, co) != 0)
 		return 2;
@@ -552,16 +415,6 @@ out_free:
 		maru_client_free(c);
 	m->c = NULL;
 	return ret ? 1 : 0;
-}
-
-static void opts_free(struct mfs_opts *o)
-{
-	free(o->pool);
-	free(o->data);
-	free(o->coherence);
-	free(o->key_file);
-	free(o->logfile);
-	free(o->lookup_hints);
 }
 
 int main(int argc, char *argv[])

@@ -21,6 +21,7 @@
 #include "pin.h"
 
 struct fake fk;
+const struct fake_events *fake_events;
 
 struct maru_file {
 	uint64_t ino;
@@ -472,24 +473,26 @@ int __wrap_maru_client_pool_info(struct maru_client *c, struct maru_pool_info *o
 int __wrap_maru_events_open(struct maru_client *c, uint64_t after, struct maru_events **out);
 int __wrap_maru_events_open(struct maru_client *c, uint64_t after, struct maru_events **out)
 {
-	return -ENOTCONN;
+	return fake_events ? fake_events->open(out) : -ENOTCONN;
 }
 
 int __wrap_maru_events_next(struct maru_events *ev, struct maru_event *out, int ms);
 int __wrap_maru_events_next(struct maru_events *ev, struct maru_event *out, int ms)
 {
-	return 0;
+	return fake_events ? fake_events->next(out, ms) : 0;
 }
 
 int __wrap_maru_events_ack(struct maru_events *ev, uint64_t seq);
 int __wrap_maru_events_ack(struct maru_events *ev, uint64_t seq)
 {
-	return 0;
+	return fake_events ? fake_events->ack(seq) : 0;
 }
 
 void __wrap_maru_events_close(struct maru_events *ev);
 void __wrap_maru_events_close(struct maru_events *ev)
 {
+	if (fake_events)
+		fake_events->close();
 }
 
 /* ---- libfuse ---- */

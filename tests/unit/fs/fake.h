@@ -63,6 +63,14 @@ struct maru_file *fake_lease(uint64_t ino);
 struct fake_ver *fake_ver(uint64_t ino);
 /* The published version of (parent, name), or NULL. */
 struct fake_ver *fake_named(uint64_t parent, const char *name);
+/* A scripted event stream (events_test.c); NULL: maru_events_open fails. */
+struct fake_events {
+	int (*open)(struct maru_events **out);
+	int (*next)(struct maru_event *out, int ms);
+	int (*ack)(uint64_t seq);
+	void (*close)(void);
+};
+extern const struct fake_events *fake_events;
 /* A request whose userdata is m. */
 fuse_req_t fake_req(struct mfs *m);
 

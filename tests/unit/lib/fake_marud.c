@@ -117,6 +117,7 @@ static void hello_fill(struct fake_marud *f, const struct proto_hello_req *hq,
 	rep->data_off = 4096;
 	rep->max_frame = f->max_frame;
 	rep->backend = 1;
+	rep->hint_actions = f->hint_actions;
 	snprintf(rep->pool_path, sizeof(rep->pool_path), "/nonexistent/fake-marud-pool");
 	if ((hq->flags & HELLO_F_RECLAIM) && !memcmp(hq->token, f->token, 16)) {
 		rep->reclaimed = 1;

@@ -61,6 +61,7 @@ struct fake_marud {
 	uint64_t pool_size;
 	int32_t hello_status;		/* != 0: refuse HELLO with it */
 	int hello_delay_ms;		/* answer HELLO this late (or when the peer goes) */
+	uint32_t hint_actions;		/* HELLO's hint_actions (lib/hint_test.c) */
 	int cut_bodies;			/* close this many sockets mid-request ... */
 	uint32_t cut_at;		/* ... after this many body bytes of a bigger one */
 
