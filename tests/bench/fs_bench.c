@@ -12,14 +12,16 @@
  *   fs_bench floor DIR COUNT        the FUSE floor: COUNT getxattr of a name marufs
  *                                   answers itself, one round trip each
  *   fs_bench overwrite DIR SIZE ITERS  ITERS files written once (first write),
- *                                   then twice overwritten in place (no O_TRUNC)
+ *                                   then twice overwritten in place (no O_TRUNC),
+ *                                   then twice rewritten whole (O_TRUNC)
  *
  * overwrite takes this VM's skew out of the write rows: a first write into
  * tmpfs allocates pages the host may have reclaimed under free page reporting
  * (each one faulted in again on the host), an overwrite in place stores into
- * pages the file already holds. On marufs an overwrite is a rewrite, a new
- * version published at the close, written into pool pages marud handed out
- * before.
+ * pages the file already holds, a rewrite with O_TRUNC frees them and
+ * allocates again. On marufs both make a new version published at the
+ * close: in place starts as a copy of the old version (copy-on-write), a
+ * truncating one starts empty, in pool pages marud handed out before.
  *
  * The last two let run.sh count the requests one small-file operation costs
  * (the stats of the mount before and after, divided by COUNT).
@@ -260,6 +262,23 @@ static void overwrite_file(const char *path, const void *buf, size_t len)
 		die("close", path);
 }
 
+/* One timed pass over the ITERS files: in place, or whole with O_TRUNC. */
+static double write_pass(const char *dir, const uint8_t *src, size_t size,
+			 int iters, int trunc)
+{
+	char path[4096];
+	double t = now_s();
+
+	for (int i = 0; i < iters; i++) {
+		snprintf(path, sizeof(path), "%s/ow-%d.bin", dir, i);
+		if (trunc)
+			write_file(path, src, size);
+		else
+			overwrite_file(path, src, size);
+	}
+	return now_s() - t;
+}
+
 static void fill(uint8_t *p, size_t size, int pass)
 {
 	for (size_t k = 0; k < size; k++)
@@ -270,7 +289,7 @@ static int bench_overwrite(const char *dir, size_t size, int iters)
 {
 	uint8_t *src = malloc(size), *dst = malloc(size);
 	char path[4096];
-	double t, tf, to = 0;
+	double t, tf, to = 0, tt = 0;
 
 	if (!src || !dst)
 		die("malloc", "");
@@ -281,14 +300,12 @@ static int bench_overwrite(const char *dir, size_t size, int iters)
 		write_file(path, src, size);
 	}
 	tf = now_s() - t;
-	for (int pass = 1; pass <= 2; pass++) {
+	for (int pass = 1; pass <= 4; pass++) {
 		fill(src, size, pass);
-		t = now_s();
-		for (int i = 0; i < iters; i++) {
-			snprintf(path, sizeof(path), "%s/ow-%d.bin", dir, i);
-			overwrite_file(path, src, size);
-		}
-		to += now_s() - t;
+		if (pass <= 2)
+			to += write_pass(dir, src, size, iters, 0);
+		else
+			tt += write_pass(dir, src, size, iters, 1);
 	}
 	for (int i = 0; i < iters; i++) {
 		snprintf(path, sizeof(path), "%s/ow-%d.bin", dir, i);
@@ -299,6 +316,7 @@ static int bench_overwrite(const char *dir, size_t size, int iters)
 	}
 	printf("big_first_write_Bps %.0f\n", (double)size * iters / tf);
 	printf("big_overwrite_Bps %.0f\n", 2.0 * size * iters / to);
+	printf("big_rewrite_trunc_Bps %.0f\n", 2.0 * size * iters / tt);
 	free(src);
 	free(dst);
 	return 0;

@@ -311,13 +311,14 @@ for peer in tmpfs bind; do
 		row "$k 4 KiB vs $pname" "$(ops "$(val $k "$T/small_maru")")" "$(ops "$(val $k "$T/small_$peer")")" "$(ratio "$(val $k "$T/small_maru")" "$(val $k "$T/small_$peer")")"
 	done
 done
-for k in big_first_write_Bps big_overwrite_Bps; do
-	what=$([ $k = big_overwrite_Bps ] &&
-		echo "32 MiB overwrite in place, pages written before (marufs: a new version)" ||
-		echo "32 MiB first write of those files, pages never written")
-	row "$what vs tmpfs" "$(gb "$(val $k "$T/ow_maru")")" "$(gb "$(val $k "$T/ow_tmpfs")")" \
-		"$(ratio "$(val $k "$T/ow_maru")" "$(val $k "$T/ow_tmpfs")")"
-done
+# owrow LABEL MARUFS_KEY TMPFS_KEY
+owrow() { row "$1" "$(gb "$(val "$2" "$T/ow_maru")")" "tmpfs $(gb "$(val "$3" "$T/ow_tmpfs")")" \
+	"$(ratio "$(val "$2" "$T/ow_maru")" "$(val "$3" "$T/ow_tmpfs")")"; }
+owrow "32 MiB first write, pages never written (tmpfs allocates them)" big_first_write_Bps big_first_write_Bps
+owrow "32 MiB overwrite in place, no O_TRUNC (marufs: a copy-on-write new version)" big_overwrite_Bps big_overwrite_Bps
+owrow "32 MiB rewrite with O_TRUNC (tmpfs frees and allocates again)" big_rewrite_trunc_Bps big_rewrite_trunc_Bps
+owrow "32 MiB into memory written before: marufs O_TRUNC new version vs tmpfs overwrite in place" \
+	big_rewrite_trunc_Bps big_overwrite_Bps
 if [ -x "$PT" ]; then
 	prow() { row "$1 vs passthrough_ll/tmpfs" "$($3 "$(rval "$2" "$T/pr_maru_")")" "$($3 "$(rval "$2" "$T/pr_pt_")")" "$(rratio "$2" "$T/pr_maru_" "$T/pr_pt_")" "${4:-}"; }
 	prow "32 MiB write+close" big_write_Bps gb
