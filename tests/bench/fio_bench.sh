@@ -79,7 +79,7 @@ run_job() {
 	out=$T/fio_${fs}_$name-d$direct
 	local opts=(--name="$name" --directory="$(dir_of "$fs")" --filename="$name-d$direct"
 		--rw="$rw" --bs="$bs" --size="$size" --direct="$direct" --ioengine=psync
-		--fallocate=none --runtime="$RUNTIME" --unlink=1 --randrepeat=0
+		--fallocate=none --runtime="$RUNTIME" --unlink=1 --randrepeat=0 --verify_state_save=0
 		--output-format=json --output="$out.json")
 	for o in "$@"; do opts+=("--$o"); done
 	fio "${opts[@]}" >"$out.err" 2>&1 || true
