@@ -11,6 +11,17 @@
  *   fs_bench readback DIR COUNT     only open+read+close of the files create made
  *   fs_bench floor DIR COUNT        the FUSE floor: COUNT getxattr of a name marufs
  *                                   answers itself, one round trip each
+ *   fs_bench overwrite DIR SIZE ITERS  ITERS files written once (first write),
+ *                                   then twice overwritten in place (no O_TRUNC),
+ *                                   then twice rewritten whole (O_TRUNC)
+ *
+ * overwrite takes this VM's skew out of the write rows: a first write into
+ * tmpfs allocates pages the host may have reclaimed under free page reporting
+ * (each one faulted in again on the host), an overwrite in place stores into
+ * pages the file already holds, a rewrite with O_TRUNC frees them and
+ * allocates again. On marufs both make a new version published at the
+ * close: in place starts as a copy of the old version (copy-on-write), a
+ * truncating one starts empty, in pool pages marud handed out before.
  *
  * The last two let run.sh count the requests one small-file operation costs
  * (the stats of the mount before and after, divided by COUNT).
@@ -232,10 +243,91 @@ static int bench_floor(const char *dir, int count)
 	return 0;
 }
 
+/* Open an existing file and write over it from offset 0, keeping its pages. */
+static void overwrite_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	size_t done = 0;
+
+	if (fd < 0)
+		die("open", path);
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)done);
+
+		if (n <= 0)
+			die("pwrite", path);
+		done += (size_t)n;
+	}
+	if (close(fd) < 0)
+		die("close", path);
+}
+
+/* One timed pass over the ITERS files: in place, or whole with O_TRUNC. */
+static double write_pass(const char *dir, const uint8_t *src, size_t size,
+			 int iters, int trunc)
+{
+	char path[4096];
+	double t = now_s();
+
+	for (int i = 0; i < iters; i++) {
+		snprintf(path, sizeof(path), "%s/ow-%d.bin", dir, i);
+		if (trunc)
+			write_file(path, src, size);
+		else
+			overwrite_file(path, src, size);
+	}
+	return now_s() - t;
+}
+
+static void fill(uint8_t *p, size_t size, int pass)
+{
+	for (size_t k = 0; k < size; k++)
+		p[k] = (uint8_t)(k * 31 + 3 + pass * 7);
+}
+
+static int bench_overwrite(const char *dir, size_t size, int iters)
+{
+	uint8_t *src = malloc(size), *dst = malloc(size);
+	char path[4096];
+	double t, tf, to = 0, tt = 0;
+
+	if (!src || !dst)
+		die("malloc", "");
+	fill(src, size, 0);
+	t = now_s();
+	for (int i = 0; i < iters; i++) {
+		snprintf(path, sizeof(path), "%s/ow-%d.bin", dir, i);
+		write_file(path, src, size);
+	}
+	tf = now_s() - t;
+	for (int pass = 1; pass <= 4; pass++) {
+		fill(src, size, pass);
+		if (pass <= 2)
+			to += write_pass(dir, src, size, iters, 0);
+		else
+			tt += write_pass(dir, src, size, iters, 1);
+	}
+	for (int i = 0; i < iters; i++) {
+		snprintf(path, sizeof(path), "%s/ow-%d.bin", dir, i);
+		read_file(path, dst, size);
+		if (memcmp(src, dst, size))
+			die("verify", path);
+		unlink(path);
+	}
+	printf("big_first_write_Bps %.0f\n", (double)size * iters / tf);
+	printf("big_overwrite_Bps %.0f\n", 2.0 * size * iters / to);
+	printf("big_rewrite_trunc_Bps %.0f\n", 2.0 * size * iters / tt);
+	free(src);
+	free(dst);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "big"))
 		return bench_big(argv[2], (size_t)num_arg(argv[3]), (int)num_arg(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "overwrite"))
+		return bench_overwrite(argv[2], (size_t)num_arg(argv[3]), (int)num_arg(argv[4]));
 	char buf[4096];
 
 	memset(buf, 'k', sizeof(buf));
@@ -251,6 +343,6 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "floor"))
 		return bench_floor(argv[2], (int)num_arg(argv[3]));
-	fprintf(stderr, "usage: fs_bench big DIR SIZE ITERS | small|create|readback|floor DIR COUNT\n");
+	fprintf(stderr, "usage: fs_bench big|overwrite DIR SIZE ITERS | small|create|readback|floor DIR COUNT\n");
 	return 2;
 }

@@ -13,7 +13,9 @@
 # The spin rows run the same libmaru lookups with the client polling for its
 # replies (spin_us, the default) and sleeping (MARU_SPIN_US=0), turn about.
 # The "hints" rows (tests/bench/hints_bench.sh: the tier extension) carry
-# issue 11's targets.
+# issue 11's targets. tests/bench/fio_bench.sh adds fio's standard jobs on
+# marufs, tmpfs and passthrough_ll (a table of its own, after this one).
+# What this VM skews, row by row, is in tests/bench/README.md.
 # BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
 # takes ~14k names/s here, each created, published and released, so 6M fill
 # in about 7 minutes; 10M, the target's figure, takes 12; the lookups-only
@@ -133,6 +135,12 @@ for fs in maru tmpfs bind; do
 	"$FB" small "$d" "$SMALL" >"$T/small_$fs"
 	cat "$T/big_$fs" "$T/small_$fs" | sed "s/^/$fs /"
 done
+# The write rows without this VM's skew (tests/bench/README.md): the same
+# files written once, then overwritten in place, into pages written before.
+for fs in maru tmpfs; do
+	d=$([ $fs = maru ] && echo "$MNT/bench" || echo "$TMPFS")
+	"$FB" overwrite "$d" 32M "$ITERS" | tee "$T/ow_$fs" | sed "s/^/$fs /"
+done
 
 if [ -x "$PT" ]; then
 	echo "# marufs vs libfuse passthrough_ll over tmpfs, $ROUNDS rounds"
@@ -228,6 +236,9 @@ else
 fi
 # hints on a software CXL-SSD (the tier extension), with its own marud
 bash "$SRC/tests/bench/hints_bench.sh" "$B" "$QUICK" | tee "$T/hints_bench"
+# fio's standard jobs on marufs, tmpfs and passthrough_ll, with its own marud;
+# its table (six columns) is printed after this one
+bash "$SRC/tests/bench/fio_bench.sh" "$B" "$QUICK" | tee "$T/fio_bench"
 
 {
 echo
@@ -300,6 +311,14 @@ for peer in tmpfs bind; do
 		row "$k 4 KiB vs $pname" "$(ops "$(val $k "$T/small_maru")")" "$(ops "$(val $k "$T/small_$peer")")" "$(ratio "$(val $k "$T/small_maru")" "$(val $k "$T/small_$peer")")"
 	done
 done
+# owrow LABEL MARUFS_KEY TMPFS_KEY
+owrow() { row "$1" "$(gb "$(val "$2" "$T/ow_maru")")" "tmpfs $(gb "$(val "$3" "$T/ow_tmpfs")")" \
+	"$(ratio "$(val "$2" "$T/ow_maru")" "$(val "$3" "$T/ow_tmpfs")")"; }
+owrow "32 MiB first write, pages never written (tmpfs allocates them)" big_first_write_Bps big_first_write_Bps
+owrow "32 MiB overwrite in place, no O_TRUNC (marufs: a copy-on-write new version)" big_overwrite_Bps big_overwrite_Bps
+owrow "32 MiB rewrite with O_TRUNC (tmpfs frees and allocates again)" big_rewrite_trunc_Bps big_rewrite_trunc_Bps
+owrow "32 MiB into memory written before: marufs O_TRUNC new version vs tmpfs overwrite in place" \
+	big_rewrite_trunc_Bps big_overwrite_Bps
 if [ -x "$PT" ]; then
 	prow() { row "$1 vs passthrough_ll/tmpfs" "$($3 "$(rval "$2" "$T/pr_maru_")")" "$($3 "$(rval "$2" "$T/pr_pt_")")" "$(rratio "$2" "$T/pr_maru_" "$T/pr_pt_")" "${4:-}"; }
 	prow "32 MiB write+close" big_write_Bps gb
@@ -344,7 +363,7 @@ row "mmap 32 MiB: mmap + first load on the open descriptor, preload shim" "$(us 
 row "open of that file: the FUSE floor of time to first byte" "$(us "$(rval ttfb_open_ns "$TM")")" \
 	"tmpfs $(us "$(rval ttfb_open_ns "$TT")")" "$(rratio ttfb_open_ns "$TT" "$TM")" "printed, no bound"
 # every measured value must be a positive number (a failed run is an error)
-for f in "$T"/putget_* "$T"/tcpget "$T"/lk_small "$T"/lk_big "$T"/big_* "$T"/small_* "$T"/zc_* \
+for f in "$T"/putget_* "$T"/tcpget "$T"/lk_small "$T"/lk_big "$T"/big_* "$T"/ow_* "$T"/small_* "$T"/zc_* \
 	"$T"/rget_* "$T"/pr_* "$T"/ctl_mix "$T"/ctl_names; do
 	[ -e "$f" ] || continue
 	awk '$NF+0 <= 0 && $1 != "data_path" && $1 != "ratio" && $1 != "round" && $1 !~ /over_5ms(_per_100k)?$/ &&
@@ -357,3 +376,5 @@ done
 awk -F' [|] ' '/^[|] / && !/^[|] benchmark/ {
 	if (NF != 5 || $4 !~ /^([0-9]+[.][0-9]+|n\/a)( .*)?$/ || $2 == "" || $3 == "") { bad = 1; print "malformed row: " $0 }
 } END { exit bad }' "$T/table" || fail "malformed rows in the table"
+grep -e '^| fio job' -e '^|---|---|---|---|---|---|' -e '^| [a-z-]* [0-9a-z]* \(buffered\|O_DIRECT\)' \
+	"$T/fio_bench" || fail "fio_bench printed no table"

@@ -8,7 +8,9 @@
 # marud -n; every long option marud's usage names is documented in marud(8)
 # and marud.conf(5). The repository stands alone: no tracked file
 # refers to a shared/ directory beside the clone, and the design is cited as marufs-design(7), never by the
-# name of the out-of-tree document.
+# name of the out-of-tree document. The README stays a front page: under
+# 12 KiB, every relative link in it resolves, and the benchmarks it no
+# longer carries are in tests/bench/README.md, which it links.
 . "$(dirname "$0")/lib/common.sh"
 
 readme=$SRCDIR/README.md
@@ -40,12 +42,24 @@ case "$test_cmd" in
 esac
 assert_eq "$(packages "$main")" "$(packages "$test_cmd")" \
 	"README main and test commands install different packages"
-for p in libfuse3-dev libsodium-dev libcmocka-dev libxxhash-dev scdoc meson; do
+for p in libfuse3-dev libsodium-dev libcmocka-dev libxxhash-dev scdoc meson fio; do
 	grep -qx "$p" <<<"$(packages "$main")" || fail "README commands do not install $p"
 done
 [ -x "$SRCDIR/.ci/run" ] || fail ".ci/run is not executable"
 grep -q 'test-command' "$SRCDIR/.ci/run" || fail ".ci/run does not read the README test command"
 [ -x "$SRCDIR/examples/quickstart.sh" ] || fail "examples/quickstart.sh is not executable"
+
+# The README is a front page; the details live where it links.
+size=$(wc -c <"$readme")
+[ "$size" -lt 12288 ] || fail "README.md is $size bytes: keep it a front page under 12 KiB"
+grep -q '](tests/bench/README.md)' "$readme" || fail "README does not link tests/bench/README.md"
+[ -s "$SRCDIR/tests/bench/README.md" ] || fail "tests/bench/README.md is missing"
+for doc in "$readme" "$SRCDIR/tests/bench/README.md"; do
+	dir=$(dirname "$doc")
+	for link in $(grep -o '](\([^)#:]*\))' "$doc" | sed 's/^](//; s/)$//' | sort -u); do
+		[ -e "$dir/$link" ] || fail "$(basename "$doc"): link to $link, which does not exist"
+	done
+done
 
 # Every man page renders.
 if command -v scdoc >/dev/null; then
