@@ -19,7 +19,7 @@
 #include "server_priv.h"
 #include "session.h"
 
-HANDLER(h_ping)
+HANDLER(hdl_ping)
 {
 	return 0;
 }
@@ -44,7 +44,7 @@ static int auth_fail(struct conn *c, const char *why)
 	return -EACCES;
 }
 
-HANDLER(h_auth)
+HANDLER(hdl_auth)
 {
 	const struct proto_auth *req = (const void *)p;
 	struct proto_auth rep;
@@ -94,7 +94,7 @@ static void hello_fill(struct server *srv, struct session *s, int reclaimed,
 	rep->ext_abi = srv->ext ? MARUD_EXTENSION_ABI : 0;
 }
 
-HANDLER(h_hello)
+HANDLER(hdl_hello)
 {
 	const struct proto_hello_req *req = (const void *)p;
 	struct proto_hello_rep *rep;
