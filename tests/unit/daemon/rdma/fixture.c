@@ -69,7 +69,7 @@ void rfx_hello(struct rfx *f)
 				       .pid = 1 };
 
 	snprintf(req.client_name, sizeof(req.client_name), "rdma-unit");
-	assert_int_equal(tc_call(&f->tc, OP_HELLO, 1, &req, sizeof(req), f->r, NULL), 0);
+	assert_int_equal(tc_call(&f->tc, OP_HELLO, ++f->reqid, &req, sizeof(req), f->r, NULL), 0);
 	memcpy(&f->hello, f->r->p, sizeof(f->hello));
 	memcpy(f->token, f->hello.token, sizeof(f->token));
 }
@@ -123,7 +123,7 @@ uint64_t rfx_create(struct rfx *f, const char *name, uint64_t size_hint,
 	q.namelen = (uint16_t)strlen(name);
 	memcpy(buf, &q, sizeof(q));
 	memcpy(buf + sizeof(q), name, q.namelen);
-	assert_int_equal(tc_call(&f->tc, OP_CREATE, 2, buf, sizeof(q) + q.namelen, f->r,
+	assert_int_equal(tc_call(&f->tc, OP_CREATE, ++f->reqid, buf, sizeof(q) + q.namelen, f->r,
 				 NULL), 0);
 	memcpy(&a, f->r->p, sizeof(a));
 	assert_true(a.nextents <= 8);
@@ -137,7 +137,7 @@ int rfx_rkey(struct rfx *f, uint64_t ino, uint32_t flags, struct proto_rkey *key
 {
 	struct proto_rkey_req q = { .ino = ino, .flags = flags };
 	struct proto_rkey_rep h;
-	int rc = tc_call(&f->tc, OP_RKEY, 3, &q, sizeof(q), f->r, NULL);
+	int rc = tc_call(&f->tc, OP_RKEY, ++f->reqid, &q, sizeof(q), f->r, NULL);
 
 	if (rc)
 		return rc;
@@ -153,7 +153,7 @@ int rfx_ino_op(struct rfx *f, uint16_t op, uint64_t ino)
 {
 	struct proto_ino_req q = { .ino = ino };
 
-	return tc_call(&f->tc, op, 4, &q, sizeof(q), f->r, NULL);
+	return tc_call(&f->tc, op, ++f->reqid, &q, sizeof(q), f->r, NULL);
 }
 
 int rfx_rdma_op(struct rfx *f, enum ibv_wr_opcode op, size_t loff, size_t len,

@@ -29,6 +29,7 @@ struct rfx {
 	int ep_up;
 	uint8_t *buf;		/* client memory, registered as mr */
 	struct ibv_mr *mr;
+	uint64_t reqid;		/* the next request's: replies are cached by it */
 };
 
 /* A server listening on rdma://127.0.0.1:<a new port>, started; a control connection. */
