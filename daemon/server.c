@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/server.c: marud's server as a whole, for main.c. It owns struct
+ * daemon/server.c: marud's server as a whole, for run.c. It owns struct
  * server (server_priv.h) for the life of the process and wires its parts
  * together: the pool mapping, the allocator, the directory (with io.c's
  * copy callback), the session table, the connection list (conn.c), the
@@ -127,7 +127,7 @@ static int server_pool(struct server *srv, int *fresh)
 	return rc;
 }
 
-/* The extension's memory was reset: main.c restarts marud in place. */
+/* The extension's memory was reset: run.c restarts marud in place. */
 static void server_memory_reset(void *arg)
 {
 	struct server *srv = arg;

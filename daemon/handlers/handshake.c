@@ -123,7 +123,7 @@ HANDLER(hdl_hello)
 	rep = (struct proto_hello_rep *)(out->data + out->len);
 	hello_fill(c->srv, c->sess, reclaimed, rep);
 	/* the rdma path only for a connection that proved the key (or, with
-	 * none configured, one that can only be local: config.c) */
+	 * none configured, one that can only be local: config_check.c) */
 	if ((req->flags & HELLO_F_RDMA) && (c->authed || !c->srv->have_key))
 		rdma_hello(c->srv->rdma, c->sess, NULL, rep);
 	out->len += sizeof(*rep);
