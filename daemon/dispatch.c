@@ -36,7 +36,7 @@ static const struct handler *handler_of(uint16_t op);
 
 /* STATS lists one request counter per op of this table. */
 static int hdl_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
-		   uint32_t len, struct pbuf *out)
+		     uint32_t len, struct pbuf *out)
 {
 	unsigned char served[OP_MAX];
 	unsigned int op;

@@ -66,7 +66,7 @@ static int put_attr_extents(struct pbuf *out, const struct dir_attr *a,
 }
 
 int hdl_reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
-		       struct pbuf *out)
+			   struct pbuf *out)
 {
 	int rc = put_attr_extents(out, a, l);
 
@@ -86,7 +86,7 @@ int hdl_reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf 
 }
 
 int hdl_extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
-	       struct iovec *iov, int max, uint64_t *covered)
+		   struct iovec *iov, int max, uint64_t *covered)
 {
 	int k = 0;
 

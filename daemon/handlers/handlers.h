@@ -92,7 +92,7 @@ int hdl_put_attr(struct pbuf *out, const struct dir_attr *a);
  * either way and records a->ino as the version the reply describes.
  */
 int hdl_reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
-		       struct pbuf *out);
+			   struct pbuf *out);
 /* The same for a version the session holds, asking the directory (EXTENTS). */
 int hdl_reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out);
 /*
@@ -101,7 +101,7 @@ int hdl_reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf 
  * handed out an extent outside the mapping.
  */
 int hdl_extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
-	       struct iovec *iov, int max, uint64_t *covered);
+		   struct iovec *iov, int max, uint64_t *covered);
 
 #define IOV_BATCH	64
 
