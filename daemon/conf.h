@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/conf.h: marud's configuration: defaults, the `key = value` file,
- * -D overrides and long options, validation (key file mode, loopback rule)
- * and the -n summary. config.c owns struct config; the server reads a copy
- * and main.c rebuilds one on SIGHUP.
+ * daemon/conf.h: marud's configuration: defaults and keys (config.c), the
+ * `key = value` file, -D overrides and long options (config_parse.c),
+ * validation (key file mode, loopback rule), the -n summary and the SIGHUP
+ * diff (config_check.c). config.c owns struct config; the server reads a
+ * copy and run.c rebuilds one on SIGHUP.
  *
  * (Named conf.h rather than config.h: the build's generated config.h, which
  * lib/common/failpoint.h includes as "config.h", would otherwise be shadowed by a

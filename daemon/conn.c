@@ -375,7 +375,7 @@ static int frame_inline(struct conn *c, const struct proto_hdr *h)
 	default:
 		break;
 	}
-	if (ack_wait_ms(c->srv, h->op) && atomic_load(&c->srv->nacking))
+	if (subs_ack_wait_ms(c->srv, h->op) && atomic_load(&c->srv->nacking))
 		return 0;
 	if (frame_fills(c, h)) {
 		c->fills = 1;

@@ -35,8 +35,8 @@ struct handler {
 static const struct handler *handler_of(uint16_t op);
 
 /* STATS lists one request counter per op of this table. */
-static int h_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
-		   uint32_t len, struct pbuf *out)
+static int hdl_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
+		     uint32_t len, struct pbuf *out)
 {
 	unsigned char served[OP_MAX];
 	unsigned int op;
@@ -47,39 +47,39 @@ static int h_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 }
 
 static const struct handler handlers[OP_MAX] = {
-	[OP_PING] = { h_ping, H_NOGEN },
-	[OP_HELLO] = { h_hello, H_NOGEN },
-	[OP_AUTH] = { h_auth, H_NOGEN },
-	[OP_STATFS] = { h_statfs, H_SESSION },
-	[OP_STATS] = { h_stats, H_SESSION },
-	[OP_MKDIR] = { h_mkdir, H_SESSION | H_CACHED },
-	[OP_RMDIR] = { h_rmdir, H_SESSION | H_CACHED },
-	[OP_LOOKUP] = { h_lookup, H_SESSION },
-	[OP_GETATTR] = { h_getattr, H_SESSION },
-	[OP_SETATTR] = { h_setattr, H_SESSION | H_CACHED },
-	[OP_RENAME] = { h_rename, H_SESSION | H_CACHED },
-	[OP_UNLINK] = { h_unlink, H_SESSION | H_CACHED },
-	[OP_READDIR] = { h_readdir, H_SESSION },
-	[OP_EXISTS] = { h_exists, H_SESSION },
-	[OP_CREATE] = { h_create, H_SESSION | H_CACHED },
-	[OP_RESERVE] = { h_reserve, H_SESSION | H_CACHED },
-	[OP_TRUNCATE] = { h_truncate, H_SESSION | H_CACHED },
-	[OP_PUBLISH] = { h_publish, H_SESSION | H_CACHED },
-	[OP_ABANDON] = { h_abandon, H_SESSION | H_CACHED },
-	[OP_OPEN] = { h_open, H_SESSION | H_CACHED },
-	[OP_RELEASE] = { h_release, H_SESSION | H_CACHED },
-	[OP_EXTENTS] = { h_extents, H_SESSION },
-	[OP_READ] = { h_read, H_SESSION },
-	[OP_WRITE] = { h_write, H_SESSION | H_CACHED },
-	[OP_HINT] = { h_hint, H_SESSION },
-	[OP_RKEY] = { h_rkey, H_SESSION },
-	[OP_HINTV] = { h_hintv, H_SESSION },
-	[OP_HINT_WAIT] = { h_hint_wait, H_SESSION },
-	[OP_SUBSCRIBE] = { h_subscribe, H_SESSION },
-	[OP_SYMLINK] = { h_symlink, H_SESSION | H_CACHED },
-	[OP_READLINK] = { h_readlink, H_SESSION },
-	[OP_LINK] = { h_link, H_SESSION | H_CACHED },
-	[OP_MKNOD] = { h_mknod, H_SESSION | H_CACHED },
+	[OP_PING] = { hdl_ping, H_NOGEN },
+	[OP_HELLO] = { hdl_hello, H_NOGEN },
+	[OP_AUTH] = { hdl_auth, H_NOGEN },
+	[OP_STATFS] = { hdl_statfs, H_SESSION },
+	[OP_STATS] = { hdl_stats, H_SESSION },
+	[OP_MKDIR] = { hdl_mkdir, H_SESSION | H_CACHED },
+	[OP_RMDIR] = { hdl_rmdir, H_SESSION | H_CACHED },
+	[OP_LOOKUP] = { hdl_lookup, H_SESSION },
+	[OP_GETATTR] = { hdl_getattr, H_SESSION },
+	[OP_SETATTR] = { hdl_setattr, H_SESSION | H_CACHED },
+	[OP_RENAME] = { hdl_rename, H_SESSION | H_CACHED },
+	[OP_UNLINK] = { hdl_unlink, H_SESSION | H_CACHED },
+	[OP_READDIR] = { hdl_readdir, H_SESSION },
+	[OP_EXISTS] = { hdl_exists, H_SESSION },
+	[OP_CREATE] = { hdl_create, H_SESSION | H_CACHED },
+	[OP_RESERVE] = { hdl_reserve, H_SESSION | H_CACHED },
+	[OP_TRUNCATE] = { hdl_truncate, H_SESSION | H_CACHED },
+	[OP_PUBLISH] = { hdl_publish, H_SESSION | H_CACHED },
+	[OP_ABANDON] = { hdl_abandon, H_SESSION | H_CACHED },
+	[OP_OPEN] = { hdl_open, H_SESSION | H_CACHED },
+	[OP_RELEASE] = { hdl_release, H_SESSION | H_CACHED },
+	[OP_EXTENTS] = { hdl_extents, H_SESSION },
+	[OP_READ] = { hdl_read, H_SESSION },
+	[OP_WRITE] = { hdl_write, H_SESSION | H_CACHED },
+	[OP_HINT] = { hdl_hint, H_SESSION },
+	[OP_RKEY] = { hdl_rkey, H_SESSION },
+	[OP_HINTV] = { hdl_hintv, H_SESSION },
+	[OP_HINT_WAIT] = { hdl_hint_wait, H_SESSION },
+	[OP_SUBSCRIBE] = { hdl_subscribe, H_SESSION },
+	[OP_SYMLINK] = { hdl_symlink, H_SESSION | H_CACHED },
+	[OP_READLINK] = { hdl_readlink, H_SESSION },
+	[OP_LINK] = { hdl_link, H_SESSION | H_CACHED },
+	[OP_MKNOD] = { hdl_mknod, H_SESSION | H_CACHED },
 };
 
 static const struct handler *handler_of(uint16_t op)
@@ -97,7 +97,7 @@ static int replay(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 
 	if (!r->too_large || r->status)
 		return wire_reply(c, h, r->status, r->payload, r->len);
-	rc = reply_extents(c, r->ino, 0, out);
+	rc = hdl_reply_extents(c, r->ino, 0, out);
 	return wire_reply(c, h, rc, out->data, out->len);
 }
 
@@ -108,7 +108,7 @@ static void acks_after(struct conn *c, uint16_t op, uint64_t before, unsigned in
 
 	/* Only PUBLISH runs under no kernel directory lock of the requester. */
 	if (seq > before)
-		acks_wait(c, seq, ms, op != OP_PUBLISH);
+		subs_acks_wait(c, seq, ms, op != OP_PUBLISH);
 }
 
 /*
@@ -140,7 +140,7 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 		   const uint8_t *p, uint32_t len, struct pbuf *out)
 {
 	enum cache_result cr = CACHE_BYPASS;
-	unsigned int ack_ms = ack_wait_ms(c->srv, h->op);
+	unsigned int ack_ms = subs_ack_wait_ms(c->srv, h->op);
 	uint64_t seq0 = 0;
 	int status;
 

@@ -158,7 +158,7 @@ static int listener_open(struct listener *l, const char *uri)
 	return rc;
 }
 
-void listeners_close(struct server *srv)
+void listen_close_all(struct server *srv)
 {
 	unsigned int i;
 
@@ -175,7 +175,7 @@ void listeners_close(struct server *srv)
 	srv->nlisteners = 0;
 }
 
-int listeners_open(struct server *srv)
+int listen_open_all(struct server *srv)
 {
 	unsigned int i;
 	int rc;
@@ -296,7 +296,7 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
-int accept_start(struct server *srv)
+int listen_accept_start(struct server *srv)
 {
 	int rc = conn_loops_start(srv);
 
@@ -308,7 +308,7 @@ int accept_start(struct server *srv)
 	return rc;
 }
 
-void accept_stop(struct server *srv)
+void listen_accept_stop(struct server *srv)
 {
 	char b = 1;
 

@@ -9,12 +9,12 @@
 struct server;
 
 /* Bind every address of srv->cfg.listen; -errno (some may be open: close them). */
-int listeners_open(struct server *srv);
+int listen_open_all(struct server *srv);
 /* Close them; unlink the unix socket paths. Idempotent. */
-void listeners_close(struct server *srv);
+void listen_close_all(struct server *srv);
 /* Start the accept thread. */
-int accept_start(struct server *srv);
+int listen_accept_start(struct server *srv);
 /* Wake the accept thread and join it (srv->stopping is set). Idempotent. */
-void accept_stop(struct server *srv);
+void listen_accept_stop(struct server *srv);
 
 #endif

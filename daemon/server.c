@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/server.c: marud's server as a whole, for main.c. It owns struct
+ * daemon/server.c: marud's server as a whole, for run.c. It owns struct
  * server (server_priv.h) for the life of the process and wires its parts
  * together: the pool mapping, the allocator, the directory (with io.c's
  * copy callback), the session table, the connection list (conn.c), the
@@ -127,7 +127,7 @@ static int server_pool(struct server *srv, int *fresh)
 	return rc;
 }
 
-/* The extension's memory was reset: main.c restarts marud in place. */
+/* The extension's memory was reset: run.c restarts marud in place. */
 static void server_memory_reset(void *arg)
 {
 	struct server *srv = arg;
@@ -198,7 +198,7 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	rc = sessions_new(srv->dir, cfg->grace_ms, &srv->sessions);
 	if (rc)
 		goto out_destroy;
-	rc = listeners_open(srv);
+	rc = listen_open_all(srv);
 	if (rc)
 		goto out_destroy;
 	rc = rdma_srv_open(srv, &srv->rdma);
@@ -228,7 +228,7 @@ int server_start(struct server *srv)
 		if (rc)
 			return rc;
 	}
-	return accept_start(srv);
+	return listen_accept_start(srv);
 }
 
 int server_stop(struct server *srv)
@@ -237,8 +237,8 @@ int server_stop(struct server *srv)
 
 	atomic_store(&srv->stopping, 1);
 	ext_watch_stop(srv->ext);
-	accept_stop(srv);
-	listeners_close(srv);
+	listen_accept_stop(srv);
+	listen_close_all(srv);
 	conns_close_all(srv);
 	sessions_destroy(srv->sessions);
 	srv->sessions = NULL;
@@ -258,7 +258,7 @@ void server_destroy(struct server *srv)
 		return;
 	if (srv->accepting || atomic_load(&srv->nconns))
 		server_stop(srv);
-	listeners_close(srv);
+	listen_close_all(srv);
 	sessions_destroy(srv->sessions);
 	rdma_srv_close(srv->rdma);
 	if (srv->dir)

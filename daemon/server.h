@@ -3,7 +3,7 @@
  * daemon/server.h: the running marud: pool, allocator, directory and session
  * table wired together, the listening sockets, the connections (an event
  * loop per CPU; a thread of its own for one whose request waits) and the
- * request handlers of lib/common/proto/proto.h. main.c creates it from a config,
+ * request handlers of lib/common/proto/proto.h. run.c creates it from a config,
  * starts it, reloads it on SIGHUP and stops it on SIGTERM. server.c holds
  * the life cycle; the request path runs listen.c -> conn.c -> dispatch.c ->
  * subscribe.c, handlers/ -> wire.c (server_priv.h tells the layers apart).
@@ -40,7 +40,7 @@ void server_reload(struct server *srv, const struct config *nc);
 uint64_t server_generation(const struct server *srv);
 /*
  * 1 once the region extension's memory generation changed (the memory
- * lost its contents): marud has raised SIGUSR2 and main.c restarts it in
+ * lost its contents): marud has raised SIGUSR2 and run.c restarts it in
  * place with --fresh (new generation, empty directory).
  */
 int server_reset_asked(const struct server *srv);

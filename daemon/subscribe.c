@@ -220,7 +220,7 @@ static void wait_unlist(struct server *srv, struct ack_wait *w)
  * answered, every acknowledging subscriber of another session applies it,
  * or ms pass. Called with no lock held (the dir lock above all).
  */
-void acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock)
+void subs_acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock)
 {
 	struct ack_wait me = { .c = c, .seq = seq };
 	struct server *srv = c->srv;
@@ -247,7 +247,7 @@ void acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock)
  * directory on two mounts would each wait for the other mount's notifier,
  * which is blocked on that lock; the short bound breaks that cycle.
  */
-unsigned int ack_wait_ms(struct server *srv, uint16_t op)
+unsigned int subs_ack_wait_ms(struct server *srv, uint16_t op)
 {
 	switch (op) {
 	case OP_PUBLISH:
@@ -397,7 +397,7 @@ static void sub_push(struct sub *s, uint64_t after, struct dir_event *ev)
 	}
 }
 
-int h_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uint32_t len,
+int hdl_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uint32_t len,
 		struct pbuf *out)
 {
 	const struct proto_subscribe_req *r = (const void *)p;

@@ -22,7 +22,7 @@ void subs_destroy(struct server *srv);
  * SUBSCRIBE: answer, then push events on c until the peer or the server
  * goes; the connection closes afterwards. Returns 0 (or -ENOMEM unanswered).
  */
-int h_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uint32_t len,
+int hdl_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uint32_t len,
 		struct pbuf *out);
 
 /*
@@ -31,7 +31,7 @@ int h_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, uin
  * long; the namespace changes hold one on the requesting mount and wait
  * briefly.
  */
-unsigned int ack_wait_ms(struct server *srv, uint16_t op);
+unsigned int subs_ack_wait_ms(struct server *srv, uint16_t op);
 
 /*
  * Close-to-open across mounts: before c's change up to event seq is
@@ -39,6 +39,6 @@ unsigned int ack_wait_ms(struct server *srv, uint16_t op);
  * or ms pass. holds_lock: the requester holds a kernel directory lock (all
  * but PUBLISH). Called with no lock held (the dir lock above all).
  */
-void acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock);
+void subs_acks_wait(struct conn *c, uint64_t seq, unsigned int ms, int holds_lock);
 
 #endif

@@ -10,6 +10,14 @@
 
 #include "ext.h"
 
+/* What ext_watch_start() was given, read by the watch thread only. */
+struct ext_watch_args {
+	unsigned int poll_ms, grace_ms;
+	void (*reset)(void *arg);
+	void (*unknown)(void *arg);
+	void *arg;
+};
+
 struct ext {
 	void *dl;
 	const struct marud_extension *x;
@@ -28,6 +36,7 @@ struct ext {
 	pthread_mutex_t wlock;
 	pthread_cond_t wcond;		/* CLOCK_MONOTONIC: stop asked */
 	int stop;
+	struct ext_watch_args wargs;
 };
 
 /* ext.c: mapped() again, for the watch thread. */

@@ -9,7 +9,8 @@
  * contents: the thread calls the server's reset once and stops. While the
  * generation is unknown past the grace period the region is out of use, and
  * the server is told as it goes out of use, so that clients stop serving
- * opens from what they cache.
+ * opens from what they cache. What the watch was started with lives in its
+ * struct ext (wargs), so every loaded extension has a watch of its own.
  */
 #include <errno.h>
 #include <time.h>
@@ -17,15 +18,6 @@
 #include "clock.h"
 #include "ext_priv.h"
 #include "log.h"
-
-struct watch_args {
-	unsigned int poll_ms, grace_ms;
-	void (*reset)(void *arg);
-	void (*unknown)(void *arg);
-	void *arg;
-};
-
-static struct watch_args wargs;
 
 /* Sleep up to ms; 1 when asked to stop. */
 static int watch_sleep(struct ext *e, unsigned int ms)
@@ -57,12 +49,12 @@ static int watch_once(struct ext *e, uint64_t *unknown_since)
 	if (rc) {
 		if (!*unknown_since)
 			*unknown_since = now ? now : 1;
-		if (now - *unknown_since >= wargs.grace_ms && atomic_load(&e->gen_known)) {
+		if (now - *unknown_since >= e->wargs.grace_ms && atomic_load(&e->gen_known)) {
 			log_warnx("region extension %s: memory generation unknown for %u ms: "
 				  "opens and writes refused until it answers", e->name,
-				  wargs.grace_ms);
+				  e->wargs.grace_ms);
 			atomic_store(&e->gen_known, 0);
-			wargs.unknown(wargs.arg);
+			e->wargs.unknown(e->wargs.arg);
 		}
 		return 0;
 	}
@@ -86,12 +78,12 @@ static void *watch_main(void *arg)
 	struct ext *e = arg;
 	uint64_t unknown_since = 0;
 
-	while (!watch_sleep(e, wargs.poll_ms)) {
+	while (!watch_sleep(e, e->wargs.poll_ms)) {
 		ext_remap(e);
 		if (!e->x->memory_generation || !watch_once(e, &unknown_since))
 			continue;
 		atomic_fetch_add(&e->st.resets, 1);
-		wargs.reset(wargs.arg);
+		e->wargs.reset(e->wargs.arg);
 		break;
 	}
 	return NULL;
@@ -103,7 +95,7 @@ int ext_watch_start(struct ext *e, unsigned int poll_ms, unsigned int grace_ms,
 	pthread_condattr_t ca;
 	int rc;
 
-	wargs = (struct watch_args){ poll_ms ? poll_ms : 100, grace_ms, reset, unknown, arg };
+	e->wargs = (struct ext_watch_args){ poll_ms ? poll_ms : 100, grace_ms, reset, unknown, arg };
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&e->wlock, NULL);

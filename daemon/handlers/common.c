@@ -37,7 +37,7 @@ static void attr_to_wire(const struct dir_attr *a, uint32_t nextents, struct pro
 	w->rdev = a->rdev;
 }
 
-int put_attr(struct pbuf *out, const struct dir_attr *a)
+int hdl_put_attr(struct pbuf *out, const struct dir_attr *a)
 {
 	struct proto_attr w;
 
@@ -65,8 +65,8 @@ static int put_attr_extents(struct pbuf *out, const struct dir_attr *a,
 	return 0;
 }
 
-int reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
-		       struct pbuf *out)
+int hdl_reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
+			   struct pbuf *out)
 {
 	int rc = put_attr_extents(out, a, l);
 
@@ -75,18 +75,18 @@ int reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_l
 	return rc;
 }
 
-int reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out)
+int hdl_reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out)
 {
 	struct extent_list l = { 0 };
 	struct dir_attr a;
 	int rc;
 
 	rc = dir_extents(c->srv->dir, session_dir(c->sess), ino, want_write, &l, &a);
-	return rc ? rc : reply_attr_extents(c, &a, &l, out);
+	return rc ? rc : hdl_reply_attr_extents(c, &a, &l, out);
 }
 
-int extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
-	       struct iovec *iov, int max, uint64_t *covered)
+int hdl_extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
+		   struct iovec *iov, int max, uint64_t *covered)
 {
 	int k = 0;
 

@@ -32,44 +32,44 @@ typedef int (*handler_fn)(struct conn *c, const struct proto_hdr *h, const uint8
 		 struct pbuf *out)
 
 /* handshake.c */
-HANDLER(h_ping);
-HANDLER(h_auth);
-HANDLER(h_hello);
+HANDLER(hdl_ping);
+HANDLER(hdl_auth);
+HANDLER(hdl_hello);
 /* ns.c */
-HANDLER(h_mkdir);
-HANDLER(h_rmdir);
-HANDLER(h_lookup);
-HANDLER(h_getattr);
-HANDLER(h_setattr);
-HANDLER(h_rename);
-HANDLER(h_unlink);
-HANDLER(h_readdir);
-HANDLER(h_exists);
+HANDLER(hdl_mkdir);
+HANDLER(hdl_rmdir);
+HANDLER(hdl_lookup);
+HANDLER(hdl_getattr);
+HANDLER(hdl_setattr);
+HANDLER(hdl_rename);
+HANDLER(hdl_unlink);
+HANDLER(hdl_readdir);
+HANDLER(hdl_exists);
 /* version.c */
-HANDLER(h_create);
-HANDLER(h_reserve);
-HANDLER(h_truncate);
-HANDLER(h_publish);
-HANDLER(h_abandon);
-HANDLER(h_open);
-HANDLER(h_release);
-HANDLER(h_extents);
+HANDLER(hdl_create);
+HANDLER(hdl_reserve);
+HANDLER(hdl_truncate);
+HANDLER(hdl_publish);
+HANDLER(hdl_abandon);
+HANDLER(hdl_open);
+HANDLER(hdl_release);
+HANDLER(hdl_extents);
 /* io.c */
-HANDLER(h_read);
-HANDLER(h_write);
+HANDLER(hdl_read);
+HANDLER(hdl_write);
 /* hint.c */
-HANDLER(h_hint);
+HANDLER(hdl_hint);
 /* link.c */
-HANDLER(h_symlink);
-HANDLER(h_readlink);
-HANDLER(h_link);
-HANDLER(h_mknod);
-HANDLER(h_hintv);
-HANDLER(h_hint_wait);
+HANDLER(hdl_symlink);
+HANDLER(hdl_readlink);
+HANDLER(hdl_link);
+HANDLER(hdl_mknod);
+HANDLER(hdl_hintv);
+HANDLER(hdl_hint_wait);
 /* stats.c */
-HANDLER(h_statfs);
+HANDLER(hdl_statfs);
 /* rdma.c */
-HANDLER(h_rkey);
+HANDLER(hdl_rkey);
 
 /*
  * stats.c: the Prometheus text of STATS. served[op] != 0 for every op that
@@ -86,22 +86,22 @@ static inline const char *name_after(const uint8_t *p, size_t body)
 	return (const char *)p + body;
 }
 
-int put_attr(struct pbuf *out, const struct dir_attr *a);
+int hdl_put_attr(struct pbuf *out, const struct dir_attr *a);
 /*
  * The attr + extents reply from what a directory call returned; frees l
  * either way and records a->ino as the version the reply describes.
  */
-int reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
-		       struct pbuf *out);
+int hdl_reply_attr_extents(struct conn *c, const struct dir_attr *a, struct extent_list *l,
+			   struct pbuf *out);
 /* The same for a version the session holds, asking the directory (EXTENTS). */
-int reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out);
+int hdl_reply_extents(struct conn *c, uint64_t ino, int want_write, struct pbuf *out);
 /*
  * Fill iov with the pool pieces of [off, off+n) of a version, at most max
  * entries. Returns the count and sets *covered; -EIO if the directory ever
  * handed out an extent outside the mapping.
  */
-int extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
-	       struct iovec *iov, int max, uint64_t *covered);
+int hdl_extent_iov(struct server *srv, const struct extent_list *l, uint64_t off, uint64_t n,
+		   struct iovec *iov, int max, uint64_t *covered);
 
 #define IOV_BATCH	64
 

@@ -19,7 +19,7 @@
 #include "server_priv.h"
 #include "session.h"
 
-HANDLER(h_ping)
+HANDLER(hdl_ping)
 {
 	return 0;
 }
@@ -44,7 +44,7 @@ static int auth_fail(struct conn *c, const char *why)
 	return -EACCES;
 }
 
-HANDLER(h_auth)
+HANDLER(hdl_auth)
 {
 	const struct proto_auth *req = (const void *)p;
 	struct proto_auth rep;
@@ -94,7 +94,7 @@ static void hello_fill(struct server *srv, struct session *s, int reclaimed,
 	rep->ext_abi = srv->ext ? MARUD_EXTENSION_ABI : 0;
 }
 
-HANDLER(h_hello)
+HANDLER(hdl_hello)
 {
 	const struct proto_hello_req *req = (const void *)p;
 	struct proto_hello_rep *rep;
@@ -123,7 +123,7 @@ HANDLER(h_hello)
 	rep = (struct proto_hello_rep *)(out->data + out->len);
 	hello_fill(c->srv, c->sess, reclaimed, rep);
 	/* the rdma path only for a connection that proved the key (or, with
-	 * none configured, one that can only be local: config.c) */
+	 * none configured, one that can only be local: config_check.c) */
 	if ((req->flags & HELLO_F_RDMA) && (c->authed || !c->srv->have_key))
 		rdma_hello(c->srv->rdma, c->sess, NULL, rep);
 	out->len += sizeof(*rep);

@@ -186,7 +186,7 @@ static int hint_needs_request(int action, const char *req)
 	return action != HINT_A_WRITE && action != HINT_A_WRITE_WAIT && !req[0];
 }
 
-HANDLER(h_hintv)
+HANDLER(hdl_hintv)
 {
 	struct proto_hintv_req r;
 	char req[PROTO_HINT_REQ_MAX + 1];
@@ -207,7 +207,7 @@ HANDLER(h_hintv)
 	return rc;
 }
 
-HANDLER(h_hint_wait)
+HANDLER(hdl_hint_wait)
 {
 	struct proto_hintv_req r;
 	char req[PROTO_HINT_REQ_MAX + 1];
@@ -255,7 +255,7 @@ static void hint_fallback(struct server *srv, int action, const struct hint_rang
 }
 
 /* One whole version, named by ino; the request id is "v<ino>". */
-HANDLER(h_hint)
+HANDLER(hdl_hint)
 {
 	const struct proto_hint_req *r = (const void *)p;
 	struct proto_hint_range g = { r->ino, 0, 0 };

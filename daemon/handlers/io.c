@@ -74,7 +74,7 @@ static int send_from_pool(struct conn *c, const struct proto_hdr *req,
 	proto_hdr_init(&h, req->op, (uint32_t)n, req->reqid, c->srv->generation, 0);
 	iov[0].iov_base = &h;
 	iov[0].iov_len = sizeof(h);
-	k = extent_iov(c->srv, l, off, first_half(n), iov + 1, IOV_BATCH, &covered);
+	k = hdl_extent_iov(c->srv, l, off, first_half(n), iov + 1, IOV_BATCH, &covered);
 	if (k < 0)
 		return k;
 	for (;;) {
@@ -88,14 +88,14 @@ static int send_from_pool(struct conn *c, const struct proto_hdr *req,
 		n -= covered;
 		if (!n)
 			return 0;
-		k = extent_iov(c->srv, l, off, n, iov + 1, IOV_BATCH, &covered);
+		k = hdl_extent_iov(c->srv, l, off, n, iov + 1, IOV_BATCH, &covered);
 		if (k <= 0)
 			return k < 0 ? k : -EIO;
 		iov[0].iov_len = 0;
 	}
 }
 
-HANDLER(h_read)
+HANDLER(hdl_read)
 {
 	const struct proto_io_req *r = (const void *)p;
 	struct extent_list l = { 0 };
@@ -132,7 +132,7 @@ static int recv_into_pool(struct conn *c, const struct extent_list *l, uint64_t 
 	int k, rc;
 
 	while (n) {
-		k = extent_iov(c->srv, l, off, n, iov, IOV_BATCH, &covered);
+		k = hdl_extent_iov(c->srv, l, off, n, iov, IOV_BATCH, &covered);
 		if (k <= 0)
 			return k < 0 ? k : -EIO;
 		rc = wire_recvv(c, iov, k);
@@ -173,7 +173,7 @@ static int write_done(struct conn *c, uint64_t ino, uint64_t start, uint64_t end
 	return dir_fill_done(c->srv->dir, ds, &f, 0, a, NULL);
 }
 
-HANDLER(h_write)
+HANDLER(hdl_write)
 {
 	const struct proto_io_req *r = (const void *)p;
 	struct extent_list l = { 0 };

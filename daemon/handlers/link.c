@@ -12,7 +12,7 @@
 #include "server_priv.h"
 #include "session.h"
 
-HANDLER(h_symlink)
+HANDLER(hdl_symlink)
 {
 	const struct proto_symlink_req *r = (const void *)p;
 	const char *name = name_after(p, sizeof(*r));
@@ -21,10 +21,10 @@ HANDLER(h_symlink)
 
 	rc = dir_symlink(c->srv->dir, session_dir(c->sess), r->parent, name, r->namelen,
 			 name + r->namelen, r->targetlen, r->uid, r->gid, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }
 
-HANDLER(h_readlink)
+HANDLER(hdl_readlink)
 {
 	const struct proto_ino_req *r = (const void *)p;
 	char buf[PROTO_PATH_MAX];
@@ -34,7 +34,7 @@ HANDLER(h_readlink)
 	return rc < 0 ? rc : pbuf_put(out, buf, (size_t)rc);
 }
 
-HANDLER(h_link)
+HANDLER(hdl_link)
 {
 	const struct proto_link_req *r = (const void *)p;
 	struct dir_attr a;
@@ -42,10 +42,10 @@ HANDLER(h_link)
 
 	rc = dir_link(c->srv->dir, session_dir(c->sess), r->ino, r->newparent,
 		      name_after(p, sizeof(*r)), r->namelen, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }
 
-HANDLER(h_mknod)
+HANDLER(hdl_mknod)
 {
 	const struct proto_mknod_req *r = (const void *)p;
 	struct dir_attr a;
@@ -54,5 +54,5 @@ HANDLER(h_mknod)
 	rc = dir_mknod(c->srv->dir, session_dir(c->sess), r->parent,
 		       name_after(p, sizeof(*r)), r->namelen, r->mode, r->rdev, r->uid,
 		       r->gid, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }

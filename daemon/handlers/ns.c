@@ -17,7 +17,7 @@
 
 #define READDIR_MAX	4096
 
-HANDLER(h_mkdir)
+HANDLER(hdl_mkdir)
 {
 	const struct proto_name_req *r = (const void *)p;
 	struct dir_attr a;
@@ -25,17 +25,17 @@ HANDLER(h_mkdir)
 
 	rc = dir_mkdir(c->srv->dir, r->parent, name_after(p, sizeof(*r)), r->namelen,
 		       r->mode, r->uid, r->gid, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }
 
-HANDLER(h_rmdir)
+HANDLER(hdl_rmdir)
 {
 	const struct proto_name_req *r = (const void *)p;
 
 	return dir_rmdir(c->srv->dir, r->parent, name_after(p, sizeof(*r)), r->namelen);
 }
 
-HANDLER(h_lookup)
+HANDLER(hdl_lookup)
 {
 	const struct proto_name_req *r = (const void *)p;
 	struct dir_attr a;
@@ -43,20 +43,20 @@ HANDLER(h_lookup)
 
 	rc = dir_lookup(c->srv->dir, session_dir(c->sess), r->parent,
 			name_after(p, sizeof(*r)), r->namelen, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }
 
-HANDLER(h_getattr)
+HANDLER(hdl_getattr)
 {
 	const struct proto_ino_req *r = (const void *)p;
 	struct dir_attr a;
 	int rc;
 
 	rc = dir_getattr(c->srv->dir, session_dir(c->sess), r->ino, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }
 
-HANDLER(h_setattr)
+HANDLER(hdl_setattr)
 {
 	const struct proto_setattr_req *r = (const void *)p;
 	struct dir_setattr sa = {
@@ -67,10 +67,10 @@ HANDLER(h_setattr)
 	int rc;
 
 	rc = dir_setattr(c->srv->dir, session_dir(c->sess), r->ino, &sa, &a);
-	return rc ? rc : put_attr(out, &a);
+	return rc ? rc : hdl_put_attr(out, &a);
 }
 
-HANDLER(h_rename)
+HANDLER(hdl_rename)
 {
 	const struct proto_rename_req *r = (const void *)p;
 	const char *oldname = name_after(p, sizeof(*r));
@@ -83,7 +83,7 @@ HANDLER(h_rename)
 	return rc ? rc : pbuf_put(out, &rep, sizeof(rep));
 }
 
-HANDLER(h_unlink)
+HANDLER(hdl_unlink)
 {
 	const struct proto_name_req *r = (const void *)p;
 
@@ -116,7 +116,7 @@ static int readdir_put(void *arg, const struct dir_dirent *de)
 	return 0;
 }
 
-HANDLER(h_readdir)
+HANDLER(hdl_readdir)
 {
 	const struct proto_readdir_req *r = (const void *)p;
 	struct proto_readdir_rep rep = { 0 };
@@ -172,7 +172,7 @@ static int exists_names(const uint8_t *p, uint32_t len, uint32_t count,
 }
 
 /* Every name answered in one directory lock hold. */
-HANDLER(h_exists)
+HANDLER(hdl_exists)
 {
 	const struct proto_exists_req *r = (const void *)p;
 	struct dir_name *names;

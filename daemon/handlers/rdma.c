@@ -10,7 +10,7 @@
 #include "rdma.h"
 #include "server_priv.h"
 
-HANDLER(h_rkey)
+HANDLER(hdl_rkey)
 {
 	const struct proto_rkey_req *r = (const void *)p;
 

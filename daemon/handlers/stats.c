@@ -16,7 +16,7 @@
 #include "rdma.h"
 #include "server_priv.h"
 
-HANDLER(h_statfs)
+HANDLER(hdl_statfs)
 {
 	struct dir_stats st;
 	struct proto_statfs r;

@@ -45,7 +45,7 @@ static int fill_done_unpin(struct conn *c, struct dir_session *ds, struct dir_fi
 	return rc;
 }
 
-HANDLER(h_create)
+HANDLER(hdl_create)
 {
 	const struct proto_create_req *r = (const void *)p;
 	struct dir_session *ds = session_dir(c->sess);
@@ -69,10 +69,10 @@ HANDLER(h_create)
 	 * an error from here abandons it (dir_fill_done) */
 	rc = FAILPOINT("marud.create.after");
 	rc = fill_done_unpin(c, ds, &f, rc, &a, &ext);
-	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
+	return rc ? rc : hdl_reply_attr_extents(c, &a, &ext, out);
 }
 
-HANDLER(h_reserve)
+HANDLER(hdl_reserve)
 {
 	const struct proto_size_req *r = (const void *)p;
 	struct extent_list ext = { 0 };
@@ -80,11 +80,11 @@ HANDLER(h_reserve)
 	int rc;
 
 	rc = dir_reserve_ext(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a, &ext);
-	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
+	return rc ? rc : hdl_reply_attr_extents(c, &a, &ext, out);
 }
 
 /* A growing truncate's zero-fill runs here, outside the directory lock. */
-HANDLER(h_truncate)
+HANDLER(hdl_truncate)
 {
 	const struct proto_size_req *r = (const void *)p;
 	struct dir_session *ds = session_dir(c->sess);
@@ -101,7 +101,7 @@ HANDLER(h_truncate)
 		return rc;
 	dir_fill_run(c->srv->dir, &f);
 	rc = dir_fill_done(c->srv->dir, ds, &f, 0, &a, &ext);
-	return rc ? rc : reply_attr_extents(c, &a, &ext, out);
+	return rc ? rc : hdl_reply_attr_extents(c, &a, &ext, out);
 }
 
 /* XXH3 of the first size bytes of a version, read in place. */
@@ -116,7 +116,7 @@ static int version_xxh3(struct server *srv, const struct extent_list *l, uint64_
 	if (!h)
 		return -ENOMEM;
 	while (off < size) {
-		k = extent_iov(srv, l, off, size - off, iov, IOV_BATCH, &covered);
+		k = hdl_extent_iov(srv, l, off, size - off, iov, IOV_BATCH, &covered);
 		if (k <= 0) {
 			rc = k < 0 ? k : -EINVAL;
 			break;
@@ -151,7 +151,7 @@ static int publish_hash(struct conn *c, uint64_t ino, uint64_t size, uint64_t *h
 	return rc;
 }
 
-HANDLER(h_publish)
+HANDLER(hdl_publish)
 {
 	const struct proto_publish_req *r = (const void *)p;
 	uint64_t hash = r->xxh3;
@@ -172,11 +172,11 @@ HANDLER(h_publish)
 		return rc;
 	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */
 	(void)FAILPOINT("marud.publish.after");
-	rc = put_attr(out, &a);
-	return rc || !c->dirattr ? rc : put_attr(out, &da);
+	rc = hdl_put_attr(out, &a);
+	return rc || !c->dirattr ? rc : hdl_put_attr(out, &da);
 }
 
-HANDLER(h_abandon)
+HANDLER(hdl_abandon)
 {
 	const struct proto_ino_req *r = (const void *)p;
 
@@ -188,7 +188,7 @@ HANDLER(h_abandon)
 	return rc;
 }
 
-HANDLER(h_open)
+HANDLER(hdl_open)
 {
 	const struct proto_open_req *r = (const void *)p;
 	struct dir_session *ds = session_dir(c->sess);
@@ -200,14 +200,14 @@ HANDLER(h_open)
 			  r->namelen, r->ino, &a, &ext);
 	if (rc)
 		return rc;
-	rc = reply_attr_extents(c, &a, &ext, out);
+	rc = hdl_reply_attr_extents(c, &a, &ext, out);
 	/* A lease the client never hears about would leak until the session ends. */
 	if (rc)
 		dir_release(c->srv->dir, ds, a.ino);
 	return rc;
 }
 
-HANDLER(h_release)
+HANDLER(hdl_release)
 {
 	const struct proto_ino_req *r = (const void *)p;
 
@@ -224,10 +224,10 @@ HANDLER(h_release)
 	return rc;
 }
 
-HANDLER(h_extents)
+HANDLER(hdl_extents)
 {
 	const struct proto_ino_req *r = (const void *)p;
 
-	return reply_extents(c, r->ino, 0, out);
+	return hdl_reply_extents(c, r->ino, 0, out);
 }
 

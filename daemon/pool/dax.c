@@ -209,16 +209,6 @@ static int dax_open(struct pool *p, uint64_t want)
 
 #endif
 
-static void dax_close(struct pool *p)
-{
-	if (p->base)
-		munmap(p->base, p->size);
-	p->base = NULL;
-	if (p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
-}
-
 static int dax_persist(struct pool *p, uint64_t off, uint64_t len)
 {
 	cache_flush(p->base + off, len, 0);
@@ -229,6 +219,5 @@ const struct pool_backend_ops pool_dax_ops = {
 	.scheme = "dax",
 	.kind = POOL_DAX,
 	.open = dax_open,
-	.close = dax_close,
 	.persist = dax_persist,
 };

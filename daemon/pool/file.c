@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/pool/file.c: the file: backend, a pool in a regular file mapped
- * MAP_SHARED (a slow tier behind the page cache). Its open and close are
+ * MAP_SHARED (a slow tier behind the page cache). Its open is
  * also the shm: backend's (a file in /dev/shm is a regular file on tmpfs);
  * only persist differs. The pool is claimed with flock(LOCK_EX) on the
- * mapped fd, held until close, so a second marud gets -EBUSY before it can
+ * mapped fd, held until pool.c closes it, so a second marud gets -EBUSY before it can
  * resize or rewrite anything.
  */
 #include "config.h"
@@ -189,17 +189,6 @@ out_close:
 	return rc;
 }
 
-static void file_close(struct pool *p)
-{
-	if (p->base)
-		munmap(p->base, p->size);
-	p->base = NULL;
-	/* Closing the fd drops the flock: the pool is free for the next marud. */
-	if (p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
-}
-
 static int file_persist(struct pool *p, uint64_t off, uint64_t len)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -214,6 +203,5 @@ const struct pool_backend_ops pool_file_ops = {
 	.scheme = "file",
 	.kind = POOL_FILE,
 	.open = file_open,
-	.close = file_close,
 	.persist = file_persist,
 };

@@ -7,7 +7,8 @@
  * (daemon/meta/ writes it): a valid superblock of the same geometry
  * keeps its UUID across marud restarts, anything else (none, corrupt, other
  * size or alignment) gets a fresh one. Backends (pool/shm.c, pool/file.c,
- * pool/dax.c) only open, map, persist and close.
+ * pool/dax.c) only open, map and persist; closing (unmap, close the fd and
+ * so drop the flock) is the same for all and lives here.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -260,6 +262,21 @@ static void log_opened(const struct pool *p)
 		 (unsigned long long)p->data_off, u, (unsigned long long)p->generation);
 }
 
+/*
+ * The one close path of every backend: unmap, then close the fd. Closing
+ * the fd drops the flock the backend took, so the pool is free for the
+ * next marud only once the mapping is gone.
+ */
+static void pool_unmap(struct pool *p)
+{
+	if (p->base)
+		munmap(p->base, p->size);
+	p->base = NULL;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
 int pool_open(const char *uri, uint64_t size, uint64_t generation, struct pool **out)
 {
 	return pool_open_meta(uri, size, 0, generation, out);
@@ -302,7 +319,7 @@ int pool_open_meta(const char *uri, uint64_t size, uint64_t meta_size, uint64_t 
 	return 0;
 
 out_close:
-	p->ops->close(p);
+	pool_unmap(p);
 out_free:
 	free(p);
 	return rc;
@@ -312,7 +329,7 @@ void pool_close(struct pool *p)
 {
 	if (!p)
 		return;
-	p->ops->close(p);
+	pool_unmap(p);
 	free(p);
 }
 

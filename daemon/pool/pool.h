@@ -30,9 +30,13 @@ struct pool;
 struct pool_backend_ops {
 	const char *scheme;	/* "shm", "file", "dax" */
 	enum pool_kind kind;
-	/* Open or create p->path; set p->size, p->align, p->fd; map it. */
+	/*
+	 * Open or create p->path; set p->size, p->align, p->fd; map it. On
+	 * failure nothing is left open or mapped. Closing is the same for
+	 * every backend (unmap, then close the fd, which drops the flock), so
+	 * pool.c does it and the table has no close.
+	 */
 	int (*open)(struct pool *p, uint64_t size);
-	void (*close)(struct pool *p);
 	/* Make [off, off+len) durable/visible (msync for file, flush for dax). */
 	int (*persist)(struct pool *p, uint64_t off, uint64_t len);
 };

@@ -5,7 +5,8 @@
  * name); opening, sizing (default min(RAM/4, free /dev/shm / 2), rounded
  * down to 2 MiB, at least 64 MiB), claiming with flock and mapping a tmpfs
  * file is exactly the file: backend's work, so it is borrowed from
- * pool_file_ops. Only persist differs.
+ * pool_file_ops (closing is pool.c's, the same for all). Only persist
+ * differs.
  */
 #include "config.h"
 
@@ -14,11 +15,6 @@
 static int shm_open_pool(struct pool *p, uint64_t size)
 {
 	return pool_file_ops.open(p, size);
-}
-
-static void shm_close_pool(struct pool *p)
-{
-	pool_file_ops.close(p);
 }
 
 /*
@@ -34,6 +30,5 @@ const struct pool_backend_ops pool_shm_ops = {
 	.scheme = "shm",
 	.kind = POOL_SHM,
 	.open = shm_open_pool,
-	.close = shm_close_pool,
 	.persist = shm_persist,
 };

@@ -9,7 +9,7 @@
  * dropped and may the caller let the directory free the memory. Fencing is
  * synchronous and bounded: callers hold rdma_srv.lock throughout, so no
  * right is handed out for the memory meanwhile. Also revoking a session's
- * windows (rwin_revoke: the NIC refuses their rkeys from then on) and the
+ * windows (rdma_rwin_revoke: the NIC refuses their rkeys from then on) and the
  * bounded wait for marud's own work requests (window binds: asleep on the
  * CQ's completion channel, not polling); rkey.c, which
  * hands the rights out, and rdma_listen.c call down into this file.
@@ -22,7 +22,7 @@
 #include "log.h"
 #include "rdma_priv.h"
 
-void rconn_cq_free(struct rconn *rc)
+void rdma_rconn_cq_free(struct rconn *rc)
 {
 	if (rc->cq)
 		ibv_destroy_cq(rc->cq);
@@ -58,7 +58,7 @@ static int cq_sleep(struct rconn *rc, uint64_t end, struct ibv_wc *wc, int *n)
 	return 0;
 }
 
-int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
+int rdma_rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
 {
 	uint64_t end = mono_ms() + RDMA_BIND_MS;
 	struct ibv_wc wc;
@@ -87,7 +87,7 @@ int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
 }
 
 /* Unlink and free the windows of ino (all: every window) of rs. */
-void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
+void rdma_rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
 {
 	struct rwin **pp = &rs->wins, *w;
 	int rc;
@@ -135,7 +135,7 @@ static void qp_drain(struct rconn *rc)
 		;
 }
 
-void rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
+void rdma_rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
 {
 	struct rsess *rs = rc->rs;
 	uint64_t q = rw_bytes(rs);
@@ -146,10 +146,10 @@ void rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
 	atomic_fetch_add(&r->st.quarantined_total, q);
 	qp_drain(rc);
 	rdma_destroy_qp(rc->id);
-	rconn_cq_free(rc);
+	rdma_rconn_cq_free(rc);
 	rc->fenced = 1;
 	if (rs) {
-		rwin_revoke(r, rs, 0, 1);
+		rdma_rwin_revoke(r, rs, 0, 1);
 		rs->rc = NULL;
 	}
 	rc->rs = NULL;

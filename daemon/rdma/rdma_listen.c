@@ -157,7 +157,7 @@ static const char *req_check(struct rdma_srv *r, const struct rdma_cm_event *ev,
 		return "no session in the request";
 	if (pd->generation != r->generation)
 		return "another generation";
-	*rs = rsess_by_token(r, pd->token);
+	*rs = rdma_rsess_by_token(r, pd->token);
 	return *rs ? NULL : "unknown session (no authenticated HELLO asked for rdma)";
 }
 
@@ -173,7 +173,7 @@ static int conn_qp(struct rdma_srv *r, struct rconn *rc)
 		return -ENOMEM;
 	rc->cq = ibv_create_cq(rc->id->verbs, RDMA_SQ_DEPTH * 2, NULL, rc->cch, 0);
 	if (!rc->cq) {
-		rconn_cq_free(rc);
+		rdma_rconn_cq_free(rc);
 		return -ENOMEM;
 	}
 	qa.send_cq = qa.recv_cq = rc->cq;
@@ -183,7 +183,7 @@ static int conn_qp(struct rdma_srv *r, struct rconn *rc)
 	if (rdma_create_qp(rc->id, rc->dev->pd, &qa)) {
 		int rcode = -errno;
 
-		rconn_cq_free(rc);
+		rdma_rconn_cq_free(rc);
 		return rcode;
 	}
 	return 0;
@@ -199,7 +199,7 @@ static int accept_qp(struct rdma_srv *r, struct rconn *rc)
 		err = -errno;
 	if (err && rc->cq) {
 		rdma_destroy_qp(rc->id);
-		rconn_cq_free(rc);
+		rdma_rconn_cq_free(rc);
 	}
 	return err;
 }
@@ -235,7 +235,7 @@ static int on_request(struct rdma_srv *r, struct rdma_cm_event *ev)
 		return -1;
 	}
 	if (rs->rc)
-		rconn_fence(r, rs->rc, "the session connected a new QP");
+		rdma_rconn_fence(r, rs->rc, "the session connected a new QP");
 	rs->rc = rc;
 	rc->rs = rs;
 	ev->id->context = rc;
@@ -254,7 +254,7 @@ static void conn_gone(struct rdma_srv *r, struct rconn *rc)
 	struct rconn **pp;
 
 	if (!rc->fenced)
-		rconn_fence(r, rc, "disconnected");
+		rdma_rconn_fence(r, rc, "disconnected");
 	for (pp = &r->conns; *pp && *pp != rc; pp = &(*pp)->next)
 		;
 	if (*pp)
@@ -357,7 +357,7 @@ void rdma_srv_close(struct rdma_srv *r)
 		struct rsess *rs = r->sess;
 
 		r->sess = rs->next;
-		rwin_revoke(r, rs, 0, 1);
+		rdma_rwin_revoke(r, rs, 0, 1);
 		free(rs);
 	}
 	rdma_devs_close(r);

@@ -47,7 +47,7 @@ struct rconn {
 	struct rdma_cm_id *id;
 	struct rdma_dev *dev;
 	struct ibv_cq *cq;
-	struct ibv_comp_channel *cch;	/* cq's: rconn_wait() sleeps on it */
+	struct ibv_comp_channel *cch;	/* cq's: rdma_rconn_wait() sleeps on it */
 	struct rsess *rs;
 	int fenced;		/* QP in ERR, drained and destroyed */
 	char peer[64];
@@ -96,14 +96,14 @@ struct rdma_dev *rdma_dev_get(struct rdma_srv *r, struct ibv_context *ctx);
 void rdma_devs_close(struct rdma_srv *r);
 
 /* rkey.c; lock held */
-struct rsess *rsess_by_token(struct rdma_srv *r, const uint8_t *token);
-void rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all);
+struct rsess *rdma_rsess_by_token(struct rdma_srv *r, const uint8_t *token);
+void rdma_rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all);
 
 /* quarantine.c: QP to ERR, drained, destroyed, rights gone; lock held. */
-void rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why);
+void rdma_rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why);
 /* Wait for one completion of rc's CQ, bounded; 0 or -EIO/-ETIMEDOUT. */
-int rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id);
+int rdma_rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id);
 /* Destroy rc's CQ and its completion channel (its QP is gone). */
-void rconn_cq_free(struct rconn *rc);
+void rdma_rconn_cq_free(struct rconn *rc);
 
 #endif

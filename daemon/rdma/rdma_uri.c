@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/rdma/rdma_uri.c: the one piece of the rdma data path every marud
- * build has: telling an rdma://ADDR:PORT listen address apart (config.c
+ * build has: telling an rdma://ADDR:PORT listen address apart (config_check.c
  * checks it, listen.c leaves it to rdma_listen.c). Built without RDMA,
  * marud also gets the no-op stand-ins of rdma.h here, and refuses an
  * rdma:// listener when the configuration is checked.

@@ -32,7 +32,7 @@ static struct rsess *rsess_of(struct rdma_srv *r, struct session *s)
 	return NULL;
 }
 
-struct rsess *rsess_by_token(struct rdma_srv *r, const uint8_t *token)
+struct rsess *rdma_rsess_by_token(struct rdma_srv *r, const uint8_t *token)
 {
 	struct rsess *rs;
 
@@ -94,7 +94,7 @@ static int rwin_bind(struct rdma_srv *r, struct rconn *rc, struct rwin *w)
 		(w->rw ? IBV_ACCESS_REMOTE_WRITE : 0);
 	rcode = ibv_post_send(rc->id->qp, &wr, &bad);
 	if (!rcode)
-		rcode = -rconn_wait(r, rc, wr.wr_id);
+		rcode = -rdma_rconn_wait(r, rc, wr.wr_id);
 	if (rcode) {
 		ibv_dealloc_mw(w->mw);
 		w->mw = NULL;
@@ -242,8 +242,8 @@ void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw
 	 * WRITE in flight, and fencing for it would only break the QP.
 	 */
 	if (rw && rs->rc && !rs->rc->dev->windows && rwin_writable(rs, ino))
-		rconn_fence(r, rs->rc, "pending version ended in whole-pool mode");
-	rwin_revoke(r, rs, ino, 0);
+		rdma_rconn_fence(r, rs->rc, "pending version ended in whole-pool mode");
+	rdma_rwin_revoke(r, rs, ino, 0);
 }
 
 void rdma_end_done(struct rdma_srv *r)
@@ -266,8 +266,8 @@ void rdma_session_end(void *arg, struct session *s)
 	if (rs) {
 		*pp = rs->next;
 		if (rs->rc)
-			rconn_fence(r, rs->rc, "session ended");
-		rwin_revoke(r, rs, 0, 1);
+			rdma_rconn_fence(r, rs->rc, "session ended");
+		rdma_rwin_revoke(r, rs, 0, 1);
 		free(rs);
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tests/unit/daemon/rdma/rkey_test.c: rights per lease (daemon/rdma/rkey.c)
+ * on a real server over the software verbs device, checked with real
+ * one-sided transfers from the client QP: RKEY binds one type 2 window per
+ * extent of the session's pending version, exactly over the extent (a
+ * WRITE lands in the pool, a READ brings it back, one byte past the extent
+ * is a remote access error); asking again answers the same windows;
+ * ABANDON invalidates them (the old rkey fails); read-only rights get
+ * windows of their own that refuse a WRITE; RKEY without a QP or for a
+ * version not held is refused (and counted).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "pool.h"
+#include "log.h"
+#include "softverbs.h"
+
+static int setup(void **state)
+{
+	if (softverbs_active() != 1)
+		return -1;
+	*state = rfx_new();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rfx_free(*state);
+	return 0;
+}
+
+/* HELLO, QP, a pending version of 64 KiB: its ino; its extents and rkeys. */
+static uint64_t ready(struct rfx *f, struct proto_extent *ext, struct proto_rkey *keys,
+		      uint32_t *n)
+{
+	uint32_t next, nk, fl;
+	uint64_t ino;
+
+	rfx_hello(f);
+	assert_int_equal(rfx_connect(f), 0);
+	ino = rfx_create(f, "v", 64 << 10, ext, &next);
+	assert_true(next >= 1);
+	assert_int_equal(rfx_rkey(f, ino, RKEY_F_WRITE, keys, &nk, &fl), 0);
+	assert_int_equal(fl, RDMA_F_WINDOWS);
+	assert_int_equal(nk, next);
+	*n = nk;
+	return ino;
+}
+
+static void test_window_per_extent(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct proto_extent ext[8];
+	struct proto_rkey k[8];
+	uint32_t n, i;
+	uint8_t *pool = f->t.srv->pool->base;
+
+	ready(f, ext, k, &n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(k[i].off, ext[i].off);
+		assert_int_equal(k[i].len, ext[i].len);
+		assert_int_equal(k[i].addr, ext[i].off);	/* iova = pool offset */
+	}
+	assert_int_equal(atomic_load(&r->st.windows), n);
+	assert_int_equal(atomic_load(&r->st.binds), n);
+
+	/* A WRITE through the window lands in the pool; a READ brings it back. */
+	memset(f->buf, 0xc3, 4096);
+	assert_int_equal(rfx_rdma_op(f, IBV_WR_RDMA_WRITE, 0, 4096, k[0].addr, k[0].rkey),
+			 IBV_WC_SUCCESS);
+	assert_int_equal(pool[k[0].off], 0xc3);
+	assert_int_equal(pool[k[0].off + 4095], 0xc3);
+	pool[k[0].off + 10] = 0x7e;
+	assert_int_equal(rfx_rdma_op(f, IBV_WR_RDMA_READ, 8192, 4096, k[0].addr, k[0].rkey),
+			 IBV_WC_SUCCESS);
+	assert_int_equal(f->buf[8192 + 10], 0x7e);
+	assert_int_equal(f->buf[8192 + 11], 0xc3);
+}
+
+/* The window covers the extent exactly: one byte past it is refused by the NIC. */
+static void test_window_exact(void **state)
+{
+	struct rfx *f = *state;
+	struct proto_extent ext[8];
+	struct proto_rkey k[8];
+	uint32_t n;
+
+	ready(f, ext, k, &n);
+	assert_int_not_equal(rfx_rdma_op(f, IBV_WR_RDMA_WRITE, 0, 2,
+					 k[0].addr + k[0].len - 1, k[0].rkey), IBV_WC_SUCCESS);
+}
+
+static void test_same_windows_again(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct proto_extent ext[8];
+	struct proto_rkey k[8], k2[8];
+	uint32_t n, n2, fl;
+	uint64_t ino = ready(f, ext, k, &n);
+
+	assert_int_equal(rfx_rkey(f, ino, RKEY_F_WRITE, k2, &n2, &fl), 0);
+	assert_int_equal(n2, n);
+	assert_memory_equal(k2, k, n * sizeof(k[0]));
+	assert_int_equal(atomic_load(&r->st.binds), n);
+}
+
+/* ABANDON ends the right: the windows are gone before it returns. */
+static void test_revoked_on_abandon(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct proto_extent ext[8];
+	struct proto_rkey k[8];
+	uint32_t n;
+	uint64_t ino = ready(f, ext, k, &n);
+
+	assert_int_equal(rfx_ino_op(f, OP_ABANDON, ino), 0);
+	assert_int_equal(atomic_load(&r->st.windows), 0);
+	assert_int_equal(atomic_load(&r->st.revokes), n);
+	assert_int_not_equal(rfx_rdma_op(f, IBV_WR_RDMA_WRITE, 0, 64, k[0].addr, k[0].rkey),
+			     IBV_WC_SUCCESS);
+}
+
+static void test_refused(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct proto_extent ext[8];
+	struct proto_rkey k[8];
+	uint32_t next, nk, fl;
+	uint64_t ino;
+
+	rfx_hello(f);
+	ino = rfx_create(f, "v", 8192, ext, &next);
+	/* No QP yet. */
+	assert_int_equal(rfx_rkey(f, ino, RKEY_F_WRITE, k, &nk, &fl), -ENOTCONN);
+	assert_int_equal(rfx_connect(f), 0);
+	/* A version nobody holds. */
+	assert_int_equal(rfx_rkey(f, ino + 1000, RKEY_F_WRITE, k, &nk, &fl), -EPERM);
+	assert_int_equal(atomic_load(&r->st.refused_rkey), 1);
+	assert_int_equal(atomic_load(&r->st.windows), 0);
+}
+
+/* Read-only rights: the window lets a READ through and refuses a WRITE. */
+static void test_read_only(void **state)
+{
+	struct rfx *f = *state;
+	struct proto_extent ext[8];
+	struct proto_rkey k[8], kw[8];
+	uint32_t n, nk, fl;
+	uint64_t ino = ready(f, ext, kw, &n);
+	uint8_t *pool = f->t.srv->pool->base;
+
+	assert_int_equal(rfx_rkey(f, ino, 0, k, &nk, &fl), 0);
+	assert_int_equal(nk, n);
+	assert_int_not_equal(k[0].rkey, kw[0].rkey);	/* a window of its own */
+	pool[k[0].off] = 0x42;
+	assert_int_equal(rfx_rdma_op(f, IBV_WR_RDMA_READ, 0, 16, k[0].addr, k[0].rkey),
+			 IBV_WC_SUCCESS);
+	assert_int_equal(f->buf[0], 0x42);
+	assert_int_not_equal(rfx_rdma_op(f, IBV_WR_RDMA_WRITE, 0, 16, k[0].addr, k[0].rkey),
+			     IBV_WC_SUCCESS);
+	assert_int_equal(pool[k[0].off], 0x42);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_window_per_extent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_windows_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_on_abandon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
+	};
+
+	log_init("rkey_test", 1, 0);
+	return cmocka_run_group_tests_name("rkey", tests, NULL, NULL);
+}
