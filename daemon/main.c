@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "config.h"
 #include "log.h"
+#include "dir.h"
 #include "recover.h"
 #include "server.h"
 
@@ -167,13 +168,13 @@ static void block_signals(sigset_t *set)
 
 static int check_only(const struct config *cfg, int have_key)
 {
-	struct meta_opts mo = { .journal = cfg->journal, .fresh = cfg->fresh };
+	struct persist_start_opts mo = { .journal = cfg->journal, .fresh = cfg->fresh };
 
 	config_print(cfg, stdout);
 	printf("configuration OK%s\n",
 	       have_key ? "" : " (no key configured: serving only loopback and unix sockets)");
 	/* -n also reads the pool's metadata (never writing it): 1 if damaged. */
-	return meta_check(cfg->pool, &mo, stdout);
+	return persist_check(cfg->pool, &mo, &dir_scratch, stdout);
 }
 
 #define RUN_RESET	2

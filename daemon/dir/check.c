@@ -10,9 +10,12 @@
 
 #include "dir_priv.h"
 #include "log.h"
+#include "persist.h"
 
 void dir_stats(struct dir *d, struct dir_stats *out)
 {
+	struct persist_stats ps;
+
 	pthread_mutex_lock(&d->lock);
 	*out = d->st;
 	out->capacity = alloc_capacity(d->o.alloc);
@@ -29,11 +32,12 @@ void dir_stats(struct dir *d, struct dir_stats *out)
 	out->sessions = d->nsessions;
 	out->event_seq = d->ev.seq;
 	out->block = d->block;
-	out->ckpt_sync = d->ck.sync;
-	out->ckpt_bg = d->ck.bg;
-	out->ckpt_failed = d->ck.failed;
-	out->ckpt_hold_ns = d->ck.hold_ns;
-	out->ckpt_running = d->ck.state != CK_IDLE;
+	persist_stats(d->p, &ps);
+	out->ckpt_sync = ps.sync;
+	out->ckpt_bg = ps.bg;
+	out->ckpt_failed = ps.failed;
+	out->ckpt_hold_ns = ps.hold_ns;
+	out->ckpt_running = (uint64_t)ps.running;
 	pthread_mutex_unlock(&d->lock);
 }
 

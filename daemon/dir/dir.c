@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
+#include "persist.h"
 
 static int dir_conds_init(struct dir *d)
 {
@@ -90,7 +91,7 @@ void dir_destroy(struct dir *d)
 	link_fini(d);
 	index_fini(d);
 	ev_fini(d);
-	persist_fini(d);
+	persist_stop(d->p);	/* its thread walks d: gone before d */
 	pthread_cond_destroy(&d->fill_cond);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->lock);

@@ -2,24 +2,28 @@
 /*
  * daemon/dir/dir_priv.h: the inside of struct dir, shared by the files of
  * daemon/dir/ and by nothing else. It defines the records and declares each
- * file's internal calls, grouped by the file that owns them, lowest layer
- * first. Calls run one way, down this list:
+ * file's internal calls, grouped by the file that owns them. Calls run one
+ * way, from a file to the files it names:
  *
  *   dir.c (new/destroy/sessions: owns the lock)
- *   persist.c (warm restart: journal records, checkpoint, restore)
- *   fill.c (out-of-lock copy and zero-fill)
- *   ns.c, version.c (the public namespace and version calls)
+ *   fill.c (out-of-lock copy and zero-fill) -> version.c
+ *   ns.c, version.c, link.c (the public namespace and version calls)
  *   check.c (stats and the accounting recount)
- *   lease.c (leases, open/release)
- *   lru.c (the LRU and eviction)      event.c (the event ring and waiters)
+ *   lease.c (leases, open/release) -> lru.c (the LRU and eviction)
+ *   event.c (the event ring and waiters) -> record.c
+ *   record.c (changes as journal records; the owner table and walk
+ *     persist/ is handed)          replay.c (what a replayed record means)
+ *   link.c, links.c (hard links, symlinks; the index of link nodes)
  *   node.c (records: nodes, pending and orphaned versions, extents, attrs)
- *   index.c (the names and ids tables over htab.c)
- *   htab.c (a generic hash table)
+ *   index.c (the names and ids tables over htab.c) -> htab.c
  *
- * A file calls only files below it (fill.c -> version.c, version.c ->
- * lease.c -> lru.c -> node.c -> index.c -> htab.c; event.c -> index.c).
- * Every *_locked or internal function here runs with d->lock held; see
- * dir.c for the lock rules.
+ * Warm restart lives in daemon/persist/: record.c (and ns.c, version.c,
+ * link.c for dir_record_room) call into it through persist.h; persist/
+ * never calls a dir/ function by name, only the table record.c fills
+ * (dir_persist_owner: walk_items in record.c, apply_item, drop_version
+ * and replayed in replay.c), so no file of persist/ is above or below
+ * one of dir/ in a cycle. Every *_locked or internal function here runs
+ * with d->lock held; see dir.c for the lock rules.
  *
  * Layout, chosen to keep a published name near 200 bytes of heap:
  *  - a struct node is one bound name: a directory (struct dnode inline) or a
@@ -165,26 +169,6 @@ struct evring {
 	uint64_t kick;
 };
 
-/*
- * ckpt.c: a checkpoint written by a forked child from its copy of the
- * directory while this process goes on; see ckpt.c for the states.
- */
-enum ckpt_state { CK_IDLE, CK_WANT, CK_CHILD, CK_CATCHUP };
-
-struct ckpt_bg {
-	pthread_t thread;
-	pthread_cond_t cond;		/* wakes the thread: CK_WANT or stop */
-	int on, stop, off;		/* thread runs; asked to end; disabled */
-	enum ckpt_state state;
-	pid_t pid;			/* the child, in CK_CHILD */
-	uint64_t gen;			/* bumped when a checkpoint starts or is dropped */
-	uint64_t from;			/* old-half offset of the next record to copy */
-	uint64_t removed;		/* d->jremoved at the fork */
-	uint64_t base;			/* journal bytes right after the last checkpoint */
-	uint64_t hold_ns;		/* longest lock hold of one checkpoint step */
-	uint64_t sync, bg, failed;	/* checkpoints: walked under the lock, by a child; failed */
-};
-
 struct dir {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* event waiters (CLOCK_MONOTONIC) */
@@ -202,15 +186,7 @@ struct dir {
 	struct dir_stats st;		/* only the event counters are kept here */
 	struct evring ev;
 	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
-	/* persist.c: the journal, when the directory is kept warm */
-	struct journal *j;
-	uint64_t id_mark;		/* ids below it are covered by a record */
-	uint64_t jremoved;		/* removals since the last checkpoint */
-	int jtight;			/* the last checkpoint left less than slack */
-	int jfull_logged;		/* "metadata area full" said once */
-	uint8_t *jb;			/* one record body */
-	uint32_t jbcap;
-	struct ckpt_bg ck;		/* ckpt.c: background checkpoints */
+	struct persist *p;		/* record.c: the journal, when kept warm (persist/) */
 };
 
 struct nkey {
@@ -326,47 +302,26 @@ void pend_unlink_session(struct pend *p);
 void pend_abandon(struct dir *d, struct pend *p);
 void free_item(struct dir *d, uintptr_t it);
 
-/* ---- jenc.c: journal record bodies (in d->jb unless given a buffer) ---- */
-
-struct jb_attr;
-uint32_t jenc_file_len(size_t nlen, uint32_t next);
-uint8_t *jenc_file(struct dir *d, const struct node *n, uint32_t *blen);
-uint8_t *jenc_dir(struct dir *d, const struct node *n, uint32_t *blen);
-uint8_t *jenc_special(struct dir *d, const struct node *n, uint32_t *blen);
-uint8_t *jenc_link(struct dir *d, struct node *n, uint32_t *blen);
-/* into p: sizeof(struct jb_unname) + PROTO_NAME_MAX bytes */
-uint32_t jenc_unname(uint8_t *p, uint32_t why, uint64_t id, const struct evname *a);
-/* -ENOENT if it is 0 */
-int jenc_attr(uintptr_t it, struct jb_attr *b);
-uint8_t *jenc_rename(struct dir *d, uint64_t ino, const struct evname *a,
-		     const struct evname *b, uint32_t *blen);
-
-/* ---- ckpt.c: checkpoints, under the lock or by a forked child ---- */
-
-/*
- * A checkpoint now, under the lock: 0 when the new half holds the state
- * as it is (the change being recorded needs no record when it is already
- * applied), 1 when it holds the journal as it was (a background
- * checkpoint finished: the record must still be appended), or -errno
- * (-ENOSPC: the state does not fit a half; the old half stays).
- */
-int ckpt_now(struct dir *d);
-/* After an append: start a background checkpoint when half the room left
- * by the last one is used. */
-void ckpt_kick(struct dir *d);
-/* End the background thread (and any child); d->lock not held. */
-void ckpt_fini(struct dir *d);
-
-/* ---- persist.c: the journal (a no-op without one) ---- */
+/* ---- record.c: changes into daemon/persist/ (a no-op without a journal) ---- */
 
 /* Record the change an event announces (called by ev_push). */
-void persist_event(struct dir *d, uint32_t type, uint64_t ino,
-		   const struct evname *a, const struct evname *b);
-/* Before a change that grows the live state: room for its record, or -ENOSPC. */
-int persist_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next);
+void dir_record_event(struct dir *d, uint32_t type, uint64_t ino,
+		      const struct evname *a, const struct evname *b);
+/*
+ * Before a change that grows the live state: room for its record (type a
+ * JR_* of journal.h), or -ENOSPC.
+ */
+int dir_record_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next);
 /* After handing out an id: keep the id mark above it. */
-void persist_ids(struct dir *d);
-void persist_fini(struct dir *d);
+void dir_record_ids(struct dir *d);
+
+/* ---- replay.c: replayed records, through record.c's owner table ---- */
+
+struct persist_item;
+struct persist_restore_stats;
+int dir_replay_item(void *dir, const struct persist_item *it);
+void dir_replay_drop(void *dir, uint64_t id);
+void dir_replayed(void *dir, uint64_t max_id, struct persist_restore_stats *st);
 
 static inline int ver_regular(const struct ver *v)
 {

@@ -88,8 +88,8 @@ void ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	struct evrec *rec;
 	size_t l1, l2;
 
-	/* The journal records the same changes, at the same instant (persist.c). */
-	persist_event(d, type, ino, a, b);
+	/* The journal records the same changes, at the same instant (record.c). */
+	dir_record_event(d, type, ino, a, b);
 	p1 = path_build(d, a->parent, a->name, a->nlen, b1, sizeof(b1));
 	if (b)
 		p2 = path_build(d, b->parent, b->name, b->nlen, b2, sizeof(b2));

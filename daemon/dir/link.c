@@ -31,7 +31,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
-#include "journal.h"
+#include "persist.h"
 #include "log.h"
 
 /* The version lost a name: subscribers re-read its nlink and ctime. */
@@ -104,7 +104,7 @@ static int link_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 		return -EEXIST;
 	if (v->links == UINT16_MAX)
 		return -EMLINK;
-	if ((rc = persist_room(d, JR_LINK, nlen, 0)) != 0)
+	if ((rc = dir_record_room(d, JR_LINK, nlen, 0)) != 0)
 		return rc;
 	if (index_reserve(d))
 		return -ENOMEM;
@@ -158,7 +158,7 @@ static int special_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 		return rc;
 	if (name_find(d, &k) || pend_find(d, s, &k))
 		return -EEXIST;
-	if ((rc = persist_room(d, JR_SPECIAL, nlen + (sp->target ? sp->size : 0), 0)) != 0)
+	if ((rc = dir_record_room(d, JR_SPECIAL, nlen + (sp->target ? sp->size : 0), 0)) != 0)
 		return rc;
 	if (index_reserve(d))
 		return -ENOMEM;

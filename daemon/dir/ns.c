@@ -14,7 +14,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
-#include "journal.h"
+#include "persist.h"
 
 static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 			uint32_t mode, uint32_t uid, uint32_t gid, struct dir_attr *out)
@@ -28,7 +28,7 @@ static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 		return rc;
 	if (name_find(d, &k))
 		return -EEXIST;
-	rc = persist_room(d, JR_DIR, nlen, 0);
+	rc = dir_record_room(d, JR_DIR, nlen, 0);
 	if (rc)
 		return rc;
 	if (index_reserve(d))
@@ -433,7 +433,7 @@ static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparen
 		return 0;
 	rc = rename_check(d, &op, flags);
 	if (!rc)
-		rc = persist_room(d, JR_RENAME, oldlen + newlen, 0);
+		rc = dir_record_room(d, JR_RENAME, oldlen + newlen, 0);
 	if (!rc)
 		rc = rename_prealloc(&op);
 	if (rc)

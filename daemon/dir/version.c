@@ -17,7 +17,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
-#include "journal.h"
+#include "persist.h"
 
 /* Grow pending version p of s to at least `bytes` reserved. */
 int pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
@@ -177,7 +177,7 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 		return rc;
 	}
 	pend_init(d, s, p, a, old ? &like : NULL);
-	persist_ids(d);
+	dir_record_ids(d);
 	id_place_ver(d, &p->v);
 	d->nvers++;
 	d->st.creates++;
@@ -305,7 +305,7 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	old = name_find(d, &k);
 	if (old && old->kind == NODE_DIR)
 		return -EISDIR;
-	rc = persist_room(d, JR_FILE, p->nlen, p->v.next);
+	rc = dir_record_room(d, JR_FILE, p->nlen, p->v.next);
 	if (rc)
 		return rc;
 	/* A hard-linked name: only it takes the new version (link.c). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/meta/journal_fixture.c: the fake pool, directory and
+ * tests/unit/daemon/persist/journal_fixture.c: the fake pool, directory and
  * journal the warm-restart unit tests open, close and reopen over the same
  * bytes (see journal_fixture.h).
  */
@@ -27,14 +27,19 @@ void wopen(struct wfx *f, int journal)
 {
 	struct dir_opts o = { .copy = no_copy };
 	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL, f->shared };
+	struct persist_owner own;
 
 	assert_int_equal(alloc_new(BLK + f->meta_len, f->data_len, BLK, 16 * BLK, &f->a), 0);
 	o.alloc = f->a;
 	assert_int_equal(dir_new(&o, &f->d), 0);
 	assert_int_equal(dir_session_new(f->d, &f->s), 0);
 	f->j = NULL;
-	if (journal)
-		assert_int_equal(journal_open(&jo, &f->j), 0);
+	f->p = NULL;
+	if (!journal)
+		return;
+	assert_int_equal(journal_open(&jo, &f->j), 0);
+	dir_persist_owner(f->d, &own);
+	assert_int_equal(persist_new(f->j, &own, &f->p), 0);
 }
 
 void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal)
@@ -46,8 +51,8 @@ void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal)
 	assert_non_null(f->pool);
 	wopen(f, journal);
 	if (journal) {
-		dir_set_journal(f->d, f->j);
-		assert_int_equal(dir_checkpoint(f->d), 0);
+		dir_set_persist(f->d, f->p);
+		assert_int_equal(persist_checkpoint(f->p), 0);
 	}
 }
 
@@ -64,8 +69,8 @@ void wnew_shared(struct wfx *f, uint64_t meta_len, uint64_t data_len)
 	assert_true(m != MAP_FAILED);
 	f->pool = m;
 	wopen(f, 1);
-	dir_set_journal(f->d, f->j);
-	assert_int_equal(dir_checkpoint(f->d), 0);
+	dir_set_persist(f->d, f->p);
+	assert_int_equal(persist_checkpoint(f->p), 0);
 }
 
 void wfree_pool(struct wfx *f)
@@ -81,8 +86,11 @@ void wclose(struct wfx *f)
 {
 	dir_session_end(f->d, f->s);
 	assert_int_equal(dir_check(f->d), 0);
+	persist_stop(f->p);	/* its thread walks f->d */
 	dir_destroy(f->d);
+	persist_free(f->p);
 	alloc_destroy(f->a);
 	journal_close(f->j);
+	f->p = NULL;
 	f->d = NULL;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/meta/journal.h: the directory journal kept in the pool's metadata
+ * daemon/persist/journal.h: the directory journal kept in the pool's metadata
  * area (see journal.c for the design and why it is crash-safe): the record
- * format shared by its writer (dir/persist.c) and its reader (recovery),
+ * format shared by its writer (record.c, ckpt.c) and its reader (restore.c),
  * appends, checkpoints into the other half, and the read-only scan that
  * recovery and `marud -n` use. Not thread-safe: the directory lock
  * serialises every call, so records are in the order the changes happened.
@@ -141,7 +141,7 @@ struct journal_opts {
 	journal_persist_fn persist;
 	void *persist_arg;
 	/* 1: the pool is a MAP_SHARED mapping, so a forked child's stores
-	 * reach it (a background checkpoint, dir/ckpt.c); 0: plain memory */
+	 * reach it (a background checkpoint, ckpt.c); 0: plain memory */
 	int shared;
 };
 

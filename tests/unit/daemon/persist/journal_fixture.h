@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/meta/journal_fixture.h: what the warm-restart unit tests
+ * tests/unit/daemon/persist/journal_fixture.h: what the warm-restart unit tests
  * (journal_test.c, journal_links_test.c) stand on: a fake pool (a malloc'd
  * buffer: one block, the metadata area, then data) with an allocator, a
  * directory, one session and optionally a journal over it, opened and closed
@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "dir.h"
 #include "journal.h"
+#include "persist.h"
 
 #define BLK	4096ull
 
@@ -23,11 +24,12 @@ struct wfx {
 	struct alloc *a;
 	struct dir *d;
 	struct journal *j;
+	struct persist *p;	/* over j, for d; not attached by wopen */
 	struct dir_session *s;
 	int shared;		/* pool is a MAP_SHARED mapping (wnew_shared) */
 };
 
-/* A directory (and journal, unless journal == 0) over f's pool bytes. */
+/* A directory (and journal and persist, unless journal == 0) over f's pool bytes. */
 void wopen(struct wfx *f, int journal);
 /* A fresh pool of meta_len + data_len bytes, opened; with a journal, checkpointed. */
 void wnew(struct wfx *f, uint64_t meta_len, uint64_t data_len, int journal);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/meta/journal.c: the directory journal in the pool's metadata area,
+ * daemon/persist/journal.c: the directory journal in the pool's metadata area,
  * so that a restarted (or crashed) marud finds every published name again.
  * It owns the area's layout, the record encoding, appends, checkpoints and
- * the read-only scan; what the records mean is dir/persist.c's.
+ * the read-only scan; what the records mean is dir/replay.c's.
  *
  * Design. The area is two halves, each a 4 KiB header and then records.
  * One half is the journal: the one with a valid header (magic, pool UUID,
@@ -35,7 +35,7 @@
  * checkpoint is flushed and fenced through the persist callback (pool's
  * dax persist: cache-line write-back + sfence) before the call returns, so
  * before the change it records is answered; a publish also flushes the
- * version's data extents before its record (dir/persist.c), so a recovered
+ * version's data extents before its record (record.c), so a recovered
  * name never points at bytes still in a cache. On shm and file pools no
  * callback is given: the pool is this host's page cache, a store is in it
  * once executed, and a release fence orders the record after the data; a
