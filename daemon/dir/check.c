@@ -61,7 +61,7 @@ static void census_dir(struct dir *d, const struct node *n, struct census *c)
 {
 	if (n->u.d.id != DIR_ROOT_ID) {
 		c->dirs++;
-		if (node_found(d, n) != n)
+		if (dir_node_found(d, n) != n)
 			c->bad = "directory not found by its name";
 	}
 	if (count_kids(n) != n->u.d.nent)
@@ -115,7 +115,7 @@ static void census_sessions(struct dir *d, struct census *c)
 
 		for (r = rb_first(&s->leases); r; r = rb_next(r)) {
 			const struct lease *l = rb_entry(r, struct lease, rb);
-			const struct ver *v = id_ver(d, l->id);
+			const struct ver *v = dir_id_ver(d, l->id);
 
 			if (!v || v->leases < l->count || !l->count)
 				c->bad = "lease record without a matching version";
@@ -154,7 +154,7 @@ static void census_links(struct dir *d, struct census *c)
 
 	for (r = rb_first(&d->links); r; r = rb_next(r), n++) {
 		const struct node *l = container_of(r, struct node, u.l.rb);
-		const struct ver *v = id_ver(d, l->u.l.target);
+		const struct ver *v = dir_id_ver(d, l->u.l.target);
 
 		if (l->kind != NODE_LINK || !v || v->state != DIR_ST_PUBLISHED)
 			c->bad = "link node without a published version";

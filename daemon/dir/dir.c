@@ -52,12 +52,12 @@ int dir_new(const struct dir_opts *opts, struct dir **out)
 	d->next_id = 2;
 	d->next_cookie = 1;
 	d->next_sid = 1;
-	if (index_init(d))
+	if (dir_index_init(d))
 		goto out_free;
-	d->root = root_new();
+	d->root = dir_root_new();
 	if (!d->root)
 		goto out_index;
-	id_place_dir(d, d->root);
+	dir_id_place_dir(d, d->root);
 	if (dir_conds_init(d))
 		goto out_root;
 	pthread_mutex_init(&d->lock, NULL);
@@ -67,7 +67,7 @@ int dir_new(const struct dir_opts *opts, struct dir **out)
 out_root:
 	free(d->root);
 out_index:
-	index_fini(d);
+	dir_index_fini(d);
 out_free:
 	free(d);
 	return -ENOMEM;
@@ -83,14 +83,14 @@ void dir_destroy(struct dir *d)
 		return;
 	for (s = d->sessions; s; s = sn) {
 		sn = s->next;
-		lease_free_all(s);
+		dir_lease_free_all(s);
 		free(s);
 	}
 	while ((it = htab_walk(&d->ids, &pos)))
-		free_item(d, it);
-	link_fini(d);
-	index_fini(d);
-	ev_fini(d);
+		dir_free_item(d, it);
+	dir_link_fini(d);
+	dir_index_fini(d);
+	dir_ev_fini(d);
 	persist_stop(d->p);	/* its thread walks d: gone before d */
 	pthread_cond_destroy(&d->fill_cond);
 	pthread_cond_destroy(&d->cond);
@@ -141,10 +141,10 @@ void dir_session_end(struct dir *d, struct dir_session *s)
 	while ((r = rb_first(&s->leases)) != NULL) {
 		struct lease *l = rb_entry(r, struct lease, rb);
 
-		lease_drop(d, s, l, l->count);
+		dir_lease_drop(d, s, l, l->count);
 	}
 	while (s->pends)
-		pend_abandon(d, s->pends);
+		dir_pend_abandon(d, s->pends);
 	if (s->prev)
 		s->prev->next = s->next;
 	else

@@ -31,7 +31,7 @@
  *    inline). Its name follows it (not NUL-terminated);
  *  - pending versions live in a struct pend (owner session, target name);
  *    orphaned versions (unbound, still leased) are a bare malloc'd struct ver;
- *    so a version moves (ver_move) when it is published or orphaned, and
+ *    so a version moves (dir_ver_move) when it is published or orphaned, and
  *    nothing outside daemon/dir/ holds a pointer to one: leases name
  *    versions by id;
  *  - two hash tables: `names` maps (parent id, name) to nodes and to
@@ -248,63 +248,63 @@ static inline uint64_t ver_reserved(const struct ver *v)
 
 /* ---- index.c: the names and ids tables ---- */
 
-int index_init(struct dir *d);
-void index_fini(struct dir *d);
+int dir_index_init(struct dir *d);
+void dir_index_fini(struct dir *d);
 void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen);
 uint32_t node_hash(const struct node *n);
 void node_key(struct nkey *k, const struct node *n);
-struct node *node_found(const struct dir *d, const struct node *n);
-void id_place_dir(struct dir *d, struct node *n);
-void id_place_ver(struct dir *d, struct ver *v);
-uintptr_t id_find(const struct dir *d, uint64_t id);
-struct ver *id_ver(const struct dir *d, uint64_t id);
-struct node *id_dir(const struct dir *d, uint64_t id);
-int get_dir(const struct dir *d, uint64_t id, struct node **out);
-struct node *name_find(const struct dir *d, const struct nkey *k);
-struct pend *pend_find(const struct dir *d, const struct dir_session *s,
+struct node *dir_node_found(const struct dir *d, const struct node *n);
+void dir_id_place_dir(struct dir *d, struct node *n);
+void dir_id_place_ver(struct dir *d, struct ver *v);
+uintptr_t dir_id_find(const struct dir *d, uint64_t id);
+struct ver *dir_id_ver(const struct dir *d, uint64_t id);
+struct node *dir_id_dir(const struct dir *d, uint64_t id);
+int dir_get_dir(const struct dir *d, uint64_t id, struct node **out);
+struct node *dir_name_find(const struct dir *d, const struct nkey *k);
+struct pend *dir_pend_find(const struct dir *d, const struct dir_session *s,
 		       const struct nkey *k);
-int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k);
-int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
+int dir_pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k);
+int dir_name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 	     struct nkey *k, struct node **pdir);
-int index_reserve(struct dir *d);
+int dir_index_reserve(struct dir *d);
 
 /* ---- node.c: records, extents, attributes ---- */
 
-int ver_take_list(struct ver *v, struct extent_list *l);
-void ver_put_list(struct ver *v, struct extent_list *l);
-void ver_free_bytes(struct dir *d, struct ver *v);
+int dir_ver_take_list(struct ver *v, struct extent_list *l);
+void dir_ver_put_list(struct ver *v, struct extent_list *l);
+void dir_ver_free_bytes(struct dir *d, struct ver *v);
 /* retire.c: dir_opts.retire for bytes about to go back to the allocator. */
 void dir_retire(struct dir *d, uint64_t off, uint64_t len);
 void dir_retire_list(struct dir *d, const struct extent_list *l);
 void dir_retire_tail(struct dir *d, const struct extent_list *l, uint64_t keep);
-uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep);
-int ver_extents_copy(const struct ver *v, struct extent_list *out);
-void ver_move(struct dir *d, struct ver *from, struct ver *to);
-void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o);
+uint64_t dir_ver_trim(struct dir *d, struct ver *v, uint64_t keep);
+int dir_ver_extents_copy(const struct ver *v, struct extent_list *out);
+void dir_ver_move(struct dir *d, struct ver *from, struct ver *to);
+void dir_ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o);
 void dir_attr_of(const struct node *n, struct dir_attr *o);
-void node_attr(const struct dir *d, struct node *n, struct dir_attr *o);
-void item_attr(uintptr_t it, struct dir_attr *out);
-uint64_t ver_parent(struct ver *v);
+void dir_node_attr(const struct dir *d, struct node *n, struct dir_attr *o);
+void dir_item_attr(uintptr_t it, struct dir_attr *out);
+uint64_t dir_ver_parent(struct ver *v);
 void dir_touch_m(struct node *dn, uint64_t t);
-int cookie_keycmp(const void *key, const struct rb_node *n);
-struct node *node_alloc(size_t nlen);
-struct node *root_new(void);
-void node_set_name(struct node *n, const struct nkey *k);
-void node_link(struct node *parent, struct node *n);
-void node_attach(struct dir *d, struct node *parent, struct node *n);
-void node_detach(struct dir *d, struct node *n);
-int ver_unbind(struct dir *d, struct node *n, struct ver *orphan);
-void file_remove(struct dir *d, struct node *n, struct ver *orphan);
+int dir_cookie_keycmp(const void *key, const struct rb_node *n);
+struct node *dir_node_alloc(size_t nlen);
+struct node *dir_root_new(void);
+void dir_node_set_name(struct node *n, const struct nkey *k);
+void dir_node_link(struct node *parent, struct node *n);
+void dir_node_attach(struct dir *d, struct node *parent, struct node *n);
+void dir_node_detach(struct dir *d, struct node *n);
+int dir_ver_unbind(struct dir *d, struct node *n, struct ver *orphan);
+void dir_file_remove(struct dir *d, struct node *n, struct ver *orphan);
 void dir_remove(struct dir *d, struct node *n);
-void pend_attach(struct dir *d, struct pend *p, const struct nkey *k);
-void pend_detach(struct dir *d, struct pend *p);
-void pend_unlink_session(struct pend *p);
-void pend_abandon(struct dir *d, struct pend *p);
-void free_item(struct dir *d, uintptr_t it);
+void dir_pend_attach(struct dir *d, struct pend *p, const struct nkey *k);
+void dir_pend_detach(struct dir *d, struct pend *p);
+void dir_pend_unlink_session(struct pend *p);
+void dir_pend_abandon(struct dir *d, struct pend *p);
+void dir_free_item(struct dir *d, uintptr_t it);
 
 /* ---- record.c: changes into daemon/persist/ (a no-op without a journal) ---- */
 
-/* Record the change an event announces (called by ev_push). */
+/* Record the change an event announces (called by dir_ev_push). */
 void dir_record_event(struct dir *d, uint32_t type, uint64_t ino,
 		      const struct evname *a, const struct evname *b);
 /*
@@ -331,59 +331,59 @@ static inline int ver_regular(const struct ver *v)
 /* ---- node.c: what a name binds ---- */
 
 /* The version a file or link node binds. */
-struct ver *node_ver(const struct dir *d, struct node *n);
+struct ver *dir_node_ver(const struct dir *d, struct node *n);
 /* The node holding the version a file or link node binds. */
-struct node *node_primary(const struct dir *d, struct node *n);
+struct node *dir_node_primary(const struct dir *d, struct node *n);
 /* 1 if n's version has more than one name. */
-int node_shared(const struct dir *d, struct node *n);
+int dir_node_shared(const struct dir *d, struct node *n);
 
 /* ---- links.c: the index of hard-link nodes ---- */
 
 /* Some link node of version id, or NULL. */
-struct node *link_first(const struct dir *d, uint64_t id);
+struct node *dir_link_first(const struct dir *d, uint64_t id);
 /* Take link node n out of d->links / put it back (rename re-keys it). */
-void link_unhook(struct dir *d, struct node *n);
-void link_hook(struct dir *d, struct node *n);
+void dir_link_unhook(struct dir *d, struct node *n);
+void dir_link_hook(struct dir *d, struct node *n);
 /* Remove every other name of v (eviction): DEV_EVICT for each. */
-void link_drop_all(struct dir *d, struct ver *v, uint32_t type);
+void dir_link_drop_all(struct dir *d, struct ver *v, uint32_t type);
 /* dir_destroy: free every link node (they are in no ids slot). */
-void link_fini(struct dir *d);
+void dir_link_fini(struct dir *d);
 
 /* ---- link.c: hard links, symlinks, special files ---- */
 
 /*
- * Remove the name n of a version that keeps other names (node_shared):
+ * Remove the name n of a version that keeps other names (dir_node_shared):
  * the version stays bound to them (one is promoted to hold it when n did).
  * Frees n; sends DEV_SETATTR for the version (its nlink changed).
  */
-void link_drop_name(struct dir *d, struct node *n);
+void dir_link_drop_name(struct dir *d, struct node *n);
 /*
  * POSIX set-group-ID directories: a new entry in directory pd takes pd's
  * group; a new directory (mode != NULL) also keeps S_ISGID.
  */
-void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
+void dir_inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
 
 /* ---- event.c: the event ring ---- */
 
-void ev_push(struct dir *d, uint32_t type, uint64_t ino,
+void dir_ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	     const struct evname *a, const struct evname *b);
-void ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n);
-void ev_fini(struct dir *d);
+void dir_ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n);
+void dir_ev_fini(struct dir *d);
 
 /* ---- lru.c: the LRU of evictable versions, eviction ---- */
 
-void lru_del(struct dir *d, struct ver *v);
-void lru_settle(struct dir *d, struct node *n);
-void lru_touch(struct dir *d, struct ver *v);
-int get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
+void dir_lru_del(struct dir *d, struct ver *v);
+void dir_lru_settle(struct dir *d, struct node *n);
+void dir_lru_touch(struct dir *d, struct ver *v);
+int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
 
 /* ---- lease.c: leases ---- */
 
-struct lease *lease_find(struct dir_session *s, uint64_t id);
-void lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
-void lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
-void lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count);
-void lease_free_all(struct dir_session *s);
+struct lease *dir_lease_find(struct dir_session *s, uint64_t id);
+void dir_lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
+void dir_lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
+void dir_lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count);
+void dir_lease_free_all(struct dir_session *s);
 
 /* ---- version.c: pending versions ---- */
 
@@ -394,11 +394,11 @@ struct create_args {
 	uint32_t flags, mode, uid, gid;
 };
 
-int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
-int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
-int pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
+int dir_own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
+int dir_own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
 /* *srcp: the published version to copy (the caller copies it), or NULL. */
-int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
+int dir_create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
 		  struct pend **pp, struct node **srcp);
 
 #endif

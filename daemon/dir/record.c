@@ -7,7 +7,7 @@
  * replay.c's calls), so calls go from dir/ to persist/ only.
  *
  * Writing: every change that subscribers see as an event is also what the
- * journal must hold, so the one hook is in ev_push() (event.c), called
+ * journal must hold, so the one hook is in dir_ev_push() (event.c), called
  * under d->lock at the moment of the change: PUBLISH/REPLACE record the
  * bound version in full (persist/ flushes its data first on dax), UNLINK,
  * EVICT and RMDIR its id, RENAME both names, MKDIR the directory, SETATTR
@@ -65,7 +65,7 @@ static void item_of(const struct dir *d, const struct node *n, struct persist_it
 		it_attr(it, n->u.d.id, n->u.d.atime, n->u.d.mtime, n->u.d.ctime,
 			  n->u.d.mode, n->u.d.uid, n->u.d.gid);
 	} else if (n->kind == NODE_LINK) {
-		v = node_ver(d, (struct node *)n);
+		v = dir_node_ver(d, (struct node *)n);
 		it->type = JR_LINK;
 		it->id = n->u.l.target;
 		it->ctime = v ? v->ctime : 0;
@@ -110,7 +110,7 @@ static int it_attr_of(uintptr_t it, struct persist_item *out)
 
 static void record_file(struct dir *d, uint64_t ino, const char *op)
 {
-	struct ver *v = id_ver(d, ino);
+	struct ver *v = dir_id_ver(d, ino);
 	struct persist_item it;
 	struct extent_list tmp;
 
@@ -128,7 +128,7 @@ static struct node *ev_target(const struct dir *d, const struct evname *a)
 	if (!a)
 		return NULL;
 	nkey_set(&k, a->parent, a->name, a->nlen);
-	return name_find(d, &k);
+	return dir_name_find(d, &k);
 }
 
 /*
@@ -144,7 +144,7 @@ static void record_drop(struct dir *d, uint32_t type, uint64_t ino,
 
 	if (type == DEV_EVICT && n && n->kind == NODE_LINK)
 		return;
-	if (type == DEV_UNLINK && n && n->kind != NODE_DIR && node_shared(d, n)) {
+	if (type == DEV_UNLINK && n && n->kind != NODE_DIR && dir_node_shared(d, n)) {
 		it.type = JR_UNNAME;
 		it.at = (struct persist_name){ a->parent, a->name, (uint32_t)a->nlen };
 	}
@@ -174,7 +174,7 @@ static void record_rename(struct dir *d, uint64_t ino, const struct evname *a,
 	struct persist_item it = { 0 };
 
 	/* the moved item's ctime follows the names (a rename changes it) */
-	it_attr_of(id_find(d, ino), &it);
+	it_attr_of(dir_id_find(d, ino), &it);
 	it.type = JR_RENAME;
 	it.id = ino;
 	it.at = (struct persist_name){ a->parent, a->name, (uint32_t)a->nlen };
@@ -191,7 +191,7 @@ static void record_other(struct dir *d, uint32_t type, uint64_t ino,
 
 	switch (type) {
 	case DEV_MKDIR:
-		n = id_dir(d, ino);
+		n = dir_id_dir(d, ino);
 		if (n) {
 			item_of(d, n, &it, &tmp);
 			persist_write(d->p, &it, "mkdir", 0);
@@ -202,7 +202,7 @@ static void record_other(struct dir *d, uint32_t type, uint64_t ino,
 			record_rename(d, ino, a, b);
 		break;
 	case DEV_SETATTR:
-		if (!it_attr_of(id_find(d, ino), &it))
+		if (!it_attr_of(dir_id_find(d, ino), &it))
 			persist_write(d->p, &it, "setattr", 0);
 		break;
 	case DEV_SYMLINK:

@@ -29,7 +29,7 @@
 /* Parent directory and key of a recorded name (persist/ checked its length). */
 static int rkey(struct dir *d, const struct persist_name *a, struct nkey *k, struct node **pd)
 {
-	return name_key(d, a->parent, a->name, a->nlen, k, pd);
+	return dir_name_key(d, a->parent, a->name, a->nlen, k, pd);
 }
 
 /* Attach n under pd without touching pd's recorded times. */
@@ -38,14 +38,14 @@ static void rattach(struct dir *d, struct node *pd, struct node *n)
 	uint64_t m = pd->u.d.mtime, c = pd->u.d.ctime;
 
 	n->cookie = d->next_cookie++;
-	node_attach(d, pd, n);
+	dir_node_attach(d, pd, n);
 	pd->u.d.mtime = m;
 	pd->u.d.ctime = c;
 }
 
 static void rdetach_keep(struct dir *d, struct node *n, void (*rm)(struct dir *, struct node *))
 {
-	struct node *pd = id_dir(d, n->parent);
+	struct node *pd = dir_id_dir(d, n->parent);
 	uint64_t m = pd ? pd->u.d.mtime : 0, c = pd ? pd->u.d.ctime : 0;
 
 	rm(d, n);
@@ -57,17 +57,17 @@ static void rdetach_keep(struct dir *d, struct node *n, void (*rm)(struct dir *,
 
 static void rm_file(struct dir *d, struct node *n)
 {
-	lru_del(d, &n->u.v);
-	file_remove(d, n, NULL);
+	dir_lru_del(d, &n->u.v);
+	dir_file_remove(d, n, NULL);
 }
 
 /* An extra name of a version. */
 static void rm_link(struct dir *d, struct node *n)
 {
-	struct ver *v = node_ver(d, n);
+	struct ver *v = dir_node_ver(d, n);
 
-	link_unhook(d, n);
-	node_detach(d, n);
+	dir_link_unhook(d, n);
+	dir_node_detach(d, n);
 	if (v)
 		v->links--;
 	d->nnames--;
@@ -78,15 +78,15 @@ static void rm_link(struct dir *d, struct node *n)
 static void rm_primary(struct dir *d, struct node *n)
 {
 	struct ver *v = &n->u.v;
-	struct node *l = link_first(d, v->id);
+	struct node *l = dir_link_first(d, v->id);
 
-	link_unhook(d, l);
-	lru_del(d, v);
-	node_detach(d, n);
-	ver_move(d, v, &l->u.v);
+	dir_link_unhook(d, l);
+	dir_lru_del(d, v);
+	dir_node_detach(d, n);
+	dir_ver_move(d, v, &l->u.v);
 	l->kind = NODE_FILE;
 	l->u.v.links--;
-	lru_settle(d, l);
+	dir_lru_settle(d, l);
 	d->nnames--;
 	free(n);
 }
@@ -120,7 +120,7 @@ static void rdrop_ver(struct dir *d, struct ver *v)
 {
 	struct node *l;
 
-	while ((l = link_first(d, v->id)) != NULL)
+	while ((l = dir_link_first(d, v->id)) != NULL)
 		rdetach_keep(d, l, rm_link);
 	rdetach_keep(d, ver_node(v), rm_file);
 }
@@ -130,18 +130,18 @@ static int apply_dir(struct dir *d, const struct persist_item *it)
 	struct node *pd, *n;
 	struct nkey k;
 
-	if (rkey(d, &it->at, &k, &pd) || name_find(d, &k) || id_find(d, it->id) ||
-	    index_reserve(d))
+	if (rkey(d, &it->at, &k, &pd) || dir_name_find(d, &k) || dir_id_find(d, it->id) ||
+	    dir_index_reserve(d))
 		return -EEXIST;
-	n = node_alloc(it->at.nlen);
+	n = dir_node_alloc(it->at.nlen);
 	if (!n)
 		return -ENOMEM;
-	node_set_name(n, &k);
+	dir_node_set_name(n, &k);
 	n->kind = NODE_DIR;
 	n->u.d = (struct dnode){ .id = it->id, .atime = it->atime, .mtime = it->mtime,
 				 .ctime = it->ctime, .mode = it->mode, .uid = it->uid,
 				 .gid = it->gid };
-	id_place_dir(d, n);
+	dir_id_place_dir(d, n);
 	rattach(d, pd, n);
 	d->ndirs++;
 	return 0;
@@ -173,7 +173,7 @@ static int file_ext(struct ver *v, const struct extent *e, uint32_t n)
 		memcpy(l.v, e, n * sizeof(*l.v));
 		l.n = l.cap = n;
 	}
-	ver_put_list(v, &l);
+	dir_ver_put_list(v, &l);
 	return 0;
 }
 
@@ -189,12 +189,12 @@ static void ver_of_item(struct ver *v, const struct persist_item *it)
 static int file_bind(struct dir *d, const struct persist_item *it, struct nkey *k,
 		     struct node *pd)
 {
-	struct node *n = node_alloc(it->at.nlen);
+	struct node *n = dir_node_alloc(it->at.nlen);
 	struct ver *v;
 
 	if (!n)
 		return -ENOMEM;
-	node_set_name(n, k);
+	dir_node_set_name(n, k);
 	n->kind = NODE_FILE;
 	v = &n->u.v;
 	ver_of_item(v, it);
@@ -202,12 +202,12 @@ static int file_bind(struct dir *d, const struct persist_item *it, struct nkey *
 		free(n);
 		return -ENOMEM;
 	}
-	id_place_ver(d, v);
+	dir_id_place_ver(d, v);
 	rattach(d, pd, n);
 	d->nnames++;
 	d->nvers++;
 	d->used += ver_reserved(v);
-	lru_settle(d, n);
+	dir_lru_settle(d, n);
 	return 0;
 }
 
@@ -219,9 +219,9 @@ static int apply_file(struct dir *d, const struct persist_item *it)
 	int rc;
 
 	rc = rkey(d, &it->at, &k, &pd);
-	if (rc || id_find(d, it->id) || index_reserve(d))
+	if (rc || dir_id_find(d, it->id) || dir_index_reserve(d))
 		return rc ? rc : -EEXIST;
-	old = name_find(d, &k);
+	old = dir_name_find(d, &k);
 	if (old && (old->kind == NODE_DIR || rdrop(d, old)))
 		return -EISDIR;
 	rc = claim_all(d, it->ext, it->next);
@@ -236,7 +236,7 @@ static int apply_file(struct dir *d, const struct persist_item *it)
 
 static int apply_remove(struct dir *d, const struct persist_item *r)
 {
-	uintptr_t it = id_find(d, r->id);
+	uintptr_t it = dir_id_find(d, r->id);
 
 	if (!it)
 		return -ENOENT;
@@ -251,7 +251,7 @@ static int apply_remove(struct dir *d, const struct persist_item *r)
 /* The version a non-directory name binds, or NULL. */
 static struct ver *name_ver(struct dir *d, struct node *n)
 {
-	return n && n->kind != NODE_DIR ? node_ver(d, n) : NULL;
+	return n && n->kind != NODE_DIR ? dir_node_ver(d, n) : NULL;
 }
 
 static int apply_unname(struct dir *d, const struct persist_item *it)
@@ -262,7 +262,7 @@ static int apply_unname(struct dir *d, const struct persist_item *it)
 
 	if (rkey(d, &it->at, &k, &pd))
 		return -ENOENT;
-	n = name_find(d, &k);
+	n = dir_name_find(d, &k);
 	v = name_ver(d, n);
 	if (!v || v->id != it->id)
 		return -ENOENT;
@@ -271,23 +271,23 @@ static int apply_unname(struct dir *d, const struct persist_item *it)
 
 static int apply_link(struct dir *d, const struct persist_item *it)
 {
-	struct ver *v = id_ver(d, it->id);
+	struct ver *v = dir_id_ver(d, it->id);
 	struct node *pd, *n;
 	struct nkey k;
 
 	if (!v || v->state != DIR_ST_PUBLISHED)
 		return -ENOENT;
-	if (rkey(d, &it->at, &k, &pd) || name_find(d, &k) || v->links == UINT16_MAX ||
-	    index_reserve(d))
+	if (rkey(d, &it->at, &k, &pd) || dir_name_find(d, &k) || v->links == UINT16_MAX ||
+	    dir_index_reserve(d))
 		return -EEXIST;
-	n = node_alloc(it->at.nlen);
+	n = dir_node_alloc(it->at.nlen);
 	if (!n)
 		return -ENOMEM;
-	node_set_name(n, &k);
+	dir_node_set_name(n, &k);
 	n->kind = NODE_LINK;
 	n->u.l.target = it->id;
 	rattach(d, pd, n);	/* the link index orders by cookie: hook after */
-	link_hook(d, n);
+	dir_link_hook(d, n);
 	v->links++;
 	v->ctime = it->ctime;
 	d->nnames++;
@@ -296,12 +296,12 @@ static int apply_link(struct dir *d, const struct persist_item *it)
 
 static struct node *special_node(const struct persist_item *it, const struct nkey *k)
 {
-	struct node *n = node_alloc(it->at.nlen);
+	struct node *n = dir_node_alloc(it->at.nlen);
 	struct ver *v;
 
 	if (!n)
 		return NULL;
-	node_set_name(n, k);
+	dir_node_set_name(n, k);
 	n->kind = NODE_FILE;
 	v = &n->u.v;
 	ver_of_item(v, it);
@@ -325,13 +325,13 @@ static int apply_special(struct dir *d, const struct persist_item *it)
 	struct node *pd, *n;
 	struct nkey k;
 
-	if (rkey(d, &it->at, &k, &pd) || name_find(d, &k) || id_find(d, it->id) ||
-	    index_reserve(d))
+	if (rkey(d, &it->at, &k, &pd) || dir_name_find(d, &k) || dir_id_find(d, it->id) ||
+	    dir_index_reserve(d))
 		return -EEXIST;
 	n = special_node(it, &k);
 	if (!n)
 		return -ENOMEM;
-	id_place_ver(d, &n->u.v);
+	dir_id_place_ver(d, &n->u.v);
 	rattach(d, pd, n);
 	d->nnames++;
 	d->nvers++;
@@ -344,36 +344,36 @@ static int rmove(struct dir *d, struct node *src, const struct nkey *k, struct n
 	struct node *n = src;
 
 	if (src->nlen != k->nlen) {
-		n = node_alloc(k->nlen);
+		n = dir_node_alloc(k->nlen);
 		if (!n)
 			return -ENOMEM;
 	}
-	if (index_reserve(d)) {
+	if (dir_index_reserve(d)) {
 		if (n != src)
 			free(n);
 		return -ENOMEM;
 	}
-	rdetach_keep(d, src, node_detach);
+	rdetach_keep(d, src, dir_node_detach);
 	if (src->kind == NODE_LINK)
-		link_unhook(d, src);
+		dir_link_unhook(d, src);
 	if (n != src) {
 		memcpy(n, src, offsetof(struct node, name));
 		if (src->kind == NODE_DIR)
 			htab_replace(&d->ids, (uintptr_t)src | TAG, (uintptr_t)n | TAG);
 		else if (src->kind == NODE_FILE)
-			ver_move(d, &src->u.v, &n->u.v);
+			dir_ver_move(d, &src->u.v, &n->u.v);
 		free(src);
 	}
-	node_set_name(n, k);
+	dir_node_set_name(n, k);
 	rattach(d, todir, n);
 	if (n->kind == NODE_LINK)
-		link_hook(d, n);
+		dir_link_hook(d, n);
 	return 0;
 }
 
 static void rename_ctime(struct dir *d, uint64_t id, uint64_t ctime)
 {
-	uintptr_t it = id_find(d, id);
+	uintptr_t it = dir_id_find(d, id);
 
 	if (it & TAG)
 		((struct node *)(it & ~(uintptr_t)TAG))->u.d.ctime = ctime;
@@ -389,10 +389,10 @@ static int apply_rename(struct dir *d, const struct persist_item *it)
 
 	if (rkey(d, &it->at, &from, &fd) || rkey(d, &it->to, &to, &td))
 		return -ENOENT;
-	src = name_find(d, &from);
-	if (src && (src->kind == NODE_DIR ? src->u.d.id : node_ver(d, src)->id) != it->id)
+	src = dir_name_find(d, &from);
+	if (src && (src->kind == NODE_DIR ? src->u.d.id : dir_node_ver(d, src)->id) != it->id)
 		src = NULL;
-	dst = name_find(d, &to);
+	dst = dir_name_find(d, &to);
 	/* Two names of one version: rename does nothing (never recorded). */
 	if (dst && dst != src && rdrop(d, dst))
 		return -ENOTEMPTY;
@@ -406,7 +406,7 @@ static int apply_rename(struct dir *d, const struct persist_item *it)
 
 static int apply_attr(struct dir *d, const struct persist_item *a)
 {
-	uintptr_t it = id_find(d, a->id);
+	uintptr_t it = dir_id_find(d, a->id);
 	struct node *n;
 	struct ver *v;
 
@@ -459,7 +459,7 @@ int dir_replay_item(void *dir, const struct persist_item *it)
 
 void dir_replay_drop(void *dir, uint64_t id)
 {
-	struct ver *v = id_ver(dir, id);
+	struct ver *v = dir_id_ver(dir, id);
 
 	if (v && v->state == DIR_ST_PUBLISHED)
 		rdrop_ver(dir, v);

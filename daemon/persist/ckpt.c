@@ -28,7 +28,7 @@
  * walks under the lock as before: no change is ever applied without its record. A failed child
  * (the state does not fit, a crash) turns background checkpoints off
  * until the next checkpoint under the lock succeeds. Only a journal over
- * a shared mapping (journal_shared) gets the thread: a forked child's
+ * a shared mapping (persist_journal_shared) gets the thread: a forked child's
  * stores into private memory would never reach this process.
  *
  * The cost: the fork copies this process's page tables (under the lock:
@@ -60,7 +60,7 @@ static int ckpt_item(void *arg, const struct persist_item *it)
 	uint32_t blen;
 	uint8_t *b = persist_enc(p, it, &blen);
 
-	return b ? journal_ckpt_add(p->j, it->type, b, blen) : -ENOMEM;
+	return b ? persist_journal_ckpt_add(p->j, it->type, b, blen) : -ENOMEM;
 }
 
 static uint64_t now_ns(void)
@@ -94,7 +94,7 @@ static int ckpt_write(struct persist *p)
 	struct jb_ids ids = { .next_id = p->id_mark };
 	int rc;
 
-	rc = journal_ckpt_add(p->j, JR_IDS, &ids, sizeof(ids));
+	rc = persist_journal_ckpt_add(p->j, JR_IDS, &ids, sizeof(ids));
 	if (!rc)
 		rc = p->own.ops->walk_items(p->own.dir, ckpt_item, p);
 	return rc;
@@ -104,8 +104,8 @@ static int ckpt_write(struct persist *p)
 static void committed(struct persist *p, uint64_t removed_before)
 {
 	p->jremoved -= removed_before;
-	p->jtight = !journal_fits(p->j, journal_half_len(p->j) / 8);
-	p->ck.base = journal_used(p->j);
+	p->jtight = !persist_journal_fits(p->j, persist_journal_half_len(p->j) / 8);
+	p->ck.base = persist_journal_used(p->j);
 	p->ck.off = 0;
 }
 
@@ -118,7 +118,7 @@ static void bg_drop(struct persist *p)
 			;
 	}
 	if (p->ck.state == CK_CHILD || p->ck.state == CK_CATCHUP)
-		journal_ckpt_abort(p->j);
+		persist_journal_ckpt_abort(p->j);
 	p->ck.state = CK_IDLE;
 	p->ck.gen++;
 }
@@ -136,10 +136,10 @@ static void bg_failed(struct persist *p, int rc, const char *why)
 static int bg_catchup(struct persist *p, uint32_t max)
 {
 	uint64_t t0 = now_ns();
-	int rc = journal_ckpt_copy(p->j, &p->ck.from, max);
+	int rc = persist_journal_ckpt_copy(p->j, &p->ck.from, max);
 
-	if (!rc && p->ck.from == journal_head(p->j)) {
-		rc = journal_ckpt_commit(p->j);
+	if (!rc && p->ck.from == persist_journal_head(p->j)) {
+		rc = persist_journal_ckpt_commit(p->j);
 		if (!rc) {
 			p->ck.state = CK_IDLE;
 			p->ck.bg++;
@@ -161,13 +161,13 @@ static int ckpt_walk(struct persist *p)
 		bg_drop(p);
 	p->ck.state = CK_IDLE;
 	raise_id_mark(p);
-	rc = journal_ckpt_begin(p->j);
+	rc = persist_journal_ckpt_begin(p->j);
 	if (!rc)
 		rc = ckpt_write(p);
 	if (!rc)
-		rc = journal_ckpt_commit(p->j);
+		rc = persist_journal_ckpt_commit(p->j);
 	if (rc) {
-		journal_ckpt_abort(p->j);
+		persist_journal_ckpt_abort(p->j);
 		return rc;
 	}
 	p->ck.sync++;
@@ -195,8 +195,8 @@ void persist_ckpt_kick(struct persist *p)
 
 	if (!p->ck.on || p->ck.off || p->ck.state != CK_IDLE)
 		return;
-	used = journal_used(p->j);
-	room = journal_half_len(p->j) - p->ck.base;
+	used = persist_journal_used(p->j);
+	room = persist_journal_half_len(p->j) - p->ck.base;
 	if (used - p->ck.base < room / 2)
 		return;
 	p->ck.state = CK_WANT;
@@ -225,8 +225,8 @@ static void __attribute__((noreturn)) ck_child(struct persist *p, int wfd, pid_t
 	if (!r.rc)
 		r.rc = ckpt_write(p);
 	if (!r.rc)
-		r.rc = journal_ckpt_persist(p->j);
-	journal_ckpt_pos(p->j, &r.pos);
+		r.rc = persist_journal_ckpt_persist(p->j);
+	persist_journal_ckpt_pos(p->j, &r.pos);
 	if (write(wfd, &r, sizeof(r)) != (ssize_t)sizeof(r))
 		_exit(1);
 	_exit(0);
@@ -240,15 +240,15 @@ static int bg_start(struct persist *p, int *rfd)
 	int fds[2], rc;
 
 	raise_id_mark(p);
-	rc = journal_ckpt_begin(p->j);
+	rc = persist_journal_ckpt_begin(p->j);
 	if (rc)
 		return rc;
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		rc = -errno;
-		journal_ckpt_abort(p->j);
+		persist_journal_ckpt_abort(p->j);
 		return rc;
 	}
-	p->ck.from = journal_head(p->j);
+	p->ck.from = persist_journal_head(p->j);
 	p->ck.removed = p->jremoved;
 	pid = fork();
 	if (pid == 0)
@@ -258,7 +258,7 @@ static int bg_start(struct persist *p, int *rfd)
 	held(p, t0);
 	if (rc) {
 		close(fds[0]);
-		journal_ckpt_abort(p->j);
+		persist_journal_ckpt_abort(p->j);
 		return rc;
 	}
 	p->ck.pid = pid;
@@ -316,7 +316,7 @@ static void bg_run(struct persist *p)
 		bg_failed(p, r.rc, "writing the state");
 		return;
 	}
-	rc = journal_ckpt_adopt(p->j, &r.pos);
+	rc = persist_journal_ckpt_adopt(p->j, &r.pos);
 	if (rc) {
 		bg_failed(p, rc, "its report");
 		return;
@@ -351,8 +351,8 @@ void persist_ckpt_start(struct persist *p)
 {
 	sigset_t all, old;
 
-	p->ck.base = journal_used(p->j);
-	if (p->ck.on || !journal_shared(p->j))
+	p->ck.base = persist_journal_used(p->j);
+	if (p->ck.on || !persist_journal_shared(p->j))
 		return;
 	pthread_cond_init(&p->ck.cond, NULL);
 	p->ck.stop = 0;

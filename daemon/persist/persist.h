@@ -114,7 +114,7 @@ void persist_free(struct persist *p);
 struct journal *persist_journal(const struct persist *p);
 
 /*
- * Rebuild the empty directory of p from its journal (journal_scan); then
+ * Rebuild the empty directory of p from its journal (persist_journal_scan); then
  * hash every file's bytes at pool_base and drop (and log) each whose XXH3
  * differs from the recorded one. Ids resume above every id the journal
  * names. Writes neither the journal nor the pool. Takes the lock.

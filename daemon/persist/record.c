@@ -75,12 +75,12 @@ static void jwrite(struct persist *p, uint32_t type, const void *body, uint32_t 
 	snprintf(fp, sizeof(fp), "marud.journal.%s", op);
 	snprintf(before, sizeof(before), "%s.before", fp);
 	(void)FAILPOINT(before);
-	rc = journal_append(p->j, type, body, blen, fp);
+	rc = persist_journal_append(p->j, type, body, blen, fp);
 	if (rc == -ENOSPC) {
 		/* 1: a background checkpoint caught up, without this change */
 		rc = persist_ckpt_now(p);
 		if (rc == 1 || (!rc && pre))
-			rc = journal_append(p->j, type, body, blen, fp);
+			rc = persist_journal_append(p->j, type, body, blen, fp);
 	}
 	if (!rc)
 		persist_ckpt_kick(p);
@@ -122,7 +122,7 @@ void persist_write_file(struct persist *p, const struct persist_item *it, const 
 	for (i = 0; i < it->next && left; i++) {
 		uint64_t n = it->ext[i].len < left ? it->ext[i].len : left;
 
-		journal_flush(p->j, it->ext[i].off, n);
+		persist_journal_flush(p->j, it->ext[i].off, n);
 		left -= n;
 	}
 	persist_write(p, it, op, 0);
@@ -150,7 +150,7 @@ static int room_grows(uint32_t type)
 /* Room now, and not tight after the last checkpoint. */
 static int roomy(struct persist *p, uint64_t need)
 {
-	if (!journal_fits(p->j, need) || p->jtight)
+	if (!persist_journal_fits(p->j, need) || p->jtight)
 		return 0;
 	p->jfull_logged = 0;
 	return 1;
@@ -165,7 +165,7 @@ int persist_room(struct persist *p, uint32_t type, size_t nlen, uint32_t next,
 	if (!p)
 		return 0;
 	need = jrec_size(room_body_len(type, nlen, next));
-	slack = journal_half_len(p->j) / 8;
+	slack = persist_journal_half_len(p->j) / 8;
 	if (roomy(p, need))
 		return 0;
 	/* Full, or tight after the last checkpoint: a new one only helps once
@@ -177,7 +177,7 @@ int persist_room(struct persist *p, uint32_t type, size_t nlen, uint32_t next,
 		if (rc >= 0 && roomy(p, need))
 			return 0;
 	}
-	if (journal_fits(p->j, need) && !room_grows(type))
+	if (persist_journal_fits(p->j, need) && !room_grows(type))
 		return 0;
 	if (!p->jfull_logged++)
 		log_warnx("journal: metadata area full (%" PRIu64 " names, %" PRIu64

@@ -95,14 +95,14 @@ int persist_start(struct pool *pl, const struct persist_owner *own,
 		log_warnx("journal off: the directory will not survive a restart");
 		return 0;
 	}
-	rc = journal_open(&jo, &j);
+	rc = persist_journal_open(&jo, &j);
 	if (rc) {
 		log_warn(rc, "journal: metadata area of %" PRIu64 " bytes", pl->meta_len);
 		return rc;
 	}
 	rc = persist_new(j, own, &p);
 	if (rc) {
-		journal_close(j);
+		persist_journal_close(j);
 		return rc;
 	}
 	if (o->fresh)
@@ -116,7 +116,7 @@ int persist_start(struct pool *pl, const struct persist_owner *own,
 	if (rc) {
 		log_warn(rc, "journal: recovered state cannot be checkpointed");
 		persist_free(p);
-		journal_close(j);
+		persist_journal_close(j);
 		return rc;
 	}
 	*out = p;
@@ -128,7 +128,7 @@ void persist_close(struct persist *p)
 	struct journal *j = persist_journal(p);
 
 	persist_free(p);
-	journal_close(j);
+	persist_journal_close(j);
 }
 
 /* ---- marud -n ---- */
@@ -178,7 +178,7 @@ static int check_mapped(const uint8_t *base, const struct pool_superblock *sb,
 	rc = sx->scratch_open(sb->data_off, (sb->size - sb->data_off) & ~4095ull,
 			      sb->align > 4096 ? sb->align : 4096, &own, &h);
 	if (!rc)
-		rc = journal_open(&jo, &j);
+		rc = persist_journal_open(&jo, &j);
 	if (!rc)
 		rc = persist_new(j, &own, &p);
 	if (!rc)
@@ -188,7 +188,7 @@ static int check_mapped(const uint8_t *base, const struct pool_superblock *sb,
 	if (!rc && sx->scratch_check(h))
 		rc = -EUCLEAN;
 	persist_free(p);
-	journal_close(j);
+	persist_journal_close(j);
 	if (h)
 		sx->scratch_close(h);
 	if (rc < 0)

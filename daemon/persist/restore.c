@@ -2,7 +2,7 @@
 /*
  * daemon/persist/restore.c: rebuilding a directory from its journal at
  * start (persist_restore). The records of the active half are replayed in
- * log order (journal_scan); each is decoded and checked (enc.c) and handed
+ * log order (persist_journal_scan); each is decoded and checked (enc.c) and handed
  * to the owner's apply_item, which applies it to the namespace without
  * events and without writing anything (dir/replay.c says what each kind
  * means). A record that does not apply (its parent is gone, its extents
@@ -150,7 +150,7 @@ int persist_restore(struct persist *p, const uint8_t *pool_base, struct journal_
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(p->own.lock);
-	rc = journal_scan(p->j, replay, &r, sc);
+	rc = persist_journal_scan(p->j, replay, &r, sc);
 	if (!rc)
 		rc = verify_all(p, pool_base, st);
 	p->own.ops->replayed(p->own.dir, r.max_id, st);

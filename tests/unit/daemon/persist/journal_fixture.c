@@ -37,7 +37,7 @@ void wopen(struct wfx *f, int journal)
 	f->p = NULL;
 	if (!journal)
 		return;
-	assert_int_equal(journal_open(&jo, &f->j), 0);
+	assert_int_equal(persist_journal_open(&jo, &f->j), 0);
 	dir_persist_owner(f->d, &own);
 	assert_int_equal(persist_new(f->j, &own, &f->p), 0);
 }
@@ -90,7 +90,7 @@ void wclose(struct wfx *f)
 	dir_destroy(f->d);
 	persist_free(f->p);
 	alloc_destroy(f->a);
-	journal_close(f->j);
+	persist_journal_close(f->j);
 	f->p = NULL;
 	f->d = NULL;
 }

@@ -470,7 +470,7 @@ static void test_checkpoint_equivalence(void **state)
 			wmknod(&f, sgid, name, S_IFCHR | 0600, (unsigned int)i);
 		}
 	}
-	journal_stats(f.j, &js);
+	persist_journal_stats(f.j, &js);
 	assert_true(js.checkpoints >= 2);
 	before = listing(&f);
 	/* replay of whatever the last checkpoint left */
@@ -541,14 +541,14 @@ static void torn_op(op_fn op)
 	total = BLK + f.meta_len + f.data_len;
 	build_posix(&f, &sub, &sgid);
 	before = listing(&f);
-	journal_stats(f.j, &js0);
+	persist_journal_stats(f.j, &js0);
 	op(&f, sub, sgid);
-	journal_stats(f.j, &js1);
+	persist_journal_stats(f.j, &js1);
 	after = listing(&f);
 	after_noc = listing_of(f.d, f.pool, 0);
 	assert_int_equal(js0.epoch, js1.epoch);
 	len = js1.used - js0.used;
-	off = BLK + 4096 + js0.used + (js0.epoch % 2 == 0 ? journal_half_len(f.j) : 0);
+	off = BLK + 4096 + js0.used + (js0.epoch % 2 == 0 ? persist_journal_half_len(f.j) : 0);
 	memcpy(&hdr, f.pool + off, sizeof(hdr));
 	first = hdr.len;	/* the op's first record */
 	assert_true(first > 0 && first <= len);
@@ -648,24 +648,24 @@ static void test_pre_link_journal(void **state)
 	memset(&fifo, 0, sizeof(fifo));
 	fifo.b = (struct jb_file){ 52, 50, 0, 0, 7, 8, 9, S_IFIFO | 0600, 0, 0, 4, 0, 0 };
 	memcpy(fifo.name, "pipe", 4);
-	assert_int_equal(journal_append(f.j, JR_DIR, &dir, sizeof(dir.b) + 3, NULL), 0);
-	assert_int_equal(journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
+	assert_int_equal(persist_journal_append(f.j, JR_DIR, &dir, sizeof(dir.b) + 3, NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
 					NULL), 0);
-	assert_int_equal(journal_append(f.j, JR_FILE, &fifo, sizeof(fifo.b) + 4, NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_FILE, &fifo, sizeof(fifo.b) + 4, NULL), 0);
 	file.b.id = 53;
 	file.e.off = data + BLK;
 	memcpy(f.pool + data + BLK, bytes, n);
 	memcpy(file.name, "gone", 4);
-	assert_int_equal(journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
+	assert_int_equal(persist_journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
 					NULL), 0);
 	rm.id = 53;
 	rm.why = DEV_UNLINK;
-	assert_int_equal(journal_append(f.j, JR_REMOVE, &rm, sizeof(rm), NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_REMOVE, &rm, sizeof(rm), NULL), 0);
 	memset(&ren, 0, sizeof(ren));
 	ren.b = (struct jb_rename){ 51, 50, ROOT, 4, 7 };
 	memcpy(ren.names, "keptmoved.", 4 + 6);
 	memcpy(ren.names + 4, "moved.b", 7);
-	assert_int_equal(journal_append(f.j, JR_RENAME, &ren, sizeof(ren.b) + 11, NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_RENAME, &ren, sizeof(ren.b) + 11, NULL), 0);
 	wrestart(&f, &st);
 	assert_int_equal(st.bad_sum, 0);
 	attr_of(&f, ROOT, "moved.b", &at);

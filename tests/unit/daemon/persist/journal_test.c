@@ -153,20 +153,20 @@ static void test_record_roundtrip(void **state)
 
 	for (i = 0; i < sizeof(body); i++)
 		body[i] = (uint8_t)(i * 7);
-	jrec_encode(buf, JR_RENAME, 5, 99, body, 37);
+	persist_jrec_encode(buf, JR_RENAME, 5, 99, body, 37);
 	assert_int_equal(jrec_size(37), 64);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), 0);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), 0);
 	assert_int_equal(type, JR_RENAME);
 	assert_int_equal(blen, 40);	/* padded */
 	assert_memory_equal(b, body, 37);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, UINT64_MAX, &type, &b, &blen), 0);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 98, 5, &type, &b, &blen), -EBADMSG);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 6, &type, &b, &blen), -EBADMSG);
-	assert_int_equal(jrec_decode(buf, 63, 99, 5, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, UINT64_MAX, &type, &b, &blen), 0);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 98, 5, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, 6, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(persist_jrec_decode(buf, 63, 99, 5, &type, &b, &blen), -EBADMSG);
 	/* every single-bit flip anywhere in the record is caught */
 	for (i = 0; i < 64 * 8; i++) {
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
-		assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), -EBADMSG);
+		assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), -EBADMSG);
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
 	}
 }
@@ -252,9 +252,9 @@ static void test_torn_every_offset(void **state)
 	assert_int_equal(wput(&f, ROOT, "a", "alpha"), 0);
 	wmkdir(&f, ROOT, "d");
 	before = listing(f.d);
-	journal_stats(f.j, &js0);
+	persist_journal_stats(f.j, &js0);
 	assert_int_equal(wput(&f, ROOT, "last-one-with-a-name", "omega"), 0);
-	journal_stats(f.j, &js1);
+	persist_journal_stats(f.j, &js1);
 	after = listing(f.d);
 	keep = malloc(total);
 	assert_non_null(keep);
@@ -334,14 +334,14 @@ static void test_damaged_middle(void **state)
 	int i;
 
 	wnew(&f, 256 * 1024, 256 * BLK, 1);
-	journal_stats(f.j, &js);
-	base = BLK + 4096 + js.used + (js.epoch % 2 == 0 ? journal_half_len(f.j) : 0);
+	persist_journal_stats(f.j, &js);
+	base = BLK + 4096 + js.used + (js.epoch % 2 == 0 ? persist_journal_half_len(f.j) : 0);
 	for (i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "n%d", i);
 		assert_int_equal(wput(&f, ROOT, name, name), 0);
 	}
 	/* the first publish after the checkpoint: an ids mark, then its record */
-	journal_stats(f.j, &js);
+	persist_journal_stats(f.j, &js);
 	f.pool[base + 200] ^= 1;
 	wrestart(&f, &sc, &st);
 	assert_true(sc.torn);
