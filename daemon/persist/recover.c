@@ -77,6 +77,25 @@ static int recover(struct pool *pl, struct persist *p)
 	return 0;
 }
 
+static int skip_record(void *arg, uint32_t type, const void *body, uint32_t blen)
+{
+	return 0;
+}
+
+/*
+ * --fresh: nothing is replayed, but the scan still learns which half is
+ * the journal and its epoch, so the checkpoint that follows lands in the
+ * other half with a higher epoch and the next start picks it (without
+ * it, the old half could win again and bring the forgotten names back).
+ */
+static int forget(struct journal *j)
+{
+	struct journal_scan sc;
+
+	log_info("recovery: --fresh: starting empty, forgetting the pool's directory");
+	return persist_journal_scan(j, skip_record, NULL, &sc);
+}
+
 int persist_start(struct pool *pl, const struct persist_owner *own,
 		  const struct persist_start_opts *o, struct persist **out)
 {
@@ -106,7 +125,7 @@ int persist_start(struct pool *pl, const struct persist_owner *own,
 		return rc;
 	}
 	if (o->fresh)
-		log_info("recovery: --fresh: starting empty, forgetting the pool's directory");
+		rc = forget(j);
 	else if (pl->sb_fresh)
 		log_info("recovery: new superblock: starting empty");
 	else

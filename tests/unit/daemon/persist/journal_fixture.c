@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <xxhash.h>
 
 #include <cmocka.h>
 
@@ -93,4 +94,110 @@ void wclose(struct wfx *f)
 	persist_journal_close(f->j);
 	f->p = NULL;
 	f->d = NULL;
+}
+
+uint64_t wfx_put(struct wfx *f, uint64_t parent, const char *name, const char *c)
+{
+	struct extent_list l = { 0 };
+	uint64_t len = strlen(c), off = 0;
+	struct dir_attr at;
+	uint32_t i;
+
+	assert_int_equal(dir_create_ext(f->d, f->s, parent, name, strlen(name), 0, 0, 0644,
+					1, 2, len, &at, &l), 0);
+	for (i = 0; i < l.n && off < len; i++) {
+		uint64_t n = l.v[i].len < len - off ? l.v[i].len : len - off;
+
+		memcpy(f->pool + l.v[i].off, c + off, n);
+		off += n;
+	}
+	extent_list_free(&l);
+	assert_int_equal(dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(c, len), &at, NULL), 0);
+	assert_int_equal(dir_release(f->d, f->s, at.ino), 0);
+	return at.ino;
+}
+
+static int dump_one(void *arg, const struct persist_item *it)
+{
+	struct wfx_dump *x = arg;
+	uint32_t n = persist_enc_len(it);
+
+	if (x->n == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 64;
+		x->rec = realloc(x->rec, x->cap * sizeof(*x->rec));
+		x->len = realloc(x->len, x->cap * sizeof(*x->len));
+		assert_non_null(x->rec);
+		assert_non_null(x->len);
+	}
+	x->rec[x->n] = malloc(n + 4);
+	assert_non_null(x->rec[x->n]);
+	memcpy(x->rec[x->n], &it->type, 4);
+	assert_int_equal(persist_enc_to(it, x->rec[x->n] + 4), n);
+	x->len[x->n++] = n + 4;
+	return 0;
+}
+
+static const struct wfx_dump *sorting;
+
+static int dump_cmp(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint32_t n = sorting->len[i] < sorting->len[j] ? sorting->len[i] : sorting->len[j];
+	int c = memcmp(sorting->rec[i], sorting->rec[j], n);
+
+	return c ? c : (int)sorting->len[i] - (int)sorting->len[j];
+}
+
+void wfx_dump(struct dir *d, struct wfx_dump *out)
+{
+	struct persist_owner own;
+	uint32_t *idx, i;
+	uint8_t **rec;
+	uint32_t *len;
+
+	memset(out, 0, sizeof(*out));
+	dir_persist_owner(d, &own);
+	pthread_mutex_lock(own.lock);
+	assert_int_equal(own.ops->walk_items(own.dir, dump_one, out), 0);
+	pthread_mutex_unlock(own.lock);
+	/* sort by index, then permute */
+	idx = malloc((out->n + 1) * sizeof(*idx));
+	rec = malloc((out->n + 1) * sizeof(*rec));
+	len = malloc((out->n + 1) * sizeof(*len));
+	assert_true(idx && rec && len);
+	for (i = 0; i < out->n; i++)
+		idx[i] = i;
+	sorting = out;
+	qsort(idx, out->n, sizeof(*idx), dump_cmp);
+	for (i = 0; i < out->n; i++) {
+		rec[i] = out->rec[idx[i]];
+		len[i] = out->len[idx[i]];
+	}
+	free(idx);
+	free(out->rec);
+	free(out->len);
+	out->rec = rec;
+	out->len = len;
+}
+
+void wfx_dump_free(struct wfx_dump *x)
+{
+	uint32_t i;
+
+	for (i = 0; i < x->n; i++)
+		free(x->rec[i]);
+	free(x->rec);
+	free(x->len);
+	memset(x, 0, sizeof(*x));
+}
+
+void wfx_dump_equal(const struct wfx_dump *a, const struct wfx_dump *b)
+{
+	uint32_t i;
+
+	assert_int_equal(a->n, b->n);
+	for (i = 0; i < a->n; i++) {
+		assert_int_equal(a->len[i], b->len[i]);
+		assert_memory_equal(a->rec[i], b->rec[i], a->len[i]);
+	}
 }

@@ -42,5 +42,22 @@ void wnew_shared(struct wfx *f, uint64_t meta_len, uint64_t data_len);
 void wfree_pool(struct wfx *f);
 /* End the session, check the accounting (dir_check), close everything but the pool. */
 void wclose(struct wfx *f);
+/* Publish c (strlen bytes, written into the pool) as name under parent: its ino. */
+uint64_t wfx_put(struct wfx *f, uint64_t parent, const char *name, const char *c);
+
+/*
+ * The live state of a directory as the records a checkpoint would hold
+ * (the owner table's walk, each item encoded), sorted, so two directories
+ * compare equal when a restart would not tell them apart.
+ */
+struct wfx_dump {
+	uint8_t **rec;
+	uint32_t *len;
+	uint32_t n, cap;
+};
+void wfx_dump(struct dir *d, struct wfx_dump *out);
+void wfx_dump_free(struct wfx_dump *x);
+/* assert the two dumps hold the same records */
+void wfx_dump_equal(const struct wfx_dump *a, const struct wfx_dump *b);
 
 #endif
