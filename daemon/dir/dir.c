@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/dir/dir.c: the directory object and its sessions: dir_new(),
- * dir_destroy(), dir_session_new(), dir_session_end(). The other files of
+ * dir_destroy(), dir_session_new(), dir_session_end(), and the scratch
+ * directories `marud -n` restores into (dir_scratch, a table handed to
+ * persist_check so daemon/persist/ needs no dir/ name). The other files of
  * daemon/dir/ own one concern each (see dir_priv.h for the map and the
  * direction of calls); this one owns the lock.
  *
@@ -24,6 +26,7 @@
 #include "clock.h"
 #include "dir_priv.h"
 #include "persist.h"
+#include "recover.h"
 
 static int dir_conds_init(struct dir *d)
 {
@@ -160,3 +163,58 @@ uint64_t dir_session_id(const struct dir_session *s)
 {
 	return s->id;
 }
+
+/* ---- the scratch directory of `marud -n` (persist_check) ---- */
+
+struct scratch {
+	struct alloc *a;
+	struct dir *d;
+};
+
+static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+		    const struct extent_list *src, uint64_t src_off, uint64_t len)
+{
+}
+
+static void scratch_free(void *h)
+{
+	struct scratch *s = h;
+
+	dir_destroy(s->d);
+	alloc_destroy(s->a);
+	free(s);
+}
+
+static int scratch_new(uint64_t data_off, uint64_t data_len, uint64_t align,
+		       struct persist_owner *own, void **h)
+{
+	struct dir_opts o = { .copy = no_copy };
+	struct scratch *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	rc = alloc_new(data_off, data_len, 4096, align, &s->a);
+	o.alloc = s->a;
+	if (!rc)
+		rc = dir_new(&o, &s->d);
+	if (rc) {
+		alloc_destroy(s->a);
+		free(s);
+		return rc;
+	}
+	dir_persist_owner(s->d, own);
+	*h = s;
+	return 0;
+}
+
+static int scratch_check(void *h)
+{
+	return dir_check(((struct scratch *)h)->d);
+}
+
+const struct persist_scratch dir_scratch = {
+	.scratch_open = scratch_new,
+	.scratch_check = scratch_check,
+	.scratch_close = scratch_free,
+};

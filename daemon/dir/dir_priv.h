@@ -5,7 +5,7 @@
  * file's internal calls, grouped by the file that owns them. Calls run one
  * way, from a file to the files it names:
  *
- *   dir.c (new/destroy/sessions: owns the lock)
+ *   dir.c (new/destroy/sessions, dir_scratch: owns the lock)
  *   fill.c (out-of-lock copy and zero-fill) -> version.c
  *   ns.c, version.c, link.c (the public namespace and version calls)
  *   check.c (stats and the accounting recount)
@@ -19,10 +19,11 @@
  *
  * Warm restart lives in daemon/persist/: record.c (and ns.c, version.c,
  * link.c for dir_record_room) call into it through persist.h; persist/
- * never calls a dir/ function by name, only the table record.c fills
- * (dir_persist_owner: walk_items in record.c, apply_item, drop_version
- * and replayed in replay.c), so no file of persist/ is above or below
- * one of dir/ in a cycle. Every *_locked or internal function here runs
+ * never calls a dir/ function by name, only the tables it is handed:
+ * the owner table record.c fills (dir_persist_owner: walk_items and
+ * id_next in record.c, apply_item, drop_version and replayed in
+ * replay.c) and, for `marud -n`, dir.c's dir_scratch; so no file of
+ * persist/ is in a cycle with one of dir/. Every *_locked or internal function here runs
  * with d->lock held; see dir.c for the lock rules.
  *
  * Layout, chosen to keep a published name near 200 bytes of heap:

@@ -21,7 +21,6 @@
  * lands on. Pending versions, leases and sessions are never recorded: they
  * do not survive a restart. Changes that grow the state ask
  * dir_record_room() first (persist_room: checkpoint early or -ENOSPC).
- * Also the scratch directories `marud -n` restores into (dir_scratch).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,7 +30,6 @@
 #include "dir_priv.h"
 #include "log.h"
 #include "persist.h"
-#include "recover.h"
 
 /* ---- nodes as items ---- */
 
@@ -357,58 +355,3 @@ void dir_set_persist(struct dir *d, struct persist *p)
 	d->p = p;
 	pthread_mutex_unlock(&d->lock);
 }
-
-/* ---- the scratch directory of `marud -n` (persist_check) ---- */
-
-struct scratch {
-	struct alloc *a;
-	struct dir *d;
-};
-
-static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
-		    const struct extent_list *src, uint64_t src_off, uint64_t len)
-{
-}
-
-static void scratch_free(void *h)
-{
-	struct scratch *s = h;
-
-	dir_destroy(s->d);
-	alloc_destroy(s->a);
-	free(s);
-}
-
-static int scratch_new(uint64_t data_off, uint64_t data_len, uint64_t align,
-		       struct persist_owner *own, void **h)
-{
-	struct dir_opts o = { .copy = no_copy };
-	struct scratch *s = calloc(1, sizeof(*s));
-	int rc;
-
-	if (!s)
-		return -ENOMEM;
-	rc = alloc_new(data_off, data_len, 4096, align, &s->a);
-	o.alloc = s->a;
-	if (!rc)
-		rc = dir_new(&o, &s->d);
-	if (rc) {
-		alloc_destroy(s->a);
-		free(s);
-		return rc;
-	}
-	dir_persist_owner(s->d, own);
-	*h = s;
-	return 0;
-}
-
-static int scratch_check(void *h)
-{
-	return dir_check(((struct scratch *)h)->d);
-}
-
-const struct persist_scratch dir_scratch = {
-	.scratch_open = scratch_new,
-	.scratch_check = scratch_check,
-	.scratch_close = scratch_free,
-};
