@@ -7,6 +7,9 @@
  * allocator (alloc.h) and never touches pool memory itself, except through
  * the copy callback given at creation (used by CREATE_COPY and zero-fill).
  * The implementation is the files of daemon/dir/, one concern each (dir_priv.h).
+ * Warm restart is daemon/persist/'s: the directory calls into it
+ * (persist.h) and hands it a table to call back through (see the end of
+ * this file); it never calls the directory by name.
  *
  * Thread-safety: one mutex inside struct dir guards everything; every dir_*
  * function takes it once and returns without it (a plain call with a copy

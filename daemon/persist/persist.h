@@ -13,14 +13,20 @@
  * record) it gets as a struct persist_owner, a table of function pointers
  * the directory hands over (dir_persist_owner in dir.h):
  *
- *   server.c -> recover.c -> restore.c, ckpt.c, record.c -> enc.c -> journal.c
- *   dir/record.c, dir/replay.c -> persist.h (record.c, ckpt.c)
- *   persist/ -> owner->ops (dir/record.c, dir/replay.c), never by name
+ *   server.c: dir_persist_owner (dir/record.c), persist_start
+ *     (recover.c), dir_set_persist (dir/record.c); at the end
+ *     dir_destroy (stops the checkpoint thread), persist_close
+ *   recover.c -> restore.c, record.c, ckpt.c, journal.c
+ *   restore.c -> enc.c, journal.c     record.c -> ckpt.c, enc.c, journal.c
+ *   ckpt.c -> enc.c, journal.c        enc.c, journal.c -> nothing here
+ *   dir/record.c, dir/dir.c, dir/check.c -> persist/record.c (this header)
+ *   persist/ -> the owner table (dir/record.c, dir/replay.c) and, for
+ *     `marud -n`, dir_scratch (dir/dir.c): never a dir/ function by name
  *
  * A record's meaning travels as a struct persist_item, the one neutral
  * shape both ways: dir/ fills it from a node to record a change or a
  * checkpoint line, restore.c decodes each replayed record into one and
- * hands it to ops->apply.
+ * hands it to ops->apply_item.
  */
 #ifndef MARUD_PERSIST_H
 #define MARUD_PERSIST_H
