@@ -574,7 +574,7 @@ void extent_list_free(struct extent_list *l)
 }
 
 /*
- * Warm restart (daemon/meta/): mark [off, off+len) used, as if alloc_get()
+ * Warm restart (daemon/persist/): mark [off, off+len) used, as if alloc_get()
  * had handed it out. -EINVAL unless the range is block-aligned, inside the
  * pool and entirely free (a recovered extent overlapping another one).
  */

@@ -50,7 +50,7 @@ struct config {
 	char pidfile[PATH_MAX];
 	uint32_t ack_publish_ms;	/* PUBLISH waits for other mounts' acks */
 	uint32_t ack_ms;		/* RENAME, UNLINK, MKDIR, RMDIR, SETATTR */
-	/* Warm restart (daemon/meta/): the directory journal in the pool. */
+	/* Warm restart (daemon/persist/): the directory journal in the pool. */
 	uint64_t meta_size;		/* 0: as recorded, else 1/32 of the pool */
 	int fresh;			/* start empty, forgetting the pool's names */
 	int journal;			/* 0: keep no journal (--no-journal) */

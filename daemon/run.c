@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "config.h"
 #include "log.h"
+#include "dir.h"
 #include "recover.h"
 #include "run.h"
 #include "server.h"
@@ -166,13 +167,13 @@ void run_block_signals(sigset_t *set)
 
 int run_check_only(const struct config *cfg, int have_key, FILE *out)
 {
-	struct meta_opts mo = { .journal = cfg->journal, .fresh = cfg->fresh };
+	struct persist_start_opts mo = { .journal = cfg->journal, .fresh = cfg->fresh };
 
 	config_print(cfg, out);
 	fprintf(out, "configuration OK%s\n",
 		have_key ? "" : " (no key configured: serving only loopback and unix sockets)");
 	/* -n also reads the pool's metadata (never writing it): 1 if damaged. */
-	return meta_check(cfg->pool, &mo, out);
+	return persist_check(cfg->pool, &mo, &dir_scratch, out);
 }
 
 /*

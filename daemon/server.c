@@ -21,11 +21,11 @@
 #include "conn.h"
 #include "dir.h"
 #include "ext.h"
-#include "journal.h"
 #include "listen.h"
 #include "log.h"
 #include "pool.h"
 #include "rdma.h"
+#include "persist.h"
 #include "recover.h"
 #include "server.h"
 #include "server_priv.h"
@@ -167,6 +167,7 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	       struct server **out)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
+	struct persist_owner own;
 	int rc, fresh;
 
 	if (!srv)
@@ -190,11 +191,13 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 		goto out_destroy;
 	}
 	/* Warm restart: the directory the pool's journal holds, before serving. */
-	rc = meta_start(srv->pool, srv->dir,
-			&(struct meta_opts){ .journal = cfg->journal, .fresh = fresh },
-			&srv->journal);
+	dir_persist_owner(srv->dir, &own);
+	rc = persist_start(srv->pool, &own,
+			   &(struct persist_start_opts){ .journal = cfg->journal, .fresh = fresh },
+			   &srv->persist);
 	if (rc)
 		goto out_destroy;
+	dir_set_persist(srv->dir, srv->persist);
 	rc = sessions_new(srv->dir, cfg->grace_ms, &srv->sessions);
 	if (rc)
 		goto out_destroy;
@@ -263,7 +266,7 @@ void server_destroy(struct server *srv)
 	rdma_srv_close(srv->rdma);
 	if (srv->dir)
 		dir_destroy(srv->dir);
-	journal_close(srv->journal);
+	persist_close(srv->persist);	/* after the directory stopped its thread */
 	ext_watch_stop(srv->ext);
 	ext_unload(srv->ext);	/* after the directory: it retires into it */
 	if (srv->alloc)

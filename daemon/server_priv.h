@@ -93,7 +93,7 @@ struct server {
 	struct pool *pool;
 	struct alloc *alloc;
 	struct dir *dir;
-	struct journal *journal;	/* warm restart (daemon/meta/), or NULL */
+	struct persist *persist;	/* warm restart (daemon/persist/), or NULL */
 	struct ext *ext;		/* region extension (daemon/ext/), or NULL */
 	atomic_uint_fast64_t hints_refused, hints_over_limit;
 	struct sessions *sessions;

@@ -10,9 +10,12 @@
 
 #include "dir_priv.h"
 #include "log.h"
+#include "persist.h"
 
 void dir_stats(struct dir *d, struct dir_stats *out)
 {
+	struct persist_stats ps;
+
 	pthread_mutex_lock(&d->lock);
 	*out = d->st;
 	out->capacity = alloc_capacity(d->o.alloc);
@@ -29,11 +32,12 @@ void dir_stats(struct dir *d, struct dir_stats *out)
 	out->sessions = d->nsessions;
 	out->event_seq = d->ev.seq;
 	out->block = d->block;
-	out->ckpt_sync = d->ck.sync;
-	out->ckpt_bg = d->ck.bg;
-	out->ckpt_failed = d->ck.failed;
-	out->ckpt_hold_ns = d->ck.hold_ns;
-	out->ckpt_running = d->ck.state != CK_IDLE;
+	persist_stats(d->p, &ps);
+	out->ckpt_sync = ps.sync;
+	out->ckpt_bg = ps.bg;
+	out->ckpt_failed = ps.failed;
+	out->ckpt_hold_ns = ps.hold_ns;
+	out->ckpt_running = (uint64_t)ps.running;
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -57,7 +61,7 @@ static void census_dir(struct dir *d, const struct node *n, struct census *c)
 {
 	if (n->u.d.id != DIR_ROOT_ID) {
 		c->dirs++;
-		if (node_found(d, n) != n)
+		if (dir_node_found(d, n) != n)
 			c->bad = "directory not found by its name";
 	}
 	if (count_kids(n) != n->u.d.nent)
@@ -111,7 +115,7 @@ static void census_sessions(struct dir *d, struct census *c)
 
 		for (r = rb_first(&s->leases); r; r = rb_next(r)) {
 			const struct lease *l = rb_entry(r, struct lease, rb);
-			const struct ver *v = id_ver(d, l->id);
+			const struct ver *v = dir_id_ver(d, l->id);
 
 			if (!v || v->leases < l->count || !l->count)
 				c->bad = "lease record without a matching version";
@@ -150,7 +154,7 @@ static void census_links(struct dir *d, struct census *c)
 
 	for (r = rb_first(&d->links); r; r = rb_next(r), n++) {
 		const struct node *l = container_of(r, struct node, u.l.rb);
-		const struct ver *v = id_ver(d, l->u.l.target);
+		const struct ver *v = dir_id_ver(d, l->u.l.target);
 
 		if (l->kind != NODE_LINK || !v || v->state != DIR_ST_PUBLISHED)
 			c->bad = "link node without a published version";

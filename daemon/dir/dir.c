@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/dir/dir.c: the directory object and its sessions: dir_new(),
- * dir_destroy(), dir_session_new(), dir_session_end(). The other files of
+ * dir_destroy(), dir_session_new(), dir_session_end(), and the scratch
+ * directories `marud -n` restores into (dir_scratch, a table handed to
+ * persist_check so daemon/persist/ needs no dir/ name). The other files of
  * daemon/dir/ own one concern each (see dir_priv.h for the map and the
  * direction of calls); this one owns the lock.
  *
@@ -23,6 +25,8 @@
 
 #include "clock.h"
 #include "dir_priv.h"
+#include "persist.h"
+#include "recover.h"
 
 static int dir_conds_init(struct dir *d)
 {
@@ -51,12 +55,12 @@ int dir_new(const struct dir_opts *opts, struct dir **out)
 	d->next_id = 2;
 	d->next_cookie = 1;
 	d->next_sid = 1;
-	if (index_init(d))
+	if (dir_index_init(d))
 		goto out_free;
-	d->root = root_new();
+	d->root = dir_root_new();
 	if (!d->root)
 		goto out_index;
-	id_place_dir(d, d->root);
+	dir_id_place_dir(d, d->root);
 	if (dir_conds_init(d))
 		goto out_root;
 	pthread_mutex_init(&d->lock, NULL);
@@ -66,7 +70,7 @@ int dir_new(const struct dir_opts *opts, struct dir **out)
 out_root:
 	free(d->root);
 out_index:
-	index_fini(d);
+	dir_index_fini(d);
 out_free:
 	free(d);
 	return -ENOMEM;
@@ -82,15 +86,15 @@ void dir_destroy(struct dir *d)
 		return;
 	for (s = d->sessions; s; s = sn) {
 		sn = s->next;
-		lease_free_all(s);
+		dir_lease_free_all(s);
 		free(s);
 	}
 	while ((it = htab_walk(&d->ids, &pos)))
-		free_item(d, it);
-	link_fini(d);
-	index_fini(d);
-	ev_fini(d);
-	persist_fini(d);
+		dir_free_item(d, it);
+	dir_link_fini(d);
+	dir_index_fini(d);
+	dir_ev_fini(d);
+	persist_stop(d->p);	/* its thread walks d: gone before d */
 	pthread_cond_destroy(&d->fill_cond);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->lock);
@@ -140,10 +144,10 @@ void dir_session_end(struct dir *d, struct dir_session *s)
 	while ((r = rb_first(&s->leases)) != NULL) {
 		struct lease *l = rb_entry(r, struct lease, rb);
 
-		lease_drop(d, s, l, l->count);
+		dir_lease_drop(d, s, l, l->count);
 	}
 	while (s->pends)
-		pend_abandon(d, s->pends);
+		dir_pend_abandon(d, s->pends);
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -159,3 +163,58 @@ uint64_t dir_session_id(const struct dir_session *s)
 {
 	return s->id;
 }
+
+/* ---- the scratch directory of `marud -n` (persist_check) ---- */
+
+struct scratch {
+	struct alloc *a;
+	struct dir *d;
+};
+
+static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+		    const struct extent_list *src, uint64_t src_off, uint64_t len)
+{
+}
+
+static void scratch_free(void *h)
+{
+	struct scratch *s = h;
+
+	dir_destroy(s->d);
+	alloc_destroy(s->a);
+	free(s);
+}
+
+static int scratch_new(uint64_t data_off, uint64_t data_len, uint64_t align,
+		       struct persist_owner *own, void **h)
+{
+	struct dir_opts o = { .copy = no_copy };
+	struct scratch *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	rc = alloc_new(data_off, data_len, 4096, align, &s->a);
+	o.alloc = s->a;
+	if (!rc)
+		rc = dir_new(&o, &s->d);
+	if (rc) {
+		alloc_destroy(s->a);
+		free(s);
+		return rc;
+	}
+	dir_persist_owner(s->d, own);
+	*h = s;
+	return 0;
+}
+
+static int scratch_check(void *h)
+{
+	return dir_check(((struct scratch *)h)->d);
+}
+
+const struct persist_scratch dir_scratch = {
+	.scratch_open = scratch_new,
+	.scratch_check = scratch_check,
+	.scratch_close = scratch_free,
+};

@@ -7,6 +7,9 @@
  * allocator (alloc.h) and never touches pool memory itself, except through
  * the copy callback given at creation (used by CREATE_COPY and zero-fill).
  * The implementation is the files of daemon/dir/, one concern each (dir_priv.h).
+ * Warm restart is daemon/persist/'s: the directory calls into it
+ * (persist.h) and hands it a table to call back through (see the end of
+ * this file); it never calls the directory by name.
  *
  * Thread-safety: one mutex inside struct dir guards everything; every dir_*
  * function takes it once and returns without it (a plain call with a copy
@@ -115,7 +118,7 @@ struct dir_stats {
 	uint64_t creates, abandons, lease_grants, enospc;
 	uint64_t event_seq;
 	uint64_t block;
-	/* journal checkpoints (ckpt.c): under the lock, by a forked child,
+	/* journal checkpoints (persist/ckpt.c): under the lock, by a forked child,
 	 * failed in the background; the longest lock hold one took; 1 while a
 	 * background one is under way */
 	uint64_t ckpt_sync, ckpt_bg, ckpt_failed, ckpt_hold_ns, ckpt_running;
@@ -404,33 +407,27 @@ void dir_events_kick(struct dir *d);
  */
 void dir_events_gap(struct dir *d);
 
-/* ---- warm restart (dir/persist.c, over daemon/meta/journal.h) ----
+/* ---- warm restart (dir/record.c, dir/replay.c, over daemon/persist/) ----
  *
- * With a journal set, every namespace change is also recorded there, under
- * the lock, in the order it happens; publish, mkdir and rename answer
- * -ENOSPC when even a checkpoint leaves no room for their record.
+ * With a struct persist set, every namespace change is also recorded
+ * there, under the lock, in the order it happens; publish, mkdir, rename,
+ * link, symlink and mknod answer -ENOSPC when even a checkpoint leaves no
+ * room for their record. persist/ reaches the directory only through the
+ * owner table dir_persist_owner() fills: its lock, a walk of the live
+ * items (checkpoints, checksums) and the replay of one record (replay.c).
  */
-struct journal;
-struct journal_scan;
+struct persist;
+struct persist_owner;
+struct persist_scratch;
 
-struct dir_restore_stats {
-	uint64_t dirs, files, bytes;	/* recovered */
-	uint64_t skipped;		/* records that did not apply (logged) */
-	uint64_t bad_sum, bad_sum_bytes; /* versions dropped: checksum mismatch */
-	uint64_t next_id;
-};
+/* The table persist_new(), persist_start() take to reach d. */
+void dir_persist_owner(struct dir *d, struct persist_owner *out);
 /*
- * Rebuild an empty directory from journal j (journal_scan): directories,
- * published versions with their ids, extents (claimed in the allocator),
- * sizes, attributes and checksums; then read every version's bytes at
- * pool_base and drop (and log) each whose XXH3 differs. Ids resume above
- * every id the journal names. Does not write the journal or the pool.
+ * Start recording into p (NULL: stop). dir_destroy() stops p's checkpoint
+ * thread; p itself is freed by its owner after dir_destroy().
  */
-int dir_restore(struct dir *d, struct journal *j, const uint8_t *pool_base,
-		struct journal_scan *sc, struct dir_restore_stats *st);
-/* Start recording into j (NULL: stop). */
-void dir_set_journal(struct dir *d, struct journal *j);
-/* Write the live state as a checkpoint into j's other half. */
-int dir_checkpoint(struct dir *d);
+void dir_set_persist(struct dir *d, struct persist *p);
+/* Scratch directories for persist_check (`marud -n`). */
+extern const struct persist_scratch dir_scratch;
 
 #endif

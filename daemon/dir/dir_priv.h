@@ -2,24 +2,29 @@
 /*
  * daemon/dir/dir_priv.h: the inside of struct dir, shared by the files of
  * daemon/dir/ and by nothing else. It defines the records and declares each
- * file's internal calls, grouped by the file that owns them, lowest layer
- * first. Calls run one way, down this list:
+ * file's internal calls, grouped by the file that owns them. Calls run one
+ * way, from a file to the files it names:
  *
- *   dir.c (new/destroy/sessions: owns the lock)
- *   persist.c (warm restart: journal records, checkpoint, restore)
- *   fill.c (out-of-lock copy and zero-fill)
- *   ns.c, version.c (the public namespace and version calls)
+ *   dir.c (new/destroy/sessions, dir_scratch: owns the lock)
+ *   fill.c (out-of-lock copy and zero-fill) -> version.c
+ *   ns.c, version.c, link.c (the public namespace and version calls)
  *   check.c (stats and the accounting recount)
- *   lease.c (leases, open/release)
- *   lru.c (the LRU and eviction)      event.c (the event ring and waiters)
+ *   lease.c (leases, open/release) -> lru.c (the LRU and eviction)
+ *   event.c (the event ring and waiters) -> record.c
+ *   record.c (changes as journal records; the owner table and walk
+ *     persist/ is handed)          replay.c (what a replayed record means)
+ *   link.c, links.c (hard links, symlinks; the index of link nodes)
  *   node.c (records: nodes, pending and orphaned versions, extents, attrs)
- *   index.c (the names and ids tables over htab.c)
- *   htab.c (a generic hash table)
+ *   index.c (the names and ids tables over htab.c) -> htab.c
  *
- * A file calls only files below it (fill.c -> version.c, version.c ->
- * lease.c -> lru.c -> node.c -> index.c -> htab.c; event.c -> index.c).
- * Every *_locked or internal function here runs with d->lock held; see
- * dir.c for the lock rules.
+ * Warm restart lives in daemon/persist/: record.c (and ns.c, version.c,
+ * link.c for dir_record_room) call into it through persist.h; persist/
+ * never calls a dir/ function by name, only the tables it is handed:
+ * the owner table record.c fills (dir_persist_owner: walk_items and
+ * id_next in record.c, apply_item, drop_version and replayed in
+ * replay.c) and, for `marud -n`, dir.c's dir_scratch; so no file of
+ * persist/ is in a cycle with one of dir/. Every *_locked or internal function here runs
+ * with d->lock held; see dir.c for the lock rules.
  *
  * Layout, chosen to keep a published name near 200 bytes of heap:
  *  - a struct node is one bound name: a directory (struct dnode inline) or a
@@ -27,7 +32,7 @@
  *    inline). Its name follows it (not NUL-terminated);
  *  - pending versions live in a struct pend (owner session, target name);
  *    orphaned versions (unbound, still leased) are a bare malloc'd struct ver;
- *    so a version moves (ver_move) when it is published or orphaned, and
+ *    so a version moves (dir_ver_move) when it is published or orphaned, and
  *    nothing outside daemon/dir/ holds a pointer to one: leases name
  *    versions by id;
  *  - two hash tables: `names` maps (parent id, name) to nodes and to
@@ -165,26 +170,6 @@ struct evring {
 	uint64_t kick;
 };
 
-/*
- * ckpt.c: a checkpoint written by a forked child from its copy of the
- * directory while this process goes on; see ckpt.c for the states.
- */
-enum ckpt_state { CK_IDLE, CK_WANT, CK_CHILD, CK_CATCHUP };
-
-struct ckpt_bg {
-	pthread_t thread;
-	pthread_cond_t cond;		/* wakes the thread: CK_WANT or stop */
-	int on, stop, off;		/* thread runs; asked to end; disabled */
-	enum ckpt_state state;
-	pid_t pid;			/* the child, in CK_CHILD */
-	uint64_t gen;			/* bumped when a checkpoint starts or is dropped */
-	uint64_t from;			/* old-half offset of the next record to copy */
-	uint64_t removed;		/* d->jremoved at the fork */
-	uint64_t base;			/* journal bytes right after the last checkpoint */
-	uint64_t hold_ns;		/* longest lock hold of one checkpoint step */
-	uint64_t sync, bg, failed;	/* checkpoints: walked under the lock, by a child; failed */
-};
-
 struct dir {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* event waiters (CLOCK_MONOTONIC) */
@@ -202,15 +187,7 @@ struct dir {
 	struct dir_stats st;		/* only the event counters are kept here */
 	struct evring ev;
 	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
-	/* persist.c: the journal, when the directory is kept warm */
-	struct journal *j;
-	uint64_t id_mark;		/* ids below it are covered by a record */
-	uint64_t jremoved;		/* removals since the last checkpoint */
-	int jtight;			/* the last checkpoint left less than slack */
-	int jfull_logged;		/* "metadata area full" said once */
-	uint8_t *jb;			/* one record body */
-	uint32_t jbcap;
-	struct ckpt_bg ck;		/* ckpt.c: background checkpoints */
+	struct persist *p;		/* record.c: the journal, when kept warm (persist/) */
 };
 
 struct nkey {
@@ -272,101 +249,80 @@ static inline uint64_t ver_reserved(const struct ver *v)
 
 /* ---- index.c: the names and ids tables ---- */
 
-int index_init(struct dir *d);
-void index_fini(struct dir *d);
+int dir_index_init(struct dir *d);
+void dir_index_fini(struct dir *d);
 void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen);
 uint32_t node_hash(const struct node *n);
 void node_key(struct nkey *k, const struct node *n);
-struct node *node_found(const struct dir *d, const struct node *n);
-void id_place_dir(struct dir *d, struct node *n);
-void id_place_ver(struct dir *d, struct ver *v);
-uintptr_t id_find(const struct dir *d, uint64_t id);
-struct ver *id_ver(const struct dir *d, uint64_t id);
-struct node *id_dir(const struct dir *d, uint64_t id);
-int get_dir(const struct dir *d, uint64_t id, struct node **out);
-struct node *name_find(const struct dir *d, const struct nkey *k);
-struct pend *pend_find(const struct dir *d, const struct dir_session *s,
+struct node *dir_node_found(const struct dir *d, const struct node *n);
+void dir_id_place_dir(struct dir *d, struct node *n);
+void dir_id_place_ver(struct dir *d, struct ver *v);
+uintptr_t dir_id_find(const struct dir *d, uint64_t id);
+struct ver *dir_id_ver(const struct dir *d, uint64_t id);
+struct node *dir_id_dir(const struct dir *d, uint64_t id);
+int dir_get_dir(const struct dir *d, uint64_t id, struct node **out);
+struct node *dir_name_find(const struct dir *d, const struct nkey *k);
+struct pend *dir_pend_find(const struct dir *d, const struct dir_session *s,
 		       const struct nkey *k);
-int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k);
-int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
+int dir_pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k);
+int dir_name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 	     struct nkey *k, struct node **pdir);
-int index_reserve(struct dir *d);
+int dir_index_reserve(struct dir *d);
 
 /* ---- node.c: records, extents, attributes ---- */
 
-int ver_take_list(struct ver *v, struct extent_list *l);
-void ver_put_list(struct ver *v, struct extent_list *l);
-void ver_free_bytes(struct dir *d, struct ver *v);
+int dir_ver_take_list(struct ver *v, struct extent_list *l);
+void dir_ver_put_list(struct ver *v, struct extent_list *l);
+void dir_ver_free_bytes(struct dir *d, struct ver *v);
 /* retire.c: dir_opts.retire for bytes about to go back to the allocator. */
 void dir_retire(struct dir *d, uint64_t off, uint64_t len);
 void dir_retire_list(struct dir *d, const struct extent_list *l);
 void dir_retire_tail(struct dir *d, const struct extent_list *l, uint64_t keep);
-uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep);
-int ver_extents_copy(const struct ver *v, struct extent_list *out);
-void ver_move(struct dir *d, struct ver *from, struct ver *to);
-void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o);
+uint64_t dir_ver_trim(struct dir *d, struct ver *v, uint64_t keep);
+int dir_ver_extents_copy(const struct ver *v, struct extent_list *out);
+void dir_ver_move(struct dir *d, struct ver *from, struct ver *to);
+void dir_ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o);
 void dir_attr_of(const struct node *n, struct dir_attr *o);
-void node_attr(const struct dir *d, struct node *n, struct dir_attr *o);
-void item_attr(uintptr_t it, struct dir_attr *out);
-uint64_t ver_parent(struct ver *v);
+void dir_node_attr(const struct dir *d, struct node *n, struct dir_attr *o);
+void dir_item_attr(uintptr_t it, struct dir_attr *out);
+uint64_t dir_ver_parent(struct ver *v);
 void dir_touch_m(struct node *dn, uint64_t t);
-int cookie_keycmp(const void *key, const struct rb_node *n);
-struct node *node_alloc(size_t nlen);
-struct node *root_new(void);
-void node_set_name(struct node *n, const struct nkey *k);
-void node_link(struct node *parent, struct node *n);
-void node_attach(struct dir *d, struct node *parent, struct node *n);
-void node_detach(struct dir *d, struct node *n);
-int ver_unbind(struct dir *d, struct node *n, struct ver *orphan);
-void file_remove(struct dir *d, struct node *n, struct ver *orphan);
+int dir_cookie_keycmp(const void *key, const struct rb_node *n);
+struct node *dir_node_alloc(size_t nlen);
+struct node *dir_root_new(void);
+void dir_node_set_name(struct node *n, const struct nkey *k);
+void dir_node_link(struct node *parent, struct node *n);
+void dir_node_attach(struct dir *d, struct node *parent, struct node *n);
+void dir_node_detach(struct dir *d, struct node *n);
+int dir_ver_unbind(struct dir *d, struct node *n, struct ver *orphan);
+void dir_file_remove(struct dir *d, struct node *n, struct ver *orphan);
 void dir_remove(struct dir *d, struct node *n);
-void pend_attach(struct dir *d, struct pend *p, const struct nkey *k);
-void pend_detach(struct dir *d, struct pend *p);
-void pend_unlink_session(struct pend *p);
-void pend_abandon(struct dir *d, struct pend *p);
-void free_item(struct dir *d, uintptr_t it);
+void dir_pend_attach(struct dir *d, struct pend *p, const struct nkey *k);
+void dir_pend_detach(struct dir *d, struct pend *p);
+void dir_pend_unlink_session(struct pend *p);
+void dir_pend_abandon(struct dir *d, struct pend *p);
+void dir_free_item(struct dir *d, uintptr_t it);
 
-/* ---- jenc.c: journal record bodies (in d->jb unless given a buffer) ---- */
+/* ---- record.c: changes into daemon/persist/ (a no-op without a journal) ---- */
 
-struct jb_attr;
-uint32_t jenc_file_len(size_t nlen, uint32_t next);
-uint8_t *jenc_file(struct dir *d, const struct node *n, uint32_t *blen);
-uint8_t *jenc_dir(struct dir *d, const struct node *n, uint32_t *blen);
-uint8_t *jenc_special(struct dir *d, const struct node *n, uint32_t *blen);
-uint8_t *jenc_link(struct dir *d, struct node *n, uint32_t *blen);
-/* into p: sizeof(struct jb_unname) + PROTO_NAME_MAX bytes */
-uint32_t jenc_unname(uint8_t *p, uint32_t why, uint64_t id, const struct evname *a);
-/* -ENOENT if it is 0 */
-int jenc_attr(uintptr_t it, struct jb_attr *b);
-uint8_t *jenc_rename(struct dir *d, uint64_t ino, const struct evname *a,
-		     const struct evname *b, uint32_t *blen);
-
-/* ---- ckpt.c: checkpoints, under the lock or by a forked child ---- */
-
+/* Record the change an event announces (called by dir_ev_push). */
+void dir_record_event(struct dir *d, uint32_t type, uint64_t ino,
+		      const struct evname *a, const struct evname *b);
 /*
- * A checkpoint now, under the lock: 0 when the new half holds the state
- * as it is (the change being recorded needs no record when it is already
- * applied), 1 when it holds the journal as it was (a background
- * checkpoint finished: the record must still be appended), or -errno
- * (-ENOSPC: the state does not fit a half; the old half stays).
+ * Before a change that grows the live state: room for its record (type a
+ * JR_* of journal.h), or -ENOSPC.
  */
-int ckpt_now(struct dir *d);
-/* After an append: start a background checkpoint when half the room left
- * by the last one is used. */
-void ckpt_kick(struct dir *d);
-/* End the background thread (and any child); d->lock not held. */
-void ckpt_fini(struct dir *d);
-
-/* ---- persist.c: the journal (a no-op without one) ---- */
-
-/* Record the change an event announces (called by ev_push). */
-void persist_event(struct dir *d, uint32_t type, uint64_t ino,
-		   const struct evname *a, const struct evname *b);
-/* Before a change that grows the live state: room for its record, or -ENOSPC. */
-int persist_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next);
+int dir_record_room(struct dir *d, uint32_t type, size_t nlen, uint32_t next);
 /* After handing out an id: keep the id mark above it. */
-void persist_ids(struct dir *d);
-void persist_fini(struct dir *d);
+void dir_record_ids(struct dir *d);
+
+/* ---- replay.c: replayed records, through record.c's owner table ---- */
+
+struct persist_item;
+struct persist_restore_stats;
+int dir_replay_item(void *dir, const struct persist_item *it);
+void dir_replay_drop(void *dir, uint64_t id);
+void dir_replayed(void *dir, uint64_t max_id, struct persist_restore_stats *st);
 
 static inline int ver_regular(const struct ver *v)
 {
@@ -376,59 +332,59 @@ static inline int ver_regular(const struct ver *v)
 /* ---- node.c: what a name binds ---- */
 
 /* The version a file or link node binds. */
-struct ver *node_ver(const struct dir *d, struct node *n);
+struct ver *dir_node_ver(const struct dir *d, struct node *n);
 /* The node holding the version a file or link node binds. */
-struct node *node_primary(const struct dir *d, struct node *n);
+struct node *dir_node_primary(const struct dir *d, struct node *n);
 /* 1 if n's version has more than one name. */
-int node_shared(const struct dir *d, struct node *n);
+int dir_node_shared(const struct dir *d, struct node *n);
 
 /* ---- links.c: the index of hard-link nodes ---- */
 
 /* Some link node of version id, or NULL. */
-struct node *link_first(const struct dir *d, uint64_t id);
+struct node *dir_link_first(const struct dir *d, uint64_t id);
 /* Take link node n out of d->links / put it back (rename re-keys it). */
-void link_unhook(struct dir *d, struct node *n);
-void link_hook(struct dir *d, struct node *n);
+void dir_link_unhook(struct dir *d, struct node *n);
+void dir_link_hook(struct dir *d, struct node *n);
 /* Remove every other name of v (eviction): DEV_EVICT for each. */
-void link_drop_all(struct dir *d, struct ver *v, uint32_t type);
+void dir_link_drop_all(struct dir *d, struct ver *v, uint32_t type);
 /* dir_destroy: free every link node (they are in no ids slot). */
-void link_fini(struct dir *d);
+void dir_link_fini(struct dir *d);
 
 /* ---- link.c: hard links, symlinks, special files ---- */
 
 /*
- * Remove the name n of a version that keeps other names (node_shared):
+ * Remove the name n of a version that keeps other names (dir_node_shared):
  * the version stays bound to them (one is promoted to hold it when n did).
  * Frees n; sends DEV_SETATTR for the version (its nlink changed).
  */
-void link_drop_name(struct dir *d, struct node *n);
+void dir_link_drop_name(struct dir *d, struct node *n);
 /*
  * POSIX set-group-ID directories: a new entry in directory pd takes pd's
  * group; a new directory (mode != NULL) also keeps S_ISGID.
  */
-void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
+void dir_inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode);
 
 /* ---- event.c: the event ring ---- */
 
-void ev_push(struct dir *d, uint32_t type, uint64_t ino,
+void dir_ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	     const struct evname *a, const struct evname *b);
-void ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n);
-void ev_fini(struct dir *d);
+void dir_ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n);
+void dir_ev_fini(struct dir *d);
 
 /* ---- lru.c: the LRU of evictable versions, eviction ---- */
 
-void lru_del(struct dir *d, struct ver *v);
-void lru_settle(struct dir *d, struct node *n);
-void lru_touch(struct dir *d, struct ver *v);
-int get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
+void dir_lru_del(struct dir *d, struct ver *v);
+void dir_lru_settle(struct dir *d, struct node *n);
+void dir_lru_touch(struct dir *d, struct ver *v);
+int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
 
 /* ---- lease.c: leases ---- */
 
-struct lease *lease_find(struct dir_session *s, uint64_t id);
-void lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
-void lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
-void lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count);
-void lease_free_all(struct dir_session *s);
+struct lease *dir_lease_find(struct dir_session *s, uint64_t id);
+void dir_lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
+void dir_lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare);
+void dir_lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count);
+void dir_lease_free_all(struct dir_session *s);
 
 /* ---- version.c: pending versions ---- */
 
@@ -439,11 +395,11 @@ struct create_args {
 	uint32_t flags, mode, uid, gid;
 };
 
-int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
-int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
-int pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
+int dir_own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
+int dir_own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
 /* *srcp: the published version to copy (the caller copies it), or NULL. */
-int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
+int dir_create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
 		  struct pend **pp, struct node **srcp);
 
 #endif

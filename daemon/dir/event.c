@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/dir/event.c: the event ring of the directory and its waiters.
- * Every namespace change is pushed here (ev_push/ev_node, with d->lock
+ * Every namespace change is pushed here (dir_ev_push/dir_ev_node, with d->lock
  * held) with its paths built from the directory tree at that moment;
  * subscribers copy events out with dir_events_wait(), which sleeps on
  * d->cond (CLOCK_MONOTONIC, from cond_init_mono) with a deadline from
@@ -40,7 +40,7 @@ static const char *path_build(const struct dir *d, uint64_t parent, const char *
 	buf[pos] = '\0';
 	if (nlen && path_prepend(buf, &pos, name, nlen))
 		return buf + pos;
-	while (parent != DIR_ROOT_ID && (n = id_dir(d, parent)) != NULL) {
+	while (parent != DIR_ROOT_ID && (n = dir_id_dir(d, parent)) != NULL) {
 		if (path_prepend(buf, &pos, n->name, n->nlen))
 			break;
 		parent = n->parent;
@@ -80,7 +80,7 @@ static struct evrec *ev_slot(struct dir *d)
 	return rec;
 }
 
-void ev_push(struct dir *d, uint32_t type, uint64_t ino,
+void dir_ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	     const struct evname *a, const struct evname *b)
 {
 	char b1[PROTO_PATH_MAX], b2[PROTO_PATH_MAX];
@@ -88,8 +88,8 @@ void ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	struct evrec *rec;
 	size_t l1, l2;
 
-	/* The journal records the same changes, at the same instant (persist.c). */
-	persist_event(d, type, ino, a, b);
+	/* The journal records the same changes, at the same instant (record.c). */
+	dir_record_event(d, type, ino, a, b);
 	p1 = path_build(d, a->parent, a->name, a->nlen, b1, sizeof(b1));
 	if (b)
 		p2 = path_build(d, b->parent, b->name, b->nlen, b2, sizeof(b2));
@@ -118,14 +118,14 @@ void ev_push(struct dir *d, uint32_t type, uint64_t ino,
 	pthread_cond_broadcast(&d->cond);
 }
 
-void ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n)
+void dir_ev_node(struct dir *d, uint32_t type, uint64_t ino, const struct node *n)
 {
 	struct evname a = { n->parent, n->name, n->nlen };
 
-	ev_push(d, type, ino, &a, NULL);
+	dir_ev_push(d, type, ino, &a, NULL);
 }
 
-void ev_fini(struct dir *d)
+void dir_ev_fini(struct dir *d)
 {
 	uint32_t k;
 

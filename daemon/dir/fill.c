@@ -32,7 +32,7 @@ static void fill_clear(struct dir_fill *f)
 /* Mark p filling [dst_off, dst_off + len) with a copy of its extents in f. */
 static int fill_start(struct pend *p, uint64_t dst_off, uint64_t len, struct dir_fill *f)
 {
-	int rc = ver_extents_copy(&p->v, &f->dst);
+	int rc = dir_ver_extents_copy(&p->v, &f->dst);
 
 	if (rc)
 		return rc;
@@ -51,11 +51,11 @@ static int fill_pin(struct dir *d, struct dir_session *s, struct node *src,
 
 	if (!spare)
 		return -ENOMEM;
-	if (ver_extents_copy(&src->u.v, &f->src)) {
+	if (dir_ver_extents_copy(&src->u.v, &f->src)) {
 		free(spare);
 		return -ENOMEM;
 	}
-	lease_pin(d, s, &src->u.v, spare);
+	dir_lease_pin(d, s, &src->u.v, spare);
 	f->src_ino = src->u.v.id;
 	return 0;
 }
@@ -69,7 +69,7 @@ static int create_begin_locked(struct dir *d, struct dir_session *s,
 	uint64_t len;
 	int rc;
 
-	rc = create_locked(d, s, a, &p, &src);
+	rc = dir_create_locked(d, s, a, &p, &src);
 	if (rc)
 		return rc;
 	len = src ? src->u.v.size : 0;
@@ -80,12 +80,12 @@ static int create_begin_locked(struct dir *d, struct dir_session *s,
 		rc = fill_start(p, 0, len, f);
 	if (rc) {
 		if (f->src_ino)
-			lease_drop(d, s, lease_find(s, f->src_ino), 1);
+			dir_lease_drop(d, s, dir_lease_find(s, f->src_ino), 1);
 		fill_clear(f);
-		pend_abandon(d, p);
+		dir_pend_abandon(d, p);
 		return rc;
 	}
-	ver_attr(&p->v, ver_parent(&p->v), out);
+	dir_ver_attr(&p->v, dir_ver_parent(&p->v), out);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ static int zero_begin(struct pend *p, uint64_t from, uint64_t to, uint64_t size,
 		p->v.size = size;
 		p->v.mtime = p->v.ctime = now_ns();
 	}
-	ver_attr(&p->v, ver_parent(&p->v), out);
+	dir_ver_attr(&p->v, dir_ver_parent(&p->v), out);
 	return 0;
 }
 
@@ -128,9 +128,9 @@ static int truncate_begin_locked(struct dir *d, struct dir_session *s, uint64_t 
 	struct pend *p;
 	int rc;
 
-	rc = own_pend_idle(d, s, ino, &p);
+	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (!rc)
-		rc = pend_grow(d, p, size);
+		rc = dir_pend_grow(d, p, size);
 	if (rc)
 		return rc;
 	f->kind = FILL_TRUNCATE;
@@ -157,7 +157,7 @@ static int wrote_begin_locked(struct dir *d, struct dir_session *s, uint64_t ino
 	uint64_t size;
 	int rc;
 
-	rc = own_pend_idle(d, s, ino, &p);
+	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (rc)
 		return rc;
 	if (start > end || end > ver_reserved(&p->v))
@@ -193,9 +193,9 @@ static int fill_finish(struct dir *d, struct pend *p, const struct dir_fill *f, 
 {
 	if (err) {
 		if (f->kind == FILL_CREATE)
-			pend_abandon(d, p);
+			dir_pend_abandon(d, p);
 		else
-			ver_attr(&p->v, ver_parent(&p->v), out);
+			dir_ver_attr(&p->v, dir_ver_parent(&p->v), out);
 		return err;
 	}
 	if (f->len) {
@@ -203,7 +203,7 @@ static int fill_finish(struct dir *d, struct pend *p, const struct dir_fill *f, 
 		if (f->kind != FILL_CREATE)
 			p->v.mtime = p->v.ctime = now_ns();
 	}
-	ver_attr(&p->v, ver_parent(&p->v), out);
+	dir_ver_attr(&p->v, dir_ver_parent(&p->v), out);
 	return 0;
 }
 
@@ -215,12 +215,12 @@ static int fill_done_locked(struct dir *d, struct dir_session *s, struct dir_fil
 	int rc;
 
 	if (f->src_ino) {
-		l = lease_find(s, f->src_ino);
+		l = dir_lease_find(s, f->src_ino);
 		if (l)
-			lease_drop(d, s, l, 1);
+			dir_lease_drop(d, s, l, 1);
 		f->src_ino = 0;
 	}
-	rc = own_pend(d, s, f->ino, &p);
+	rc = dir_own_pend(d, s, f->ino, &p);
 	if (rc)
 		return rc;
 	if (p->filling) {

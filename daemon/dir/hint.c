@@ -17,20 +17,20 @@ int dir_hint_extents(struct dir *d, struct dir_session *s, uint64_t ino, int wan
 	int mine, ok, rc = 0;
 
 	pthread_mutex_lock(&d->lock);
-	v = id_ver(d, ino);
+	v = dir_id_ver(d, ino);
 	if (!v) {
 		rc = -ENOENT;
 		goto out;
 	}
 	mine = v->state == DIR_ST_PENDING && ver_pend(v)->owner == s;
 	ok = want_write ? mine
-			: mine || v->state == DIR_ST_PUBLISHED || lease_find(s, ino);
+			: mine || v->state == DIR_ST_PUBLISHED || dir_lease_find(s, ino);
 	if (!ok)
 		rc = -EPERM;
-	else if (ver_extents_copy(v, out))
+	else if (dir_ver_extents_copy(v, out))
 		rc = -ENOMEM;
 	else
-		ver_attr(v, ver_parent(v), attr);
+		dir_ver_attr(v, dir_ver_parent(v), attr);
 out:
 	pthread_mutex_unlock(&d->lock);
 	return rc;

@@ -62,7 +62,7 @@ static uint32_t ids_hash(uintptr_t it)
 	return id_hash(item_id(it));
 }
 
-int index_init(struct dir *d)
+int dir_index_init(struct dir *d)
 {
 	if (htab_init(&d->names, HTAB_MIN, names_hash))
 		return -ENOMEM;
@@ -73,31 +73,31 @@ int index_init(struct dir *d)
 	return 0;
 }
 
-void index_fini(struct dir *d)
+void dir_index_fini(struct dir *d)
 {
 	htab_fini(&d->ids);
 	htab_fini(&d->names);
 }
 
 /* Room for one more name and one more id, before anything changes. */
-int index_reserve(struct dir *d)
+int dir_index_reserve(struct dir *d)
 {
 	if (htab_reserve(&d->names) || htab_reserve(&d->ids))
 		return -ENOMEM;
 	return 0;
 }
 
-void id_place_dir(struct dir *d, struct node *n)
+void dir_id_place_dir(struct dir *d, struct node *n)
 {
 	htab_place(&d->ids, (uintptr_t)n | TAG, id_hash(n->u.d.id));
 }
 
-void id_place_ver(struct dir *d, struct ver *v)
+void dir_id_place_ver(struct dir *d, struct ver *v)
 {
 	htab_place(&d->ids, (uintptr_t)v, id_hash(v->id));
 }
 
-uintptr_t id_find(const struct dir *d, uint64_t id)
+uintptr_t dir_id_find(const struct dir *d, uint64_t id)
 {
 	struct htab_probe p;
 	uintptr_t it;
@@ -108,24 +108,24 @@ uintptr_t id_find(const struct dir *d, uint64_t id)
 	return 0;
 }
 
-struct ver *id_ver(const struct dir *d, uint64_t id)
+struct ver *dir_id_ver(const struct dir *d, uint64_t id)
 {
-	uintptr_t it = id_find(d, id);
+	uintptr_t it = dir_id_find(d, id);
 
 	return it && !(it & TAG) ? (struct ver *)it : NULL;
 }
 
-struct node *id_dir(const struct dir *d, uint64_t id)
+struct node *dir_id_dir(const struct dir *d, uint64_t id)
 {
-	uintptr_t it = id_find(d, id);
+	uintptr_t it = dir_id_find(d, id);
 
 	return it & TAG ? (struct node *)(it & ~(uintptr_t)TAG) : NULL;
 }
 
 /* Directory by id: -ENOENT if unknown, -ENOTDIR if a file. */
-int get_dir(const struct dir *d, uint64_t id, struct node **out)
+int dir_get_dir(const struct dir *d, uint64_t id, struct node **out)
 {
-	uintptr_t it = id_find(d, id);
+	uintptr_t it = dir_id_find(d, id);
 
 	if (!it)
 		return -ENOENT;
@@ -148,7 +148,7 @@ static int pend_is(const struct pend *p, const struct nkey *k)
 }
 
 /* The bound node (file or directory) of a name. */
-struct node *name_find(const struct dir *d, const struct nkey *k)
+struct node *dir_name_find(const struct dir *d, const struct nkey *k)
 {
 	struct htab_probe p;
 	uintptr_t it;
@@ -171,7 +171,7 @@ static struct pend *item_pend(uintptr_t it, const struct dir_session *s,
 }
 
 /* s's newest attached pending version of a name. */
-struct pend *pend_find(const struct dir *d, const struct dir_session *s,
+struct pend *dir_pend_find(const struct dir *d, const struct dir_session *s,
 		       const struct nkey *k)
 {
 	struct pend *best = NULL, *p;
@@ -189,7 +189,7 @@ struct pend *pend_find(const struct dir *d, const struct dir_session *s,
 }
 
 /* How many of s's attached pending versions a name has. */
-int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k)
+int dir_pends_of(const struct dir *d, const struct dir_session *s, const struct nkey *k)
 {
 	struct htab_probe pr;
 	uintptr_t it;
@@ -203,16 +203,16 @@ int pends_of(const struct dir *d, const struct dir_session *s, const struct nkey
 }
 
 /* The node found by n's own name (the accounting check). */
-struct node *node_found(const struct dir *d, const struct node *n)
+struct node *dir_node_found(const struct dir *d, const struct node *n)
 {
 	struct nkey k;
 
 	node_key(&k, n);
-	return name_find(d, &k);
+	return dir_name_find(d, &k);
 }
 
 /* Validate name and resolve parent to a directory. */
-int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
+int dir_name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 	     struct nkey *k, struct node **pdir)
 {
 	int rc;
@@ -222,7 +222,7 @@ int name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 	rc = proto_name_valid(name, nlen);
 	if (rc)
 		return rc;
-	rc = get_dir(d, parent, pdir);
+	rc = dir_get_dir(d, parent, pdir);
 	if (rc)
 		return rc;
 	nkey_set(k, parent, name, nlen);

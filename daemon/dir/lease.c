@@ -28,7 +28,7 @@ static int lease_cmp(const struct rb_node *a, const struct rb_node *b)
 	return lease_keycmp(&rb_entry(a, struct lease, rb)->id, b);
 }
 
-struct lease *lease_find(struct dir_session *s, uint64_t id)
+struct lease *dir_lease_find(struct dir_session *s, uint64_t id)
 {
 	struct rb_node *n = rb_find(&s->leases, &id, lease_keycmp);
 
@@ -39,9 +39,9 @@ struct lease *lease_find(struct dir_session *s, uint64_t id)
  * Add one lease of s on v without counting a grant: what fill.c pins a copy
  * source with. spare is a preallocated record (consumed or freed).
  */
-void lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare)
+void dir_lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare)
 {
-	struct lease *l = lease_find(s, v->id);
+	struct lease *l = dir_lease_find(s, v->id);
 
 	if (l) {
 		l->count++;
@@ -51,16 +51,16 @@ void lease_pin(struct dir *d, struct dir_session *s, struct ver *v, struct lease
 		spare->count = 1;
 		rb_insert(&s->leases, &spare->rb, lease_cmp);
 	}
-	lru_del(d, v);
+	dir_lru_del(d, v);
 	v->leases++;
 	s->nleases++;
 	d->nleases++;
 }
 
 /* Add one lease of s on v (an open or a publish). */
-void lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare)
+void dir_lease_add(struct dir *d, struct dir_session *s, struct ver *v, struct lease *spare)
 {
-	lease_pin(d, s, v, spare);
+	dir_lease_pin(d, s, v, spare);
 	d->st.lease_grants++;
 }
 
@@ -70,22 +70,22 @@ static void ver_unleased(struct dir *d, struct ver *v)
 	uint64_t r;
 
 	if (v->state == DIR_ST_PUBLISHED) {
-		lru_settle(d, ver_node(v));
+		dir_lru_settle(d, ver_node(v));
 		return;
 	}
 	if (v->state != DIR_ST_ORPHANED)
 		return;
 	r = ver_reserved(v);
-	ver_free_bytes(d, v);
+	dir_ver_free_bytes(d, v);
 	d->orphaned -= r;
 	htab_del(&d->ids, (uintptr_t)v);
 	d->nvers--;
 	free(v);
 }
 
-void lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count)
+void dir_lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t count)
 {
-	struct ver *v = id_ver(d, l->id);
+	struct ver *v = dir_id_ver(d, l->id);
 
 	l->count -= count;
 	s->nleases -= count;
@@ -102,7 +102,7 @@ void lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint32_t 
 }
 
 /* dir_destroy: free the records only (the versions go with the ids table). */
-void lease_free_all(struct dir_session *s)
+void dir_lease_free_all(struct dir_session *s)
 {
 	struct rb_node *r;
 
@@ -122,15 +122,15 @@ static int open_target(struct dir *d, uint64_t parent, const char *name, size_t 
 	int rc;
 
 	if (nlen) {
-		rc = name_key(d, parent, name, nlen, &k, &pd);
+		rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 		if (rc)
 			return rc;
-		n = name_find(d, &k);
+		n = dir_name_find(d, &k);
 		if (!n)
 			return -ENOENT;
 		if (n->kind == NODE_DIR)
 			return -EISDIR;
-		*out = node_ver(d, n);
+		*out = dir_node_ver(d, n);
 		return 0;
 	}
 	/*
@@ -140,9 +140,9 @@ static int open_target(struct dir *d, uint64_t parent, const char *name, size_t 
 	 * inode too. Once the last lease is gone the version is, and the
 	 * caller looks the name up again.
 	 */
-	v = id_ver(d, ino);
+	v = dir_id_ver(d, ino);
 	if (!v || (v->state != DIR_ST_PUBLISHED && v->state != DIR_ST_ORPHANED))
-		return id_dir(d, ino) ? -EISDIR : -ESTALE;
+		return dir_id_dir(d, ino) ? -EISDIR : -ESTALE;
 	*out = v;
 	return 0;
 }
@@ -167,12 +167,12 @@ static int open_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	spare = malloc(sizeof(*spare));
 	if (!spare)
 		return -ENOMEM;
-	if (ext && ver_extents_copy(v, &l)) {
+	if (ext && dir_ver_extents_copy(v, &l)) {
 		free(spare);
 		return -ENOMEM;
 	}
-	lease_add(d, s, v, spare);
-	ver_attr(v, ver_parent(v), out);
+	dir_lease_add(d, s, v, spare);
+	dir_ver_attr(v, dir_ver_parent(v), out);
 	if (ext)
 		*ext = l;
 	return 0;
@@ -202,9 +202,9 @@ int dir_release(struct dir *d, struct dir_session *s, uint64_t ino)
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
-	l = lease_find(s, ino);
+	l = dir_lease_find(s, ino);
 	if (l)
-		lease_drop(d, s, l, 1);
+		dir_lease_drop(d, s, l, 1);
 	else
 		rc = -EINVAL;
 	pthread_mutex_unlock(&d->lock);
@@ -217,7 +217,7 @@ uint32_t dir_lease_count(struct dir *d, struct dir_session *s, uint64_t ino)
 	uint32_t n;
 
 	pthread_mutex_lock(&d->lock);
-	l = lease_find(s, ino);
+	l = dir_lease_find(s, ino);
 	n = l ? l->count : 0;
 	pthread_mutex_unlock(&d->lock);
 	return n;

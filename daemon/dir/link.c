@@ -6,7 +6,7 @@
  * is its primary name, every other name is a NODE_LINK node naming the
  * version by id, kept in d->links by (version id, cookie) so the names of
  * a version are found in O(log n). When the primary name goes, another
- * name is promoted to hold the version (ver_move); when the version is
+ * name is promoted to hold the version (dir_ver_move); when the version is
  * evicted, every name goes at once. Symlinks and special files (FIFOs,
  * sockets, devices) are published versions with no extents: no pool
  * memory, never on the LRU; a symlink keeps its target on the heap.
@@ -16,12 +16,12 @@
  * eviction are links.c's; which version a name binds is node.c's.
  *
  * It also owns the set-group-ID rule every new entry follows
- * (inherit_group: mkdir, create, symlink, mknod).
+ * (dir_inherit_group: mkdir, create, symlink, mknod).
  *
  * Mutation points (for the journal): dir_link (name bound to a version),
- * dir_symlink and dir_mknod (new entry), link_drop_name (one name of a
+ * dir_symlink and dir_mknod (new entry), dir_link_drop_name (one name of a
  * shared version removed: unlink, replace or rename over it),
- * link_drop_all (eviction removes every name).
+ * dir_link_drop_all (eviction removes every name).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,7 +31,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
-#include "journal.h"
+#include "persist.h"
 #include "log.h"
 
 /* The version lost a name: subscribers re-read its nlink and ctime. */
@@ -41,37 +41,37 @@ static void ver_lost_name(struct dir *d, struct node *primary)
 
 	v->links--;
 	v->ctime = now_ns();
-	ev_node(d, DEV_SETATTR, v->id, primary);
+	dir_ev_node(d, DEV_SETATTR, v->id, primary);
 }
 
-void link_drop_name(struct dir *d, struct node *n)
+void dir_link_drop_name(struct dir *d, struct node *n)
 {
 	struct node *l;
 	struct ver *v;
 
 	if (n->kind == NODE_LINK) {
-		link_unhook(d, n);
-		node_detach(d, n);
-		ver_lost_name(d, node_primary(d, n));
+		dir_link_unhook(d, n);
+		dir_node_detach(d, n);
+		ver_lost_name(d, dir_node_primary(d, n));
 	} else {
 		/* n holds the version: another name takes it over. */
 		v = &n->u.v;
-		l = link_first(d, v->id);
+		l = dir_link_first(d, v->id);
 		if (!l)
 			fatalx("dir: shared version without a link node");
-		link_unhook(d, l);
-		lru_del(d, v);
-		node_detach(d, n);
-		ver_move(d, v, &l->u.v);
+		dir_link_unhook(d, l);
+		dir_lru_del(d, v);
+		dir_node_detach(d, n);
+		dir_ver_move(d, v, &l->u.v);
 		l->kind = NODE_FILE;
 		ver_lost_name(d, l);
-		lru_settle(d, l);
+		dir_lru_settle(d, l);
 	}
 	d->nnames--;
 	free(n);
 }
 
-void inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode)
+void dir_inherit_group(const struct node *pd, uint32_t *gid, uint32_t *mode)
 {
 	if (!pd || pd->kind != NODE_DIR || !(pd->u.d.mode & S_ISGID))
 		return;
@@ -91,37 +91,37 @@ static int link_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	struct ver *v;
 	int rc;
 
-	v = id_ver(d, ino);
+	v = dir_id_ver(d, ino);
 	if (!v)
-		return id_dir(d, ino) ? -EPERM : -ENOENT;
+		return dir_id_dir(d, ino) ? -EPERM : -ENOENT;
 	/* Pending: not bound anywhere yet; orphaned: its name is gone. */
 	if (v->state != DIR_ST_PUBLISHED)
 		return -ENOENT;
-	rc = name_key(d, parent, name, nlen, &k, &pd);
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 	if (rc)
 		return rc;
-	if (name_find(d, &k) || pend_find(d, s, &k))
+	if (dir_name_find(d, &k) || dir_pend_find(d, s, &k))
 		return -EEXIST;
 	if (v->links == UINT16_MAX)
 		return -EMLINK;
-	if ((rc = persist_room(d, JR_LINK, nlen, 0)) != 0)
+	if ((rc = dir_record_room(d, JR_LINK, nlen, 0)) != 0)
 		return rc;
-	if (index_reserve(d))
+	if (dir_index_reserve(d))
 		return -ENOMEM;
-	n = node_alloc(nlen);
+	n = dir_node_alloc(nlen);
 	if (!n)
 		return -ENOMEM;
-	node_set_name(n, &k);
+	dir_node_set_name(n, &k);
 	n->kind = NODE_LINK;
 	n->cookie = d->next_cookie++;
 	n->u.l.target = v->id;
-	node_attach(d, pd, n);
-	link_hook(d, n);
+	dir_node_attach(d, pd, n);
+	dir_link_hook(d, n);
 	v->links++;
 	v->ctime = now_ns();
 	d->nnames++;
-	ev_node(d, DEV_LINK, v->id, n);
-	ver_attr(v, parent, out);
+	dir_ev_node(d, DEV_LINK, v->id, n);
+	dir_ver_attr(v, parent, out);
 	return 0;
 }
 
@@ -153,20 +153,20 @@ static int special_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	uint64_t t = now_ns();
 	int rc;
 
-	rc = name_key(d, parent, name, nlen, &k, &pd);
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 	if (rc)
 		return rc;
-	if (name_find(d, &k) || pend_find(d, s, &k))
+	if (dir_name_find(d, &k) || dir_pend_find(d, s, &k))
 		return -EEXIST;
-	if ((rc = persist_room(d, JR_SPECIAL, nlen + (sp->target ? sp->size : 0), 0)) != 0)
+	if ((rc = dir_record_room(d, JR_SPECIAL, nlen + (sp->target ? sp->size : 0), 0)) != 0)
 		return rc;
-	if (index_reserve(d))
+	if (dir_index_reserve(d))
 		return -ENOMEM;
-	n = node_alloc(nlen);
+	n = dir_node_alloc(nlen);
 	if (!n)
 		return -ENOMEM;
-	inherit_group(pd, &sp->gid, NULL);
-	node_set_name(n, &k);
+	dir_inherit_group(pd, &sp->gid, NULL);
+	dir_node_set_name(n, &k);
 	n->kind = NODE_FILE;
 	n->cookie = d->next_cookie++;
 	n->u.v.id = d->next_id++;
@@ -181,12 +181,12 @@ static int special_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	else
 		n->u.v.ext.rdev = sp->rdev;
 	sp->target = NULL;
-	id_place_ver(d, &n->u.v);
-	node_attach(d, pd, n);
+	dir_id_place_ver(d, &n->u.v);
+	dir_node_attach(d, pd, n);
 	d->nnames++;
 	d->nvers++;
-	ev_node(d, sp->type, n->u.v.id, n);
-	ver_attr(&n->u.v, parent, out);
+	dir_ev_node(d, sp->type, n->u.v.id, n);
+	dir_ver_attr(&n->u.v, parent, out);
 	return 0;
 }
 
@@ -240,9 +240,9 @@ int dir_readlink(struct dir *d, uint64_t ino, char *buf, size_t cap)
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
-	v = id_ver(d, ino);
+	v = dir_id_ver(d, ino);
 	if (!v)
-		rc = id_dir(d, ino) ? -EINVAL : -ENOENT;
+		rc = dir_id_dir(d, ino) ? -EINVAL : -ENOENT;
 	else if (!S_ISLNK(v->mode) || v->state == DIR_ST_PENDING)
 		rc = -EINVAL;
 	else if (v->size > cap)

@@ -36,7 +36,7 @@ static int link_keycmp(const void *key, const struct rb_node *r)
 }
 
 /* Some link node of version id, or NULL. */
-struct node *link_first(const struct dir *d, uint64_t id)
+struct node *dir_link_first(const struct dir *d, uint64_t id)
 {
 	struct lkey k = { id, 0 };
 	struct rb_node *r = rb_lower_bound(&d->links, &k, link_keycmp);
@@ -45,31 +45,31 @@ struct node *link_first(const struct dir *d, uint64_t id)
 	return n && n->u.l.target == id ? n : NULL;
 }
 
-void link_unhook(struct dir *d, struct node *n)
+void dir_link_unhook(struct dir *d, struct node *n)
 {
 	rb_erase(&d->links, &n->u.l.rb);
 }
 
-void link_hook(struct dir *d, struct node *n)
+void dir_link_hook(struct dir *d, struct node *n)
 {
 	rb_insert(&d->links, &n->u.l.rb, link_cmp);
 }
 
-void link_drop_all(struct dir *d, struct ver *v, uint32_t type)
+void dir_link_drop_all(struct dir *d, struct ver *v, uint32_t type)
 {
 	struct node *l;
 
-	while ((l = link_first(d, v->id)) != NULL) {
-		ev_node(d, type, v->id, l);
-		link_unhook(d, l);
-		node_detach(d, l);
+	while ((l = dir_link_first(d, v->id)) != NULL) {
+		dir_ev_node(d, type, v->id, l);
+		dir_link_unhook(d, l);
+		dir_node_detach(d, l);
 		v->links--;
 		d->nnames--;
 		free(l);
 	}
 }
 
-void link_fini(struct dir *d)
+void dir_link_fini(struct dir *d)
 {
 	struct rb_node *r;
 

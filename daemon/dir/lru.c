@@ -2,8 +2,8 @@
 /*
  * daemon/dir/lru.c: the LRU of evictable versions and eviction. A published
  * version is on the LRU iff it has no lease and its name is not ".tmp"
- * (lru_settle keeps that true), and d->evictable counts its bytes. When the
- * allocator is short, get_bytes() evicts from the head (least recently
+ * (dir_lru_settle keeps that true), and d->evictable counts its bytes. When the
+ * allocator is short, dir_get_bytes() evicts from the head (least recently
  * used), one O(1) unbind each, telling subscribers with DEV_EVICT.
  * Called with d->lock held, except dir_touch() which takes it.
  */
@@ -12,7 +12,7 @@
 
 #include "dir_priv.h"
 
-void lru_del(struct dir *d, struct ver *v)
+void dir_lru_del(struct dir *d, struct ver *v)
 {
 	if (!v->lru.prev)
 		return;
@@ -32,7 +32,7 @@ static void lru_add_tail(struct dir *d, struct ver *v)
 }
 
 /* Put a published version where it belongs: on the LRU iff unleased and not ".tmp". */
-void lru_settle(struct dir *d, struct node *n)
+void dir_lru_settle(struct dir *d, struct node *n)
 {
 	struct ver *v = &n->u.v;
 	int want = !v->leases && ver_regular(v) && !name_is_tmp(n->name, n->nlen);
@@ -40,7 +40,7 @@ void lru_settle(struct dir *d, struct node *n)
 	if (want && !v->lru.prev)
 		lru_add_tail(d, v);
 	else if (!want && v->lru.prev)
-		lru_del(d, v);
+		dir_lru_del(d, v);
 }
 
 static void evict_one(struct dir *d)
@@ -51,10 +51,10 @@ static void evict_one(struct dir *d)
 
 	/* Every name of the version goes with it. */
 	if (v->links)
-		link_drop_all(d, v, DEV_EVICT);
-	ev_node(d, DEV_EVICT, v->id, n);
-	lru_del(d, v);
-	file_remove(d, n, NULL);
+		dir_link_drop_all(d, v, DEV_EVICT);
+	dir_ev_node(d, DEV_EVICT, v->id, n);
+	dir_lru_del(d, v);
+	dir_file_remove(d, n, NULL);
 	d->st.evictions++;
 	d->st.evicted_bytes += r;
 }
@@ -64,7 +64,7 @@ static void evict_one(struct dir *d)
  * short. Refuses at once (evicting nothing) when even evicting everything
  * evictable could not make room. Each eviction is O(1) plus the allocator.
  */
-int get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
+int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
 {
 	uint64_t need = round_up(len, d->block);
 	int rc;
@@ -85,11 +85,11 @@ int get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
 }
 
 /* v was used: move it to the LRU tail if it is on the LRU. */
-void lru_touch(struct dir *d, struct ver *v)
+void dir_lru_touch(struct dir *d, struct ver *v)
 {
 	/* Leased versions rejoin the LRU at its tail when released anyway. */
 	if (v && v->lru.prev) {
-		lru_del(d, v);
+		dir_lru_del(d, v);
 		lru_add_tail(d, v);
 	}
 }
@@ -97,6 +97,6 @@ void lru_touch(struct dir *d, struct ver *v)
 void dir_touch(struct dir *d, uint64_t ino)
 {
 	pthread_mutex_lock(&d->lock);
-	lru_touch(d, id_ver(d, ino));
+	dir_lru_touch(d, dir_id_ver(d, ino));
 	pthread_mutex_unlock(&d->lock);
 }

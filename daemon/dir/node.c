@@ -6,7 +6,7 @@
  * back from the allocator) and the attributes read out of them. It keeps
  * the tables (index.c) and byte counters in step with every move, but makes
  * no policy: the LRU, leases and events are the callers' business, so a
- * version must be off the LRU (lru_del) before it is unbound here.
+ * version must be off the LRU (dir_lru_del) before it is unbound here.
  * Called with d->lock held.
  */
 #include <errno.h>
@@ -21,7 +21,7 @@
 /* ---- extents ---- */
 
 /* Hand the version's extents over as a heap list (for alloc_get). */
-int ver_take_list(struct ver *v, struct extent_list *l)
+int dir_ver_take_list(struct ver *v, struct extent_list *l)
 {
 	memset(l, 0, sizeof(*l));
 	if (v->next >= 2) {
@@ -42,7 +42,7 @@ int ver_take_list(struct ver *v, struct extent_list *l)
 }
 
 /* Take a heap list back, inlining a single extent. */
-void ver_put_list(struct ver *v, struct extent_list *l)
+void dir_ver_put_list(struct ver *v, struct extent_list *l)
 {
 	if (l->n >= 2) {
 		v->ext.xl = *l;
@@ -55,7 +55,7 @@ void ver_put_list(struct ver *v, struct extent_list *l)
 	free(l->v);
 }
 
-void ver_free_bytes(struct dir *d, struct ver *v)
+void dir_ver_free_bytes(struct dir *d, struct ver *v)
 {
 	struct extent_list tmp;
 
@@ -72,7 +72,7 @@ void ver_free_bytes(struct dir *d, struct ver *v)
 }
 
 /* Shrink to round_up(keep); never allocates. Returns bytes freed. */
-uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
+uint64_t dir_ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 {
 	struct extent_list l;
 	uint64_t freed;
@@ -94,7 +94,7 @@ uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 	freed = alloc_trim(d->o.alloc, &v->ext.xl, keep);
 	if (v->ext.xl.n < 2) {
 		l = v->ext.xl;
-		ver_put_list(v, &l);
+		dir_ver_put_list(v, &l);
 	} else {
 		v->next = v->ext.xl.n;
 	}
@@ -102,7 +102,7 @@ uint64_t ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 }
 
 /* A heap copy of v's extents for use outside the lock (extent_list_free). */
-int ver_extents_copy(const struct ver *v, struct extent_list *out)
+int dir_ver_extents_copy(const struct ver *v, struct extent_list *out)
 {
 	const struct extent_list *view;
 	struct extent_list tmp;
@@ -120,7 +120,7 @@ int ver_extents_copy(const struct ver *v, struct extent_list *out)
 }
 
 /* Copy a version to a new home and repoint the id table and the LRU at it. */
-void ver_move(struct dir *d, struct ver *from, struct ver *to)
+void dir_ver_move(struct dir *d, struct ver *from, struct ver *to)
 {
 	htab_replace(&d->ids, (uintptr_t)from, (uintptr_t)to);
 	memmove(to, from, sizeof(*to));
@@ -132,7 +132,7 @@ void ver_move(struct dir *d, struct ver *from, struct ver *to)
 
 /* ---- attributes ---- */
 
-void ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o)
+void dir_ver_attr(const struct ver *v, uint64_t parent, struct dir_attr *o)
 {
 	if (!o)
 		return;
@@ -175,7 +175,7 @@ void dir_attr_of(const struct node *n, struct dir_attr *o)
 	o->state = DIR_ST_DIR;
 }
 
-uint64_t ver_parent(struct ver *v)
+uint64_t dir_ver_parent(struct ver *v)
 {
 	if (v->state == DIR_ST_PUBLISHED)
 		return ver_node(v)->parent;
@@ -184,22 +184,22 @@ uint64_t ver_parent(struct ver *v)
 	return 0;
 }
 
-void node_attr(const struct dir *d, struct node *n, struct dir_attr *o)
+void dir_node_attr(const struct dir *d, struct node *n, struct dir_attr *o)
 {
 	if (n->kind == NODE_DIR)
 		dir_attr_of(n, o);
 	else
-		ver_attr(node_ver(d, n), n->parent, o);
+		dir_ver_attr(dir_node_ver(d, n), n->parent, o);
 }
 
-void item_attr(uintptr_t it, struct dir_attr *out)
+void dir_item_attr(uintptr_t it, struct dir_attr *out)
 {
 	struct ver *v = (struct ver *)it;
 
 	if (it & TAG)
 		dir_attr_of((struct node *)(it & ~(uintptr_t)TAG), out);
 	else
-		ver_attr(v, ver_parent(v), out);
+		dir_ver_attr(v, dir_ver_parent(v), out);
 }
 
 void dir_touch_m(struct node *dn, uint64_t t)
@@ -217,7 +217,7 @@ static int cookie_cmp(const struct rb_node *a, const struct rb_node *b)
 	return x < y ? -1 : x > y;
 }
 
-int cookie_keycmp(const void *key, const struct rb_node *n)
+int dir_cookie_keycmp(const void *key, const struct rb_node *n)
 {
 	uint64_t k = *(const uint64_t *)key, c = rb_entry(n, struct node, rb)->cookie;
 
@@ -229,16 +229,16 @@ int cookie_keycmp(const void *key, const struct rb_node *n)
  * struct node's tail padding still gets sizeof(struct node): an object
  * smaller than its type is undefined behaviour (UBSan's object-size check).
  */
-struct node *node_alloc(size_t nlen)
+struct node *dir_node_alloc(size_t nlen)
 {
 	size_t n = offsetof(struct node, name) + nlen;
 
 	return calloc(1, n < sizeof(struct node) ? sizeof(struct node) : n);
 }
 
-struct node *root_new(void)
+struct node *dir_root_new(void)
 {
-	struct node *n = node_alloc(0);
+	struct node *n = dir_node_alloc(0);
 	uint64_t t = now_ns();
 
 	if (!n)
@@ -250,7 +250,7 @@ struct node *root_new(void)
 	return n;
 }
 
-void node_set_name(struct node *n, const struct nkey *k)
+void dir_node_set_name(struct node *n, const struct nkey *k)
 {
 	n->parent = k->parent;
 	n->nlen = (uint8_t)k->nlen;
@@ -258,7 +258,7 @@ void node_set_name(struct node *n, const struct nkey *k)
 }
 
 /* Link n under its parent (already in the names table). */
-void node_link(struct node *parent, struct node *n)
+void dir_node_link(struct node *parent, struct node *n)
 {
 	rb_insert(&parent->u.d.kids, &n->rb, cookie_cmp);
 	parent->u.d.nent++;
@@ -268,15 +268,15 @@ void node_link(struct node *parent, struct node *n)
 }
 
 /* Bind n into its parent (names table room already reserved). */
-void node_attach(struct dir *d, struct node *parent, struct node *n)
+void dir_node_attach(struct dir *d, struct node *parent, struct node *n)
 {
 	htab_place(&d->names, (uintptr_t)n, node_hash(n));
-	node_link(parent, n);
+	dir_node_link(parent, n);
 }
 
-void node_detach(struct dir *d, struct node *n)
+void dir_node_detach(struct dir *d, struct node *n)
 {
-	struct node *parent = id_dir(d, n->parent);
+	struct node *parent = dir_id_dir(d, n->parent);
 
 	htab_del(&d->names, (uintptr_t)n);
 	if (!parent)
@@ -293,7 +293,7 @@ void node_detach(struct dir *d, struct node *n)
  * name: orphaned into `orphan` (preallocated, consumed) if leased, else
  * freed. Returns 1 when orphan was used.
  */
-int ver_unbind(struct dir *d, struct node *n, struct ver *orphan)
+int dir_ver_unbind(struct dir *d, struct node *n, struct ver *orphan)
 {
 	struct ver *v = &n->u.v;
 	uint64_t r = ver_reserved(v);
@@ -302,22 +302,22 @@ int ver_unbind(struct dir *d, struct node *n, struct ver *orphan)
 		fatalx("dir: unbinding a version still on the LRU");
 	d->used -= r;
 	if (v->leases) {
-		ver_move(d, v, orphan);
+		dir_ver_move(d, v, orphan);
 		orphan->state = DIR_ST_ORPHANED;
 		d->orphaned += r;
 		return 1;
 	}
-	ver_free_bytes(d, v);
+	dir_ver_free_bytes(d, v);
 	htab_del(&d->ids, (uintptr_t)v);
 	d->nvers--;
 	return 0;
 }
 
 /* Remove file node n (off the LRU) and its version: unlink, evict, rename over. */
-void file_remove(struct dir *d, struct node *n, struct ver *orphan)
+void dir_file_remove(struct dir *d, struct node *n, struct ver *orphan)
 {
-	node_detach(d, n);
-	if (!ver_unbind(d, n, orphan))
+	dir_node_detach(d, n);
+	if (!dir_ver_unbind(d, n, orphan))
 		free(orphan);
 	d->nnames--;
 	free(n);
@@ -326,7 +326,7 @@ void file_remove(struct dir *d, struct node *n, struct ver *orphan)
 /* Remove empty directory node n. Pending versions aimed into it fail at publish. */
 void dir_remove(struct dir *d, struct node *n)
 {
-	node_detach(d, n);
+	dir_node_detach(d, n);
 	htab_del(&d->ids, (uintptr_t)n | TAG);
 	d->ndirs--;
 	free(n);
@@ -334,7 +334,7 @@ void dir_remove(struct dir *d, struct node *n)
 
 /* ---- pending versions ---- */
 
-void pend_attach(struct dir *d, struct pend *p, const struct nkey *k)
+void dir_pend_attach(struct dir *d, struct pend *p, const struct nkey *k)
 {
 	p->parent = k->parent;
 	p->hash = k->hash;
@@ -345,7 +345,7 @@ void pend_attach(struct dir *d, struct pend *p, const struct nkey *k)
 	htab_place(&d->names, (uintptr_t)p | TAG, p->hash);
 }
 
-void pend_detach(struct dir *d, struct pend *p)
+void dir_pend_detach(struct dir *d, struct pend *p)
 {
 	if (!p->attached)
 		return;
@@ -353,7 +353,7 @@ void pend_detach(struct dir *d, struct pend *p)
 	p->attached = 0;
 }
 
-void pend_unlink_session(struct pend *p)
+void dir_pend_unlink_session(struct pend *p)
 {
 	struct dir_session *s = p->owner;
 
@@ -366,13 +366,13 @@ void pend_unlink_session(struct pend *p)
 	p->sprev = p->snext = NULL;
 }
 
-void pend_abandon(struct dir *d, struct pend *p)
+void dir_pend_abandon(struct dir *d, struct pend *p)
 {
 	uint64_t r = ver_reserved(&p->v);
 
-	pend_detach(d, p);
-	pend_unlink_session(p);
-	ver_free_bytes(d, &p->v);
+	dir_pend_detach(d, p);
+	dir_pend_unlink_session(p);
+	dir_ver_free_bytes(d, &p->v);
 	d->pending -= r;
 	p->owner->pending_bytes -= r;
 	htab_del(&d->ids, (uintptr_t)&p->v);
@@ -382,7 +382,7 @@ void pend_abandon(struct dir *d, struct pend *p)
 }
 
 /* dir_destroy: free whatever an ids slot holds, bytes back to the allocator. */
-void free_item(struct dir *d, uintptr_t it)
+void dir_free_item(struct dir *d, uintptr_t it)
 {
 	struct ver *v = (struct ver *)it;
 
@@ -390,7 +390,7 @@ void free_item(struct dir *d, uintptr_t it)
 		free((void *)(it & ~(uintptr_t)TAG));
 		return;
 	}
-	ver_free_bytes(d, v);
+	dir_ver_free_bytes(d, v);
 	if (v->state == DIR_ST_PUBLISHED)
 		free(ver_node(v));
 	else if (v->state == DIR_ST_PENDING)
@@ -399,28 +399,28 @@ void free_item(struct dir *d, uintptr_t it)
 		free(v);
 }
 
-struct ver *node_ver(const struct dir *d, struct node *n)
+struct ver *dir_node_ver(const struct dir *d, struct node *n)
 {
 	if (n->kind == NODE_LINK)
-		return id_ver(d, n->u.l.target);
+		return dir_id_ver(d, n->u.l.target);
 	return n->kind == NODE_FILE ? &n->u.v : NULL;
 }
 
-struct node *node_primary(const struct dir *d, struct node *n)
+struct node *dir_node_primary(const struct dir *d, struct node *n)
 {
 	struct ver *v;
 
 	if (n->kind != NODE_LINK)
 		return n;
-	v = id_ver(d, n->u.l.target);
+	v = dir_id_ver(d, n->u.l.target);
 	if (!v || v->state != DIR_ST_PUBLISHED)
 		fatalx("dir: link to a version that is not bound");
 	return ver_node(v);
 }
 
-int node_shared(const struct dir *d, struct node *n)
+int dir_node_shared(const struct dir *d, struct node *n)
 {
-	struct ver *v = node_ver(d, n);
+	struct ver *v = dir_node_ver(d, n);
 
 	return v && (n->kind == NODE_LINK || v->links > 0);
 }

@@ -14,7 +14,7 @@
 
 #include "clock.h"
 #include "dir_priv.h"
-#include "journal.h"
+#include "persist.h"
 
 static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 			uint32_t mode, uint32_t uid, uint32_t gid, struct dir_attr *out)
@@ -23,21 +23,21 @@ static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 	struct nkey k;
 	int rc;
 
-	rc = name_key(d, parent, name, nlen, &k, &pd);
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 	if (rc)
 		return rc;
-	if (name_find(d, &k))
+	if (dir_name_find(d, &k))
 		return -EEXIST;
-	rc = persist_room(d, JR_DIR, nlen, 0);
+	rc = dir_record_room(d, JR_DIR, nlen, 0);
 	if (rc)
 		return rc;
-	if (index_reserve(d))
+	if (dir_index_reserve(d))
 		return -ENOMEM;
-	n = node_alloc(nlen);
+	n = dir_node_alloc(nlen);
 	if (!n)
 		return -ENOMEM;
-	inherit_group(pd, &gid, &mode);
-	node_set_name(n, &k);
+	dir_inherit_group(pd, &gid, &mode);
+	dir_node_set_name(n, &k);
 	n->kind = NODE_DIR;
 	n->cookie = d->next_cookie++;
 	n->u.d.id = d->next_id++;
@@ -45,10 +45,10 @@ static int mkdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 	n->u.d.uid = uid;
 	n->u.d.gid = gid;
 	n->u.d.atime = n->u.d.mtime = n->u.d.ctime = now_ns();
-	id_place_dir(d, n);
-	node_attach(d, pd, n);
+	dir_id_place_dir(d, n);
+	dir_node_attach(d, pd, n);
 	d->ndirs++;
-	ev_node(d, DEV_MKDIR, n->u.d.id, n);
+	dir_ev_node(d, DEV_MKDIR, n->u.d.id, n);
 	dir_attr_of(n, out);
 	return 0;
 }
@@ -70,10 +70,10 @@ static int rmdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 	struct nkey k;
 	int rc;
 
-	rc = name_key(d, parent, name, nlen, &k, &pd);
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 	if (rc)
 		return rc;
-	n = name_find(d, &k);
+	n = dir_name_find(d, &k);
 	if (!n)
 		return -ENOENT;
 	if (n->kind != NODE_DIR)
@@ -82,7 +82,7 @@ static int rmdir_locked(struct dir *d, uint64_t parent, const char *name, size_t
 		return -EBUSY;
 	if (n->u.d.nent)
 		return -ENOTEMPTY;
-	ev_node(d, DEV_RMDIR, n->u.d.id, n);
+	dir_ev_node(d, DEV_RMDIR, n->u.d.id, n);
 	dir_remove(d, n);
 	return 0;
 }
@@ -106,15 +106,15 @@ int dir_lookup(struct dir *d, struct dir_session *s, uint64_t parent,
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
-	rc = name_key(d, parent, name, nlen, &k, &pd);
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 	if (rc)
 		goto out;
-	p = pend_find(d, s, &k);
-	n = name_find(d, &k);
+	p = dir_pend_find(d, s, &k);
+	n = dir_name_find(d, &k);
 	if (p)
-		ver_attr(&p->v, parent, out);
+		dir_ver_attr(&p->v, parent, out);
 	else if (n)
-		node_attr(d, n, out);
+		dir_node_attr(d, n, out);
 	else
 		rc = -ENOENT;
 out:
@@ -127,7 +127,7 @@ static int visible(struct dir *d, struct dir_session *s, uint64_t ino, uintptr_t
 {
 	struct ver *v;
 
-	*it = id_find(d, ino);
+	*it = dir_id_find(d, ino);
 	if (!*it)
 		return -ENOENT;
 	v = (struct ver *)*it;
@@ -144,7 +144,7 @@ int dir_getattr(struct dir *d, struct dir_session *s, uint64_t ino, struct dir_a
 	pthread_mutex_lock(&d->lock);
 	rc = visible(d, s, ino, &it);
 	if (!rc)
-		item_attr(it, out);
+		dir_item_attr(it, out);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
@@ -179,14 +179,14 @@ static void setattr_item(struct dir *d, uintptr_t it, const struct dir_setattr *
 		a = (struct attrs){ &n->u.d.mode, &n->u.d.uid, &n->u.d.gid,
 				    &n->u.d.atime, &n->u.d.mtime, &n->u.d.ctime };
 		apply_setattr(&a, sa);
-		ev_node(d, DEV_SETATTR, n->u.d.id, n);
+		dir_ev_node(d, DEV_SETATTR, n->u.d.id, n);
 		return;
 	}
 	a = (struct attrs){ &v->mode, &v->uid, &v->gid, &v->atime, &v->mtime, &v->ctime };
 	apply_setattr(&a, sa);
 	/* Only a bound name is visible to subscribers. */
 	if (v->state == DIR_ST_PUBLISHED)
-		ev_node(d, DEV_SETATTR, v->id, ver_node(v));
+		dir_ev_node(d, DEV_SETATTR, v->id, ver_node(v));
 }
 
 int dir_setattr(struct dir *d, struct dir_session *s, uint64_t ino,
@@ -199,7 +199,7 @@ int dir_setattr(struct dir *d, struct dir_session *s, uint64_t ino,
 	rc = visible(d, s, ino, &it);
 	if (!rc) {
 		setattr_item(d, it, sa);
-		item_attr(it, out);
+		dir_item_attr(it, out);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return rc;
@@ -211,8 +211,8 @@ static int detach_pends(struct dir *d, struct dir_session *s, const struct nkey 
 	struct pend *p;
 	int n = 0;
 
-	while ((p = pend_find(d, s, k)) != NULL) {
-		pend_detach(d, p);
+	while ((p = dir_pend_find(d, s, k)) != NULL) {
+		dir_pend_detach(d, p);
 		n++;
 	}
 	return n;
@@ -226,10 +226,10 @@ static int unlink_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	struct nkey k;
 	int rc, had;
 
-	rc = name_key(d, parent, name, nlen, &k, &pd);
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
 	if (rc)
 		return rc;
-	n = name_find(d, &k);
+	n = dir_name_find(d, &k);
 	if (n && n->kind == NODE_DIR)
 		return -EISDIR;
 	if (n && n->kind == NODE_FILE && n->u.v.leases && !(orphan = malloc(sizeof(*orphan))))
@@ -237,16 +237,16 @@ static int unlink_locked(struct dir *d, struct dir_session *s, uint64_t parent,
 	had = detach_pends(d, s, &k);
 	if (!n)
 		return had ? 0 : -ENOENT;
-	ev_node(d, DEV_UNLINK, node_ver(d, n)->id, n);
+	dir_ev_node(d, DEV_UNLINK, dir_node_ver(d, n)->id, n);
 	d->st.unlinks++;
-	if (node_shared(d, n)) {
+	if (dir_node_shared(d, n)) {
 		/* The version keeps its other names (link.c). */
 		free(orphan);
-		link_drop_name(d, n);
+		dir_link_drop_name(d, n);
 		return 0;
 	}
-	lru_del(d, &n->u.v);
-	file_remove(d, n, orphan);
+	dir_lru_del(d, &n->u.v);
+	dir_file_remove(d, n, orphan);
 	return 0;
 }
 
@@ -276,7 +276,7 @@ static int in_subtree(struct dir *d, uint64_t dirid, uint64_t id)
 	const struct node *n;
 
 	while (id != dirid) {
-		if (id == DIR_ROOT_ID || !(n = id_dir(d, id)))
+		if (id == DIR_ROOT_ID || !(n = dir_id_dir(d, id)))
 			return 0;
 		id = n->parent;
 	}
@@ -315,7 +315,7 @@ static int rename_prealloc(struct rename_op *op)
 			return -ENOMEM;
 	}
 	if (op->src && op->src->nlen != op->to.nlen) {
-		op->moved = node_alloc(op->to.nlen);
+		op->moved = dir_node_alloc(op->to.nlen);
 		if (!op->moved) {
 			free(op->orphan);
 			return -ENOMEM;
@@ -329,32 +329,32 @@ static void rename_node(struct dir *d, struct rename_op *op)
 {
 	struct node *n = op->src;
 
-	node_detach(d, n);
+	dir_node_detach(d, n);
 	if (n->kind == NODE_LINK)
-		link_unhook(d, n);
+		dir_link_unhook(d, n);
 	if (op->moved) {
 		memcpy(op->moved, n, offsetof(struct node, name));
 		if (n->kind == NODE_DIR)
 			htab_replace(&d->ids, (uintptr_t)n | TAG, (uintptr_t)op->moved | TAG);
 		else if (n->kind == NODE_FILE)
-			ver_move(d, &n->u.v, &op->moved->u.v);
+			dir_ver_move(d, &n->u.v, &op->moved->u.v);
 		else
 			op->moved->u.l = n->u.l;
 		free(n);
 		n = op->moved;
 	}
-	node_set_name(n, &op->to);
+	dir_node_set_name(n, &op->to);
 	n->cookie = d->next_cookie++;
-	node_attach(d, op->todir, n);
+	dir_node_attach(d, op->todir, n);
 	if (n->kind == NODE_DIR) {
 		n->u.d.ctime = now_ns();
 	} else if (n->kind == NODE_LINK) {
-		link_hook(d, n);
-		node_ver(d, n)->ctime = now_ns();
+		dir_link_hook(d, n);
+		dir_node_ver(d, n)->ctime = now_ns();
 	} else {
 		n->u.v.ctime = now_ns();
 		if (!n->u.v.leases)
-			lru_settle(d, n);
+			dir_lru_settle(d, n);
 	}
 	op->src = n;
 }
@@ -369,29 +369,29 @@ static uint64_t rename_commit(struct dir *d, struct dir_session *s, struct renam
 
 	if (op->dst && op->dst->kind == NODE_DIR) {
 		dir_remove(d, op->dst);
-	} else if (op->dst && node_shared(d, op->dst)) {
-		link_drop_name(d, op->dst);
+	} else if (op->dst && dir_node_shared(d, op->dst)) {
+		dir_link_drop_name(d, op->dst);
 		d->st.replaces++;
 	} else if (op->dst) {
-		lru_del(d, &op->dst->u.v);
-		file_remove(d, op->dst, op->orphan);
+		dir_lru_del(d, &op->dst->u.v);
+		dir_file_remove(d, op->dst, op->orphan);
 		op->orphan = NULL;
 		d->st.replaces++;
 	}
 	free(op->orphan);
 	if (op->src) {
 		rename_node(d, op);
-		ino = op->src->kind == NODE_DIR ? op->src->u.d.id : node_ver(d, op->src)->id;
+		ino = op->src->kind == NODE_DIR ? op->src->u.d.id : dir_node_ver(d, op->src)->id;
 	}
-	while ((p = pend_find(d, s, &op->from)) != NULL) {
-		pend_detach(d, p);
-		pend_attach(d, p, &op->to);
+	while ((p = dir_pend_find(d, s, &op->from)) != NULL) {
+		dir_pend_detach(d, p);
+		dir_pend_attach(d, p, &op->to);
 		if (!ino)
 			ino = p->v.id;
 	}
 	if (!visible_change)
 		return 0;
-	ev_push(d, DEV_RENAME, ino, &a, &b);
+	dir_ev_push(d, DEV_RENAME, ino, &a, &b);
 	return d->ev.seq;
 }
 
@@ -399,7 +399,7 @@ static uint64_t rename_commit(struct dir *d, struct dir_session *s, struct renam
 static int same_version(struct dir *d, const struct rename_op *op)
 {
 	return op->src && op->dst && op->src->kind != NODE_DIR &&
-	       op->dst->kind != NODE_DIR && node_ver(d, op->src) == node_ver(d, op->dst);
+	       op->dst->kind != NODE_DIR && dir_node_ver(d, op->src) == dir_node_ver(d, op->dst);
 }
 
 static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparent,
@@ -412,9 +412,9 @@ static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparen
 
 	if (flags & ~PROTO_RENAME_NOREPLACE)
 		return -EINVAL;
-	rc = name_key(d, oldparent, oldname, oldlen, &op.from, &op.fromdir);
+	rc = dir_name_key(d, oldparent, oldname, oldlen, &op.from, &op.fromdir);
 	if (!rc)
-		rc = name_key(d, newparent, newname, newlen, &op.to, &op.todir);
+		rc = dir_name_key(d, newparent, newname, newlen, &op.to, &op.todir);
 	if (rc)
 		return rc;
 	/* The caller's buffers might alias what we free or move; keep copies. */
@@ -422,18 +422,18 @@ static int rename_locked(struct dir *d, struct dir_session *s, uint64_t oldparen
 	memcpy(to, newname, newlen);
 	op.from.name = from;
 	op.to.name = to;
-	op.src = name_find(d, &op.from);
-	op.npend = pends_of(d, s, &op.from);
+	op.src = dir_name_find(d, &op.from);
+	op.npend = dir_pends_of(d, s, &op.from);
 	if (!op.src && !op.npend)
 		return -ENOENT;
 	if (oldparent == newparent && oldlen == newlen && !memcmp(from, to, oldlen))
 		return 0;
-	op.dst = name_find(d, &op.to);
+	op.dst = dir_name_find(d, &op.to);
 	if (!op.npend && same_version(d, &op) && !(flags & PROTO_RENAME_NOREPLACE))
 		return 0;
 	rc = rename_check(d, &op, flags);
 	if (!rc)
-		rc = persist_room(d, JR_RENAME, oldlen + newlen, 0);
+		rc = dir_record_room(d, JR_RENAME, oldlen + newlen, 0);
 	if (!rc)
 		rc = rename_prealloc(&op);
 	if (rc)
@@ -493,7 +493,7 @@ static int pends_in_dir(struct dir *d, struct dir_session *s, uint64_t dirid,
 			continue;
 		++*inside;
 		k = (struct nkey){ p->parent, p->name, p->nlen, p->hash };
-		if (p->cookie <= cookie || name_find(d, &k) || pend_find(d, s, &k) != p)
+		if (p->cookie <= cookie || dir_name_find(d, &k) || dir_pend_find(d, s, &k) != p)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -538,14 +538,14 @@ static void dirent_node(struct dir *d, struct dir_session *s, struct node *n,
 		de->state = DIR_ST_DIR;
 		return;
 	}
-	de->ino = node_ver(d, n)->id;
-	de->mode = node_ver(d, n)->mode;
+	de->ino = dir_node_ver(d, n)->id;
+	de->mode = dir_node_ver(d, n)->mode;
 	de->state = DIR_ST_PUBLISHED;
 	if (!inside)
 		return;
 	/* The writer sees its own pending version in place of the published one. */
 	node_key(&k, n);
-	p = pend_find(d, s, &k);
+	p = dir_pend_find(d, s, &k);
 	if (p) {
 		de->ino = p->v.id;
 		de->mode = p->v.mode;
@@ -564,13 +564,13 @@ static int readdir_locked(struct dir *d, struct dir_session *s, uint64_t dirid,
 	size_t np, inside, i = 0;
 	int rc, n = 0, stopped = 0;
 
-	rc = get_dir(d, dirid, &dn);
+	rc = dir_get_dir(d, dirid, &dn);
 	if (rc)
 		return rc;
 	rc = pends_in_dir(d, s, dirid, cookie, &pv, &np, &inside);
 	if (rc)
 		return rc;
-	r = rb_upper_bound(&dn->u.d.kids, &cookie, cookie_keycmp);
+	r = rb_upper_bound(&dn->u.d.kids, &cookie, dir_cookie_keycmp);
 	while ((uint32_t)n < max && (r || i < np)) {
 		struct node *c = rb_entry_safe(r, struct node, rb);
 		int from_pend = i < np && (!c || pv[i]->cookie < c->cookie);
@@ -612,8 +612,8 @@ static int exists_locked(struct dir *d, uint64_t parent, const char *name, size_
 	struct nkey k;
 	int rc;
 
-	rc = name_key(d, parent, name, nlen, &k, &pd);
-	return rc ? rc : name_find(d, &k) != NULL;
+	rc = dir_name_key(d, parent, name, nlen, &k, &pd);
+	return rc ? rc : dir_name_find(d, &k) != NULL;
 }
 
 int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen)

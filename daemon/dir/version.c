@@ -17,10 +17,10 @@
 
 #include "clock.h"
 #include "dir_priv.h"
-#include "journal.h"
+#include "persist.h"
 
 /* Grow pending version p of s to at least `bytes` reserved. */
-int pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
 {
 	struct dir_session *s = p->owner;
 	uint64_t have = ver_reserved(&p->v), got;
@@ -32,11 +32,11 @@ int pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
 	got = round_up(bytes - have, d->block);
 	if (d->o.max_pending_bytes && s->pending_bytes + got > d->o.max_pending_bytes)
 		return -EDQUOT;
-	rc = ver_take_list(&p->v, &l);
+	rc = dir_ver_take_list(&p->v, &l);
 	if (rc)
 		return rc;
-	rc = get_bytes(d, bytes - have, &l);
-	ver_put_list(&p->v, &l);
+	rc = dir_get_bytes(d, bytes - have, &l);
+	dir_ver_put_list(&p->v, &l);
 	if (rc)
 		return rc;
 	got = ver_reserved(&p->v) - have;
@@ -46,9 +46,9 @@ int pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
 }
 
 /* s's own pending version ino: -ENOENT if unknown, -EPERM if not s's pending. */
-int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out)
+int dir_own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out)
 {
-	uintptr_t it = id_find(d, ino);
+	uintptr_t it = dir_id_find(d, ino);
 	struct ver *v = (struct ver *)it;
 
 	if (!it)
@@ -59,12 +59,12 @@ int own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **o
 	return 0;
 }
 
-/* own_pend(), once no fill is writing it (the lock is dropped while waiting). */
-int own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out)
+/* dir_own_pend(), once no fill is writing it (the lock is dropped while waiting). */
+int dir_own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out)
 {
 	int rc;
 
-	while (!(rc = own_pend(d, s, ino, out)) && (*out)->filling)
+	while (!(rc = dir_own_pend(d, s, ino, out)) && (*out)->filling)
 		pthread_cond_wait(&d->fill_cond, &d->lock);
 	return rc;
 }
@@ -78,8 +78,8 @@ static int create_target(struct dir *d, const struct create_args *a, struct nkey
 	struct ver *v;
 
 	if (a->parent)
-		return name_key(d, a->parent, a->name, a->nlen, k, &pd);
-	v = id_ver(d, a->from_ino);
+		return dir_name_key(d, a->parent, a->name, a->nlen, k, &pd);
+	v = dir_id_ver(d, a->from_ino);
 	if (!v || v->state != DIR_ST_PUBLISHED)
 		return -ESTALE;
 	pd = ver_node(v);
@@ -104,7 +104,7 @@ static void pend_init(struct dir *d, struct dir_session *s, struct pend *p,
 		p->v.mode = S_IFREG | (a->mode & 07777);
 		p->v.uid = a->uid;
 		p->v.gid = a->gid;
-		inherit_group(id_dir(d, p->parent), &p->v.gid, NULL);
+		dir_inherit_group(dir_id_dir(d, p->parent), &p->v.gid, NULL);
 	}
 	p->owner = s;
 	p->snext = s->pends;
@@ -120,10 +120,10 @@ static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t
 	int rc;
 
 	if (pinned)
-		lru_del(d, &src->u.v);
-	rc = pend_grow(d, p, want);
+		dir_lru_del(d, &src->u.v);
+	rc = dir_pend_grow(d, p, want);
 	if (pinned)
-		lru_settle(d, src);
+		dir_lru_settle(d, src);
 	return rc;
 }
 
@@ -132,7 +132,7 @@ static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t
  * published source, *srcp is the source node; the caller copies it (and
  * must pin it before unlocking: fill.c).
  */
-int create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
+int dir_create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
 		  struct pend **pp, struct node **srcp)
 {
 	struct node *old, *src;
@@ -145,14 +145,14 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 	rc = create_target(d, a, &k);
 	if (rc)
 		return rc;
-	old = name_find(d, &k);
-	if ((a->flags & DIR_CREATE_EXCL) && (old || pend_find(d, s, &k)))
+	old = dir_name_find(d, &k);
+	if ((a->flags & DIR_CREATE_EXCL) && (old || dir_pend_find(d, s, &k)))
 		return -EEXIST;
 	if (old && old->kind == NODE_DIR)
 		return -EISDIR;
 	/* Another name of a hard-linked version: its bytes are the primary's. */
 	if (old)
-		old = node_primary(d, old);
+		old = dir_node_primary(d, old);
 	/* A symlink or special file is replaced, never copied or imitated. */
 	if (old && !ver_regular(&old->u.v))
 		old = NULL;
@@ -161,24 +161,24 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 	if (old)
 		like = old->u.v;
 	want = src && src->u.v.size > a->size_hint ? src->u.v.size : a->size_hint;
-	if (index_reserve(d))
+	if (dir_index_reserve(d))
 		return -ENOMEM;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	/* Copy the key now: eviction below may free the node it points into. */
-	pend_attach(d, p, &k);
+	dir_pend_attach(d, p, &k);
 	k.name = p->name;
 	p->owner = s;
 	rc = create_fill(d, p, src, want);
 	if (rc) {
-		pend_detach(d, p);
+		dir_pend_detach(d, p);
 		free(p);
 		return rc;
 	}
 	pend_init(d, s, p, a, old ? &like : NULL);
-	persist_ids(d);
-	id_place_ver(d, &p->v);
+	dir_record_ids(d);
+	dir_id_place_ver(d, &p->v);
 	d->nvers++;
 	d->st.creates++;
 	*pp = p;
@@ -192,9 +192,9 @@ int create_locked(struct dir *d, struct dir_session *s, const struct create_args
 /* Attributes and (ext != NULL) a heap copy of the extents of p. */
 static int pend_out(struct pend *p, struct dir_attr *out, struct extent_list *ext)
 {
-	if (ext && ver_extents_copy(&p->v, ext))
+	if (ext && dir_ver_extents_copy(&p->v, ext))
 		return -ENOMEM;
-	ver_attr(&p->v, ver_parent(&p->v), out);
+	dir_ver_attr(&p->v, dir_ver_parent(&p->v), out);
 	return 0;
 }
 
@@ -205,9 +205,9 @@ int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
-	rc = own_pend_idle(d, s, ino, &p);
+	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (!rc)
-		rc = pend_grow(d, p, bytes);
+		rc = dir_pend_grow(d, p, bytes);
 	if (!rc)
 		rc = pend_out(p, out, ext);
 	pthread_mutex_unlock(&d->lock);
@@ -235,7 +235,7 @@ static int publish_prealloc(struct pend *p, struct node *old, struct publish_mem
 	if (old && old->u.v.leases)
 		m->orphan = malloc(sizeof(*m->orphan));
 	if (!old)
-		m->fresh = node_alloc(p->nlen);
+		m->fresh = dir_node_alloc(p->nlen);
 	if (m->lease && (!old || !old->u.v.leases || m->orphan) && (old || m->fresh))
 		return 0;
 	free(m->lease);
@@ -252,26 +252,26 @@ static struct ver *publish_bind(struct dir *d, struct pend *p, struct node *old,
 	struct nkey k = { p->parent, p->name, p->nlen, p->hash };
 	uint64_t r = ver_reserved(&p->v);
 
-	pend_unlink_session(p);
+	dir_pend_unlink_session(p);
 	d->pending -= r;
 	p->owner->pending_bytes -= r;
 	if (old) {
-		pend_detach(d, p);
-		lru_del(d, &old->u.v);
-		if (!ver_unbind(d, old, m->orphan))
+		dir_pend_detach(d, p);
+		dir_lru_del(d, &old->u.v);
+		if (!dir_ver_unbind(d, old, m->orphan))
 			free(m->orphan);
-		dir_touch_m(id_dir(d, old->parent), now_ns());
+		dir_touch_m(dir_id_dir(d, old->parent), now_ns());
 	} else {
-		node_set_name(n, &k);
+		dir_node_set_name(n, &k);
 		n->kind = NODE_FILE;
 		n->cookie = p->cookie;
 		/* Same key, same hash: the node takes the pending's slot. */
 		htab_replace(&d->names, (uintptr_t)p | TAG, (uintptr_t)n);
 		p->attached = 0;
-		node_link(id_dir(d, p->parent), n);
+		dir_node_link(dir_id_dir(d, p->parent), n);
 		d->nnames++;
 	}
-	ver_move(d, &p->v, &n->u.v);
+	dir_ver_move(d, &p->v, &n->u.v);
 	n->u.v.state = DIR_ST_PUBLISHED;
 	d->used += r;
 	free(p);
@@ -291,7 +291,7 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	uint64_t freed;
 	int rc;
 
-	rc = own_pend_idle(d, s, ino, &p);
+	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (rc)
 		return rc;
 	if (size > ver_reserved(&p->v))
@@ -299,40 +299,40 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	/* Name unlinked or directory removed while pending: refused, and the
 	 * version stays the owner's (its open readers keep the bytes, as an
 	 * unlinked local file's do) until it abandons it or its session ends. */
-	if (!p->attached || !id_dir(d, p->parent))
+	if (!p->attached || !dir_id_dir(d, p->parent))
 		return -ENOENT;
 	k = (struct nkey){ p->parent, p->name, p->nlen, p->hash };
-	old = name_find(d, &k);
+	old = dir_name_find(d, &k);
 	if (old && old->kind == NODE_DIR)
 		return -EISDIR;
-	rc = persist_room(d, JR_FILE, p->nlen, p->v.next);
+	rc = dir_record_room(d, JR_FILE, p->nlen, p->v.next);
 	if (rc)
 		return rc;
 	/* A hard-linked name: only it takes the new version (link.c). */
-	shared = old && node_shared(d, old);
+	shared = old && dir_node_shared(d, old);
 	rc = publish_prealloc(p, shared ? NULL : old, &m);
 	if (rc)
 		return rc;
 	if (shared) {
-		link_drop_name(d, old);
+		dir_link_drop_name(d, old);
 		old = NULL;
 	}
-	freed = ver_trim(d, &p->v, size);
+	freed = dir_ver_trim(d, &p->v, size);
 	d->pending -= freed;
 	s->pending_bytes -= freed;
 	v = publish_bind(d, p, old, &m);
 	v->size = size;
 	v->xxh3 = xxh3;
 	v->mtime = v->ctime = now_ns();
-	lease_add(d, s, v, m.lease);
+	dir_lease_add(d, s, v, m.lease);
 	d->ev_origin = s->id;
-	ev_node(d, old ? DEV_REPLACE : DEV_PUBLISH, v->id, ver_node(v));
+	dir_ev_node(d, old ? DEV_REPLACE : DEV_PUBLISH, v->id, ver_node(v));
 	d->ev_origin = 0;
 	d->st.publishes++;
 	d->st.replaces += old != NULL;
-	ver_attr(v, ver_node(v)->parent, out);
+	dir_ver_attr(v, ver_node(v)->parent, out);
 	if (dir_out)
-		dir_attr_of(id_dir(d, ver_node(v)->parent), dir_out);
+		dir_attr_of(dir_id_dir(d, ver_node(v)->parent), dir_out);
 	return 0;
 }
 
@@ -353,9 +353,9 @@ int dir_abandon(struct dir *d, struct dir_session *s, uint64_t ino)
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
-	rc = own_pend_idle(d, s, ino, &p);
+	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (!rc)
-		pend_abandon(d, p);
+		dir_pend_abandon(d, p);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
@@ -365,17 +365,17 @@ int dir_abandon(struct dir *d, struct dir_session *s, uint64_t ino)
 static int extents_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 			  int want_write, struct extent_list *out, struct dir_attr *attr)
 {
-	struct ver *v = id_ver(d, ino);
+	struct ver *v = dir_id_ver(d, ino);
 	int mine;
 
 	if (!v)
 		return -EPERM;
 	mine = v->state == DIR_ST_PENDING && ver_pend(v)->owner == s;
-	if (!mine && (want_write || !lease_find(s, ino)))
+	if (!mine && (want_write || !dir_lease_find(s, ino)))
 		return -EPERM;
-	if (ver_extents_copy(v, out))
+	if (dir_ver_extents_copy(v, out))
 		return -ENOMEM;
-	ver_attr(v, ver_parent(v), attr);
+	dir_ver_attr(v, dir_ver_parent(v), attr);
 	return 0;
 }
 
@@ -398,7 +398,7 @@ int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
 	pthread_mutex_lock(&d->lock);
 	rc = extents_locked(d, s, ino, 0, out, attr);
 	if (!rc)
-		lru_touch(d, id_ver(d, ino));
+		dir_lru_touch(d, dir_id_ver(d, ino));
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }

@@ -4,7 +4,7 @@
  * the pool URI and picks the backend ops by scheme, turns the URI into the
  * path the backend opens (and clients map), lays out the pool (data_off) and
  * owns the superblock at offset 0 and places the metadata area after it
- * (daemon/meta/ writes it): a valid superblock of the same geometry
+ * (daemon/persist/ writes it): a valid superblock of the same geometry
  * keeps its UUID across marud restarts, anything else (none, corrupt, other
  * size or alignment) gets a fresh one. Backends (pool/shm.c, pool/file.c,
  * pool/dax.c) only open, map and persist; closing (unmap, close the fd and
@@ -203,7 +203,7 @@ static int new_uuid(uint8_t uuid[16])
 
 /*
  * Write the superblock. A valid one of the same geometry keeps its UUID so a
- * restarted marud is recognisably the same pool (and daemon/meta/ may
+ * restarted marud is recognisably the same pool (and daemon/persist/ may
  * recover its directory); a corrupt one or none gets a fresh UUID and
  * p->sb_fresh: its old bytes are forgotten (the journal names the UUID, so
  * nothing of an older pool is recovered), and a client holding the old

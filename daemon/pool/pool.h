@@ -49,7 +49,7 @@ struct pool {
 	uint8_t *base;		/* the mapping */
 	uint64_t size;		/* mapped bytes, superblock included */
 	uint64_t align;		/* 4 KiB for shm/file, device alignment for dax */
-	uint64_t meta_off;	/* metadata area (daemon/meta/): after the superblock */
+	uint64_t meta_off;	/* metadata area (daemon/persist/): after the superblock */
 	uint64_t meta_len;	/* up to data_off */
 	uint64_t data_off;	/* first data byte, multiple of align */
 	uint8_t uuid[16];
@@ -64,7 +64,7 @@ struct pool {
  * min(1/4 of RAM, free space of /dev/shm / 2) rounded to align). Writes a
  * fresh superblock with a new UUID unless a valid one is present (then the
  * UUID is kept); records `generation` in it. The metadata area (where
- * daemon/meta/ keeps the directory journal) is [meta_off, data_off):
+ * daemon/persist/ keeps the directory journal) is [meta_off, data_off):
  * pool_open_meta() asks for meta_size bytes of it (0: the size a valid
  * superblock records, else 1/32 of the pool up to 2 GiB; data_off is
  * rounded up to max(align, 2 MiB)). pool_open() is meta_size 0.

@@ -3,7 +3,7 @@
  * lib/common/superblock.h: the on-pool layout shared by marud (which writes it) and
  * libmaru (which maps the pool and checks it before touching any byte). The
  * superblock sits at offset 0; marud's metadata area (the directory journal
- * of daemon/meta/, what lets a restarted marud recover the directory) is
+ * of daemon/persist/, what lets a restarted marud recover the directory) is
  * [meta_off, meta_off + meta_len) and ends at or before data_off; chunk data
  * starts at data_off, a multiple of the pool alignment. Layout 2 added the
  * metadata area; a layout-1 pool is not reused (it gets a fresh superblock).

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/meta/journal.c: the directory journal in the pool's metadata area,
+ * daemon/persist/journal.c: the directory journal in the pool's metadata area,
  * so that a restarted (or crashed) marud finds every published name again.
  * It owns the area's layout, the record encoding, appends, checkpoints and
- * the read-only scan; what the records mean is dir/persist.c's.
+ * the read-only scan; what the records mean is dir/replay.c's.
  *
  * Design. The area is two halves, each a 4 KiB header and then records.
  * One half is the journal: the one with a valid header (magic, pool UUID,
@@ -35,7 +35,7 @@
  * checkpoint is flushed and fenced through the persist callback (pool's
  * dax persist: cache-line write-back + sfence) before the call returns, so
  * before the change it records is answered; a publish also flushes the
- * version's data extents before its record (dir/persist.c), so a recovered
+ * version's data extents before its record (record.c), so a recovered
  * name never points at bytes still in a cache. On shm and file pools no
  * callback is given: the pool is this host's page cache, a store is in it
  * once executed, and a release fence orders the record after the data; a
@@ -92,7 +92,7 @@ static uint64_t rec_sum(const uint8_t *r, uint32_t len, uint64_t salt)
 	return XXH3_64bits_withSeed(r + 8, len - 8, salt);
 }
 
-void jrec_encode(void *dst, uint32_t type, uint64_t seq, uint64_t salt, const void *body,
+void persist_jrec_encode(void *dst, uint32_t type, uint64_t seq, uint64_t salt, const void *body,
 		 uint32_t blen)
 {
 	uint32_t len = jrec_size(blen);
@@ -106,7 +106,7 @@ void jrec_encode(void *dst, uint32_t type, uint64_t seq, uint64_t salt, const vo
 	memcpy(d, &h.sum, sizeof(h.sum));
 }
 
-int jrec_decode(const void *src, uint64_t avail, uint64_t salt, uint64_t seq,
+int persist_jrec_decode(const void *src, uint64_t avail, uint64_t salt, uint64_t seq,
 		uint32_t *type, const void **body, uint32_t *blen)
 {
 	const uint8_t *s = src;
@@ -137,7 +137,7 @@ static int jpersist(struct journal *j, const void *p, uint64_t len)
 			    len);
 }
 
-int journal_flush(struct journal *j, uint64_t off, uint64_t len)
+int persist_journal_flush(struct journal *j, uint64_t off, uint64_t len)
 {
 	if (!j->o.persist || !len)
 		return 0;
@@ -149,7 +149,7 @@ static uint8_t *half_at(const struct journal *j, int h)
 	return j->area + (uint64_t)h * j->half_len;
 }
 
-int journal_open(const struct journal_opts *o, struct journal **out)
+int persist_journal_open(const struct journal_opts *o, struct journal **out)
 {
 	struct journal *j;
 
@@ -168,7 +168,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	return 0;
 }
 
-void journal_close(struct journal *j)
+void persist_journal_close(struct journal *j)
 {
 	if (!j)
 		return;
@@ -176,7 +176,7 @@ void journal_close(struct journal *j)
 	free(j);
 }
 
-uint64_t journal_half_len(const struct journal *j)
+uint64_t persist_journal_half_len(const struct journal *j)
 {
 	return j->half_len;
 }
@@ -228,7 +228,7 @@ static void count_lost(const uint8_t *h, uint64_t from, uint64_t end, uint64_t s
 	for (off = from + 8; off + sizeof(struct jrec_hdr) <= end; off += 8) {
 		if (*(const uint16_t *)(h + off + 8) != JREC_MAGIC)
 			continue;
-		if (jrec_decode(h + off, end - off, salt, UINT64_MAX, &type, &body, &blen))
+		if (persist_jrec_decode(h + off, end - off, salt, UINT64_MAX, &type, &body, &blen))
 			continue;
 		sc->lost_records++;
 		sc->lost_bytes += jrec_size(blen);
@@ -236,7 +236,7 @@ static void count_lost(const uint8_t *h, uint64_t from, uint64_t end, uint64_t s
 	}
 }
 
-int journal_scan(struct journal *j, journal_rec_fn cb, void *arg, struct journal_scan *sc)
+int persist_journal_scan(struct journal *j, journal_rec_fn cb, void *arg, struct journal_scan *sc)
 {
 	struct jhalf hdr;
 	const uint8_t *h;
@@ -252,7 +252,7 @@ int journal_scan(struct journal *j, journal_rec_fn cb, void *arg, struct journal
 	sc->found = 1;
 	sc->epoch = hdr.epoch;
 	h = half_at(j, sc->half);
-	while (!jrec_decode(h + off, j->half_len - off, hdr.salt, seq, &type, &body, &blen)) {
+	while (!persist_jrec_decode(h + off, j->half_len - off, hdr.salt, seq, &type, &body, &blen)) {
 		if (cb && (rc = cb(arg, type, body, blen)) != 0)
 			break;
 		sc->records++;
@@ -287,7 +287,7 @@ static void mark_end(struct journal *j, uint8_t *h, uint64_t off)
 	memset(h + off, 0, n);
 }
 
-int journal_fits(const struct journal *j, uint64_t rlen)
+int persist_journal_fits(const struct journal *j, uint64_t rlen)
 {
 	return j->active >= 0 && j->head + rlen <= j->half_len;
 }
@@ -316,7 +316,7 @@ static void fp_hit(const char *fp, const char *what)
 	(void)FAILPOINT(name);
 }
 
-int journal_append(struct journal *j, uint32_t type, const void *body, uint32_t blen,
+int persist_journal_append(struct journal *j, uint32_t type, const void *body, uint32_t blen,
 		   const char *fp)
 {
 	uint32_t len = jrec_size(blen);
@@ -325,12 +325,12 @@ int journal_append(struct journal *j, uint32_t type, const void *body, uint32_t 
 
 	if (j->active < 0)
 		return -ENODEV;
-	if (!journal_fits(j, len))
+	if (!persist_journal_fits(j, len))
 		return -ENOSPC;
 	rc = buf_room(j, len);
 	if (rc)
 		return rc;
-	jrec_encode(j->buf, type, j->seq, j->salt, body, blen);
+	persist_jrec_encode(j->buf, type, j->seq, j->salt, body, blen);
 	h = half_at(j, j->active);
 	dst = h + j->head;
 	/* The end marker first: the record lands where a clean end was. */
@@ -360,7 +360,7 @@ static uint64_t new_salt(void)
 	return s ? s : XXH64(&s, sizeof(s), (uint64_t)(uintptr_t)&s);
 }
 
-int journal_ckpt_begin(struct journal *j)
+int persist_journal_ckpt_begin(struct journal *j)
 {
 	uint8_t *h;
 
@@ -376,7 +376,7 @@ int journal_ckpt_begin(struct journal *j)
 	return jpersist(j, h, JHALF_HDR + sizeof(struct jrec_hdr));
 }
 
-int journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_t blen)
+int persist_journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_t blen)
 {
 	uint32_t len = jrec_size(blen);
 	uint8_t *h;
@@ -386,14 +386,14 @@ int journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_
 	if (j->ck_head + len > j->half_len)
 		return -ENOSPC;
 	h = half_at(j, j->ck_half);
-	jrec_encode(h + j->ck_head, type, j->ck_seq, j->ck_salt, body, blen);
+	persist_jrec_encode(h + j->ck_head, type, j->ck_seq, j->ck_salt, body, blen);
 	j->ck_head += len;
 	j->ck_seq++;
 	j->ck_records++;
 	return 0;
 }
 
-int journal_ckpt_commit(struct journal *j)
+int persist_journal_ckpt_commit(struct journal *j)
 {
 	uint8_t *h = half_at(j, j->ck_half);
 	struct jhalf hdr = { 0 };
@@ -430,12 +430,12 @@ int journal_ckpt_commit(struct journal *j)
 }
 
 /* The target's header is already wiped: the old half stays the journal. */
-void journal_ckpt_abort(struct journal *j)
+void persist_journal_ckpt_abort(struct journal *j)
 {
 	j->ck_half = -1;
 }
 
-int journal_ckpt_persist(struct journal *j)
+int persist_journal_ckpt_persist(struct journal *j)
 {
 	int rc;
 
@@ -447,14 +447,14 @@ int journal_ckpt_persist(struct journal *j)
 	return rc;
 }
 
-void journal_ckpt_pos(const struct journal *j, struct journal_ckpt_pos *out)
+void persist_journal_ckpt_pos(const struct journal *j, struct journal_ckpt_pos *out)
 {
 	out->head = j->ck_head;
 	out->seq = j->ck_seq;
 	out->records = j->ck_records;
 }
 
-int journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos)
+int persist_journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos)
 {
 	if (j->ck_half < 0 || pos->head < JHALF_HDR || pos->head > j->half_len ||
 	    (pos->head & 7) || pos->records != pos->seq)
@@ -465,7 +465,7 @@ int journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos)
 	return 0;
 }
 
-int journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max)
+int persist_journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max)
 {
 	const uint8_t *src;
 	struct jrec_hdr h;
@@ -482,7 +482,7 @@ int journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max)
 		if (j->ck_head + h.len > j->half_len)
 			return -ENOSPC;
 		/* the body with its padding: the same length comes out */
-		jrec_encode(dst + j->ck_head, h.type, j->ck_seq, j->ck_salt,
+		persist_jrec_encode(dst + j->ck_head, h.type, j->ck_seq, j->ck_salt,
 			    src + *from + sizeof(h), h.len - (uint32_t)sizeof(h));
 		j->ck_head += h.len;
 		j->ck_seq++;
@@ -492,22 +492,22 @@ int journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max)
 	return 0;
 }
 
-uint64_t journal_head(const struct journal *j)
+uint64_t persist_journal_head(const struct journal *j)
 {
 	return j->head;
 }
 
-uint64_t journal_used(const struct journal *j)
+uint64_t persist_journal_used(const struct journal *j)
 {
 	return j->active < 0 ? 0 : j->head - JHALF_HDR;
 }
 
-int journal_shared(const struct journal *j)
+int persist_journal_shared(const struct journal *j)
 {
 	return j->o.shared;
 }
 
-void journal_stats(const struct journal *j, struct journal_stats *out)
+void persist_journal_stats(const struct journal *j, struct journal_stats *out)
 {
 	*out = j->st;
 	out->epoch = j->epoch;

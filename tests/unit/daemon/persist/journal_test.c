@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/meta/journal_test.c: warm restart below the server:
- * journal records (daemon/meta/journal.c) and the directory written to and
- * rebuilt from them (daemon/dir/persist.c, restore.c) over a fake pool (a
+ * tests/unit/daemon/persist/journal_test.c: warm restart below the server:
+ * journal records (daemon/persist/journal.c) and the directory written to and
+ * rebuilt from them (daemon/persist/, daemon/dir/record.c, replay.c) over a fake pool (a
  * malloc'd buffer: metadata area, then data). Each restore goes into a new
  * allocator and directory over the same bytes, as a restarted marud would,
  * and is compared with the directory it came from, name by name.
  *
- * Background checkpoints (daemon/dir/ckpt.c) need a pool that a forked
+ * Background checkpoints (daemon/persist/ckpt.c) need a pool that a forked
  * child writes for its parent: those cases run over a MAP_SHARED mapping
  * (wnew_shared), a real fork and a real pipe; "bg-slow" and "bg-fail"
  * (argv[1]) run with MARU_FAILPOINT making the child sleep or fail.
@@ -43,17 +43,17 @@ static double now_s(void)
 }
 
 /* Restart: a new directory over the same bytes, restored from the journal. */
-static void wrestart(struct wfx *f, struct journal_scan *sc, struct dir_restore_stats *st)
+static void wrestart(struct wfx *f, struct journal_scan *sc, struct persist_restore_stats *st)
 {
 	struct journal_scan sc0;
-	struct dir_restore_stats st0;
+	struct persist_restore_stats st0;
 
 	wclose(f);
 	wopen(f, 1);
-	assert_int_equal(dir_restore(f->d, f->j, f->pool, sc ? sc : &sc0, st ? st : &st0), 0);
+	assert_int_equal(persist_restore(f->p, f->pool, sc ? sc : &sc0, st ? st : &st0), 0);
 	assert_int_equal(dir_check(f->d), 0);
-	dir_set_journal(f->d, f->j);
-	assert_int_equal(dir_checkpoint(f->d), 0);
+	dir_set_persist(f->d, f->p);
+	assert_int_equal(persist_checkpoint(f->p), 0);
 }
 
 static int wput(struct wfx *f, uint64_t parent, const char *name, const char *content)
@@ -153,20 +153,20 @@ static void test_record_roundtrip(void **state)
 
 	for (i = 0; i < sizeof(body); i++)
 		body[i] = (uint8_t)(i * 7);
-	jrec_encode(buf, JR_RENAME, 5, 99, body, 37);
+	persist_jrec_encode(buf, JR_RENAME, 5, 99, body, 37);
 	assert_int_equal(jrec_size(37), 64);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), 0);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), 0);
 	assert_int_equal(type, JR_RENAME);
 	assert_int_equal(blen, 40);	/* padded */
 	assert_memory_equal(b, body, 37);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, UINT64_MAX, &type, &b, &blen), 0);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 98, 5, &type, &b, &blen), -EBADMSG);
-	assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 6, &type, &b, &blen), -EBADMSG);
-	assert_int_equal(jrec_decode(buf, 63, 99, 5, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, UINT64_MAX, &type, &b, &blen), 0);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 98, 5, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, 6, &type, &b, &blen), -EBADMSG);
+	assert_int_equal(persist_jrec_decode(buf, 63, 99, 5, &type, &b, &blen), -EBADMSG);
 	/* every single-bit flip anywhere in the record is caught */
 	for (i = 0; i < 64 * 8; i++) {
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
-		assert_int_equal(jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), -EBADMSG);
+		assert_int_equal(persist_jrec_decode(buf, sizeof(buf), 99, 5, &type, &b, &blen), -EBADMSG);
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
 	}
 }
@@ -174,7 +174,7 @@ static void test_record_roundtrip(void **state)
 /* A namespace with a bit of everything, recovered exactly, ids above all. */
 static void test_restore_equivalence(void **state)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct journal_scan sc;
 	struct dir_setattr sa = { .mask = 1u, .mode = 0600 };
 	struct dir_attr at;
@@ -241,7 +241,7 @@ static void test_torn_every_offset(void **state)
 {
 	struct journal_stats js0, js1;
 	struct journal_scan sc;
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct wfx f;
 	uint8_t *keep;
 	uint64_t total = BLK + 256 * 1024 + 256 * BLK, off, len, k;
@@ -252,9 +252,9 @@ static void test_torn_every_offset(void **state)
 	assert_int_equal(wput(&f, ROOT, "a", "alpha"), 0);
 	wmkdir(&f, ROOT, "d");
 	before = listing(f.d);
-	journal_stats(f.j, &js0);
+	persist_journal_stats(f.j, &js0);
 	assert_int_equal(wput(&f, ROOT, "last-one-with-a-name", "omega"), 0);
-	journal_stats(f.j, &js1);
+	persist_journal_stats(f.j, &js1);
 	after = listing(f.d);
 	keep = malloc(total);
 	assert_non_null(keep);
@@ -271,7 +271,7 @@ static void test_torn_every_offset(void **state)
 			wopen(&f, 1);
 			/* torn: bytes [k, len) of the last record never made it */
 			memset(f.pool + off + k, fill ? 0xa5 : 0, len - k);
-			assert_int_equal(dir_restore(f.d, f.j, f.pool, &sc, &st), 0);
+			assert_int_equal(persist_restore(f.p, f.pool, &sc, &st), 0);
 			assert_int_equal(dir_check(f.d), 0);
 			got = listing(f.d);
 			/* tearing off only the zero padding leaves the record whole */
@@ -300,7 +300,7 @@ static void test_torn_every_offset(void **state)
 /* Bytes that changed after publish: the version is dropped, never served. */
 static void test_checksum_mismatch(void **state)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_attr at;
 	struct extent_list l = { 0 };
 	struct wfx f;
@@ -326,7 +326,7 @@ static void test_damaged_middle(void **state)
 {
 	struct journal_stats js;
 	struct journal_scan sc;
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_attr at;
 	struct wfx f;
 	uint64_t base;
@@ -334,14 +334,14 @@ static void test_damaged_middle(void **state)
 	int i;
 
 	wnew(&f, 256 * 1024, 256 * BLK, 1);
-	journal_stats(f.j, &js);
-	base = BLK + 4096 + js.used + (js.epoch % 2 == 0 ? journal_half_len(f.j) : 0);
+	persist_journal_stats(f.j, &js);
+	base = BLK + 4096 + js.used + (js.epoch % 2 == 0 ? persist_journal_half_len(f.j) : 0);
 	for (i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "n%d", i);
 		assert_int_equal(wput(&f, ROOT, name, name), 0);
 	}
 	/* the first publish after the checkpoint: an ids mark, then its record */
-	journal_stats(f.j, &js);
+	persist_journal_stats(f.j, &js);
 	f.pool[base + 200] ^= 1;
 	wrestart(&f, &sc, &st);
 	assert_true(sc.torn);
@@ -355,7 +355,7 @@ static void test_damaged_middle(void **state)
 /* A full metadata area: checkpoints, then ENOSPC at publish; nothing lost. */
 static void test_full_enospc(void **state)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct wfx f;
 	char name[64], *before, *after;
 	int i, rc = 0, n = 0;
@@ -432,7 +432,7 @@ static void test_publish_cost(void **state)
 static void test_million_names(void **state)
 {
 	uint64_t n = env_u64("WARM_NAMES", 1000000), i, d = ROOT;
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct journal_scan sc;
 	struct wfx f;
 	char name[32];
@@ -450,10 +450,10 @@ static void test_million_names(void **state)
 	wclose(&f);
 	wopen(&f, 1);
 	t0 = now_s();
-	assert_int_equal(dir_restore(f.d, f.j, f.pool, &sc, &st), 0);
+	assert_int_equal(persist_restore(f.p, f.pool, &sc, &st), 0);
 	tr = now_s() - t0;
-	dir_set_journal(f.d, f.j);
-	assert_int_equal(dir_checkpoint(f.d), 0);
+	dir_set_persist(f.d, f.p);
+	assert_int_equal(persist_checkpoint(f.p), 0);
 	tc = now_s() - t0;
 	assert_int_equal(st.files, n);
 	assert_int_equal(st.skipped, 0);
@@ -464,7 +464,7 @@ static void test_million_names(void **state)
 	free(f.pool);
 }
 
-/* ---- background checkpoints (dir/ckpt.c) ---- */
+/* ---- background checkpoints (persist/ckpt.c) ---- */
 
 static struct dir_stats stats(struct wfx *f)
 {
@@ -616,7 +616,7 @@ static void test_bg_changes_during_child(void **state)
 	size_t size = BLK + BG_META + BG_DATA;
 	struct wfx f, g;
 	struct journal_scan sc;
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_attr at;
 	char *now, *crash, name[32];
 	uint64_t sub;
@@ -649,7 +649,7 @@ static void test_bg_changes_during_child(void **state)
 	assert_non_null(g.pool);
 	memcpy(g.pool, f.pool, size);
 	wopen(&g, 1);
-	assert_int_equal(dir_restore(g.d, g.j, g.pool, &sc, &st), 0);
+	assert_int_equal(persist_restore(g.p, g.pool, &sc, &st), 0);
 	crash = slisting(g.d);
 	same_listing(now, crash);
 	wclose(&g);

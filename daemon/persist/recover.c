@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/meta/recover.c: what marud does with its metadata area at start
- * (meta_start) and under `marud -n` (meta_check). At start it decides
- * between recovering and starting empty (--fresh, a new pool, or a pool
- * whose superblock was rewritten), runs dir_restore() over the journal,
- * says in the log what came back, what was lost and how fast, then writes
- * a checkpoint of the recovered state into the journal's other half (the
- * half replayed, which may end in a torn record, is never appended to)
- * and attaches the journal to the directory. meta_check maps the pool
- * read-only and runs the same restore into a scratch directory.
+ * daemon/persist/recover.c: what marud does with its metadata area at
+ * start (persist_start) and under `marud -n` (persist_check). At start it
+ * decides between recovering and starting empty (--fresh, a new pool, or
+ * a pool whose superblock was rewritten), runs persist_restore() over the
+ * journal, says in the log what came back, what was lost and how fast,
+ * then writes a checkpoint of the recovered state into the journal's
+ * other half (the half replayed, which may end in a torn record, is never
+ * appended to). The server then hands the result to the directory.
+ * persist_check maps the pool read-only and runs the same restore into a
+ * scratch directory its caller makes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
 #include "clock.h"
-#include "dir.h"
-#include "journal.h"
 #include "log.h"
+#include "persist.h"
 #include "pool.h"
 #include "recover.h"
 #include "superblock.h"
@@ -48,14 +47,14 @@ static void log_scan(const struct journal_scan *sc)
 			  sc->stop_off);
 }
 
-static int recover(struct pool *pl, struct dir *d, struct journal *j)
+static int recover(struct pool *pl, struct persist *p)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct journal_scan sc;
 	uint64_t t0 = now_ns(), ns;
 	int rc;
 
-	rc = dir_restore(d, j, pl->base, &sc, &st);
+	rc = persist_restore(p, pl->base, &sc, &st);
 	if (rc)
 		return rc;
 	ns = now_ns() - t0;
@@ -78,8 +77,27 @@ static int recover(struct pool *pl, struct dir *d, struct journal *j)
 	return 0;
 }
 
-int meta_start(struct pool *pl, struct dir *d, const struct meta_opts *o,
-	       struct journal **out)
+static int skip_record(void *arg, uint32_t type, const void *body, uint32_t blen)
+{
+	return 0;
+}
+
+/*
+ * --fresh: nothing is replayed, but the scan still learns which half is
+ * the journal and its epoch, so the checkpoint that follows lands in the
+ * other half with a higher epoch and the next start picks it (without
+ * it, the old half could win again and bring the forgotten names back).
+ */
+static int forget(struct journal *j)
+{
+	struct journal_scan sc;
+
+	log_info("recovery: --fresh: starting empty, forgetting the pool's directory");
+	return persist_journal_scan(j, skip_record, NULL, &sc);
+}
+
+int persist_start(struct pool *pl, const struct persist_owner *own,
+		  const struct persist_start_opts *o, struct persist **out)
 {
 	struct journal_opts jo = {
 		.pool_base = pl->base, .area_off = pl->meta_off, .area_len = pl->meta_len,
@@ -88,6 +106,7 @@ int meta_start(struct pool *pl, struct dir *d, const struct meta_opts *o,
 		.shared = 1,	/* every pool is a MAP_SHARED mapping (pool/) */
 	};
 	struct journal *j;
+	struct persist *p;
 	int rc;
 
 	*out = NULL;
@@ -95,28 +114,40 @@ int meta_start(struct pool *pl, struct dir *d, const struct meta_opts *o,
 		log_warnx("journal off: the directory will not survive a restart");
 		return 0;
 	}
-	rc = journal_open(&jo, &j);
+	rc = persist_journal_open(&jo, &j);
 	if (rc) {
 		log_warn(rc, "journal: metadata area of %" PRIu64 " bytes", pl->meta_len);
 		return rc;
 	}
+	rc = persist_new(j, own, &p);
+	if (rc) {
+		persist_journal_close(j);
+		return rc;
+	}
 	if (o->fresh)
-		log_info("recovery: --fresh: starting empty, forgetting the pool's directory");
+		rc = forget(j);
 	else if (pl->sb_fresh)
 		log_info("recovery: new superblock: starting empty");
 	else
-		rc = recover(pl, d, j);
-	dir_set_journal(d, j);
+		rc = recover(pl, p);
 	if (!rc)
-		rc = dir_checkpoint(d);
+		rc = persist_checkpoint(p);
 	if (rc) {
 		log_warn(rc, "journal: recovered state cannot be checkpointed");
-		dir_set_journal(d, NULL);
-		journal_close(j);
+		persist_free(p);
+		persist_journal_close(j);
 		return rc;
 	}
-	*out = j;
+	*out = p;
 	return 0;
+}
+
+void persist_close(struct persist *p)
+{
+	struct journal *j = persist_journal(p);
+
+	persist_free(p);
+	persist_journal_close(j);
 }
 
 /* ---- marud -n ---- */
@@ -134,53 +165,57 @@ static int uri_path(const char *uri, char *buf, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
-		    const struct extent_list *src, uint64_t src_off, uint64_t len)
+static void check_say(const struct journal_scan *sc, const struct persist_restore_stats *st,
+		      FILE *out)
 {
+	if (!sc->found) {
+		fprintf(out, "pool metadata: no journal (a start begins empty)\n");
+		return;
+	}
+	fprintf(out, "pool metadata: journal epoch %" PRIu64 ", %" PRIu64 " records, %"
+		PRIu64 " names, %" PRIu64 " directories, %" PRIu64 " bytes would be recovered\n"
+		"pool metadata: %s; %" PRIu64 " records lost, %" PRIu64
+		" versions failing their checksum, %" PRIu64 " records not applying\n",
+		sc->epoch, sc->records, st->files, st->dirs, st->bytes,
+		sc->torn ? "ends in a torn or damaged record" : "ends cleanly",
+		sc->lost_records, st->bad_sum, st->skipped);
 }
 
 /* Restore into a scratch directory over the read-only mapping. */
-static int check_mapped(const uint8_t *base, const struct pool_superblock *sb, FILE *out)
+static int check_mapped(const uint8_t *base, const struct pool_superblock *sb,
+			const struct persist_scratch *sx, FILE *out)
 {
 	struct journal_opts jo = { (uint8_t *)base, sb->meta_off, sb->meta_len, sb->uuid };
-	struct dir_opts dopt = { .copy = no_copy };
-	struct dir_restore_stats st;
-	struct journal_scan sc;
+	struct persist_restore_stats st = { 0 };
+	struct persist_owner own;
+	struct journal_scan sc = { 0 };
 	struct journal *j = NULL;
-	struct alloc *a = NULL;
-	struct dir *d = NULL;
+	struct persist *p = NULL;
+	void *h = NULL;
 	int rc;
 
-	rc = alloc_new(sb->data_off, (sb->size - sb->data_off) & ~4095ull, 4096,
-		       sb->align > 4096 ? sb->align : 4096, &a);
-	dopt.alloc = a;
+	rc = sx->scratch_open(sb->data_off, (sb->size - sb->data_off) & ~4095ull,
+			      sb->align > 4096 ? sb->align : 4096, &own, &h);
 	if (!rc)
-		rc = dir_new(&dopt, &d);
+		rc = persist_journal_open(&jo, &j);
 	if (!rc)
-		rc = journal_open(&jo, &j);
+		rc = persist_new(j, &own, &p);
 	if (!rc)
-		rc = dir_restore(d, j, base, &sc, &st);
-	if (!rc && !sc.found)
-		fprintf(out, "pool metadata: no journal (a start begins empty)\n");
-	else if (!rc)
-		fprintf(out, "pool metadata: journal epoch %" PRIu64 ", %" PRIu64 " records, %"
-			PRIu64 " names, %" PRIu64 " directories, %" PRIu64 " bytes would be recovered\n"
-			"pool metadata: %s; %" PRIu64 " records lost, %" PRIu64
-			" versions failing their checksum, %" PRIu64 " records not applying\n",
-			sc.epoch, sc.records, st.files, st.dirs, st.bytes,
-			sc.torn ? "ends in a torn or damaged record" : "ends cleanly",
-			sc.lost_records, st.bad_sum, st.skipped);
-	if (!rc && dir_check(d))
+		rc = persist_restore(p, base, &sc, &st);
+	if (!rc)
+		check_say(&sc, &st, out);
+	if (!rc && sx->scratch_check(h))
 		rc = -EUCLEAN;
-	journal_close(j);
-	dir_destroy(d);
-	alloc_destroy(a);
+	persist_free(p);
+	persist_journal_close(j);
+	if (h)
+		sx->scratch_close(h);
 	if (rc < 0)
 		return rc;
 	return sc.lost_records || st.bad_sum || st.skipped;
 }
 
-static int check_fd(int fd, FILE *out)
+static int check_fd(int fd, const struct persist_scratch *sx, FILE *out)
 {
 	struct pool_superblock sb;
 	size_t len = POOL_SB_SIZE;
@@ -205,12 +240,13 @@ static int check_fd(int fd, FILE *out)
 	m = mmap(NULL, sb.size, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return -errno;
-	rc = check_mapped(m, &sb, out);
+	rc = check_mapped(m, &sb, sx, out);
 	munmap(m, sb.size);
 	return rc;
 }
 
-int meta_check(const char *uri, const struct meta_opts *o, FILE *out)
+int persist_check(const char *uri, const struct persist_start_opts *o,
+		  const struct persist_scratch *sc, FILE *out)
 {
 	char path[4096];
 	int fd, rc;
@@ -229,7 +265,7 @@ int meta_check(const char *uri, const struct meta_opts *o, FILE *out)
 			strerror(errno));
 		return 0;
 	}
-	rc = check_fd(fd, out);
+	rc = check_fd(fd, sc, out);
 	close(fd);
 	if (rc < 0)
 		fprintf(out, "pool metadata: %s: cannot read: %s\n", path, strerror(-rc));

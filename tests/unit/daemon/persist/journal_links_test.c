@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/meta/journal_links_test.c: warm restart of the POSIX
+ * tests/unit/daemon/persist/journal_links_test.c: warm restart of the POSIX
  * entries: hard links, symlinks and special files written to the journal
- * (daemon/dir/persist.c: JR_LINK, JR_UNNAME, JR_SPECIAL) and rebuilt from
- * it (daemon/dir/restore.c) over a fake pool, as journal_test.c does for
+ * (daemon/dir/record.c, daemon/persist/: JR_LINK, JR_UNNAME, JR_SPECIAL) and rebuilt from
+ * it (daemon/persist/restore.c, daemon/dir/replay.c) over a fake pool, as journal_test.c does for
  * files and directories. Each restart is compared attribute by attribute
  * (ino, nlink, mode, rdev, owner, times, symlink target, file bytes); a
  * torn record of each new type recovers to the state before it; a journal
@@ -36,22 +36,22 @@ static void wfree(struct wfx *f)
 }
 
 /* A new directory over the same bytes, restored, without the journal yet. */
-static void wreopen(struct wfx *f, struct dir_restore_stats *st)
+static void wreopen(struct wfx *f, struct persist_restore_stats *st)
 {
 	struct journal_scan sc;
 
 	wclose(f);
 	wopen(f, 1);
-	assert_int_equal(dir_restore(f->d, f->j, f->pool, &sc, st), 0);
+	assert_int_equal(persist_restore(f->p, f->pool, &sc, st), 0);
 	assert_int_equal(dir_check(f->d), 0);
 }
 
-static void wrestart(struct wfx *f, struct dir_restore_stats *st)
+static void wrestart(struct wfx *f, struct persist_restore_stats *st)
 {
 	wreopen(f, st);
 	assert_int_equal(st->skipped, 0);
-	dir_set_journal(f->d, f->j);
-	assert_int_equal(dir_checkpoint(f->d), 0);
+	dir_set_persist(f->d, f->p);
+	assert_int_equal(persist_checkpoint(f->p), 0);
 }
 
 /* Publish content (len bytes; several blocks are fine: extents are filled). */
@@ -317,7 +317,7 @@ static void build_posix(struct wfx *f, uint64_t *sub, uint64_t *sgid)
 /* Every POSIX entry comes back exactly, by replay and then by checkpoint. */
 static void test_posix_roundtrip(void **state)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_attr at, at2;
 	struct wfx f;
 	uint64_t sub, sgid;
@@ -351,7 +351,7 @@ static void test_posix_roundtrip(void **state)
 /* Names dropped and moved: unlink of the primary, rename of links, over links. */
 static void test_link_changes(void **state)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_attr at;
 	struct wfx f;
 	uint64_t sub, sgid, b;
@@ -408,7 +408,7 @@ static void test_link_changes(void **state)
 static void test_evict_links(void **state)
 {
 	static char big[16 * BLK];
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_stats ds;
 	struct dir_attr at;
 	struct wfx f;
@@ -443,7 +443,7 @@ static void test_evict_links(void **state)
 /* A small area: link churn checkpoints many times; replay == checkpoint. */
 static void test_checkpoint_equivalence(void **state)
 {
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct journal_stats js;
 	struct wfx f;
 	uint64_t sub, sgid, ino[40];
@@ -470,7 +470,7 @@ static void test_checkpoint_equivalence(void **state)
 			wmknod(&f, sgid, name, S_IFCHR | 0600, (unsigned int)i);
 		}
 	}
-	journal_stats(f.j, &js);
+	persist_journal_stats(f.j, &js);
 	assert_true(js.checkpoints >= 2);
 	before = listing(&f);
 	/* replay of whatever the last checkpoint left */
@@ -529,7 +529,7 @@ static void op_unname(struct wfx *f, uint64_t sub, uint64_t sgid)
 static void torn_op(op_fn op)
 {
 	struct journal_stats js0, js1;
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct wfx f;
 	uint64_t total, off, len, first, k, sub, sgid;
 	struct jrec_hdr hdr;
@@ -541,14 +541,14 @@ static void torn_op(op_fn op)
 	total = BLK + f.meta_len + f.data_len;
 	build_posix(&f, &sub, &sgid);
 	before = listing(&f);
-	journal_stats(f.j, &js0);
+	persist_journal_stats(f.j, &js0);
 	op(&f, sub, sgid);
-	journal_stats(f.j, &js1);
+	persist_journal_stats(f.j, &js1);
 	after = listing(&f);
 	after_noc = listing_of(f.d, f.pool, 0);
 	assert_int_equal(js0.epoch, js1.epoch);
 	len = js1.used - js0.used;
-	off = BLK + 4096 + js0.used + (js0.epoch % 2 == 0 ? journal_half_len(f.j) : 0);
+	off = BLK + 4096 + js0.used + (js0.epoch % 2 == 0 ? persist_journal_half_len(f.j) : 0);
 	memcpy(&hdr, f.pool + off, sizeof(hdr));
 	first = hdr.len;	/* the op's first record */
 	assert_true(first > 0 && first <= len);
@@ -629,7 +629,7 @@ static void test_pre_link_journal(void **state)
 		char names[16];
 	} ren;
 	struct jb_remove rm = { 0 };
-	struct dir_restore_stats st;
+	struct persist_restore_stats st;
 	struct dir_attr at;
 	struct wfx f;
 	const char *bytes = "old journal bytes";
@@ -648,24 +648,24 @@ static void test_pre_link_journal(void **state)
 	memset(&fifo, 0, sizeof(fifo));
 	fifo.b = (struct jb_file){ 52, 50, 0, 0, 7, 8, 9, S_IFIFO | 0600, 0, 0, 4, 0, 0 };
 	memcpy(fifo.name, "pipe", 4);
-	assert_int_equal(journal_append(f.j, JR_DIR, &dir, sizeof(dir.b) + 3, NULL), 0);
-	assert_int_equal(journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
+	assert_int_equal(persist_journal_append(f.j, JR_DIR, &dir, sizeof(dir.b) + 3, NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
 					NULL), 0);
-	assert_int_equal(journal_append(f.j, JR_FILE, &fifo, sizeof(fifo.b) + 4, NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_FILE, &fifo, sizeof(fifo.b) + 4, NULL), 0);
 	file.b.id = 53;
 	file.e.off = data + BLK;
 	memcpy(f.pool + data + BLK, bytes, n);
 	memcpy(file.name, "gone", 4);
-	assert_int_equal(journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
+	assert_int_equal(persist_journal_append(f.j, JR_FILE, &file, sizeof(file.b) + sizeof(file.e) + 4,
 					NULL), 0);
 	rm.id = 53;
 	rm.why = DEV_UNLINK;
-	assert_int_equal(journal_append(f.j, JR_REMOVE, &rm, sizeof(rm), NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_REMOVE, &rm, sizeof(rm), NULL), 0);
 	memset(&ren, 0, sizeof(ren));
 	ren.b = (struct jb_rename){ 51, 50, ROOT, 4, 7 };
 	memcpy(ren.names, "keptmoved.", 4 + 6);
 	memcpy(ren.names + 4, "moved.b", 7);
-	assert_int_equal(journal_append(f.j, JR_RENAME, &ren, sizeof(ren.b) + 11, NULL), 0);
+	assert_int_equal(persist_journal_append(f.j, JR_RENAME, &ren, sizeof(ren.b) + 11, NULL), 0);
 	wrestart(&f, &st);
 	assert_int_equal(st.bad_sum, 0);
 	attr_of(&f, ROOT, "moved.b", &at);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/meta/journal.h: the directory journal kept in the pool's metadata
+ * daemon/persist/journal.h: the directory journal kept in the pool's metadata
  * area (see journal.c for the design and why it is crash-safe): the record
- * format shared by its writer (dir/persist.c) and its reader (recovery),
+ * format shared by its writer (record.c, ckpt.c) and its reader (restore.c),
  * appends, checkpoints into the other half, and the read-only scan that
  * recovery and `marud -n` use. Not thread-safe: the directory lock
  * serialises every call, so records are in the order the changes happened.
@@ -121,14 +121,14 @@ static inline uint32_t jrec_size(uint32_t blen)
 }
 
 /* Encode into dst (jrec_size(blen) bytes). */
-void jrec_encode(void *dst, uint32_t type, uint64_t seq, uint64_t salt, const void *body,
+void persist_jrec_encode(void *dst, uint32_t type, uint64_t seq, uint64_t salt, const void *body,
 		 uint32_t blen);
 /*
  * Check the record at src (avail bytes readable): magic, length, sequence
  * (seq == UINT64_MAX: any) and checksum. 0 with *type, *body, *blen (the
  * body length with padding), or -EBADMSG.
  */
-int jrec_decode(const void *src, uint64_t avail, uint64_t salt, uint64_t seq,
+int persist_jrec_decode(const void *src, uint64_t avail, uint64_t salt, uint64_t seq,
 		uint32_t *type, const void **body, uint32_t *blen);
 
 /* Make pool bytes [off, off+len) durable; NULL: plain memory (shm, file). */
@@ -141,7 +141,7 @@ struct journal_opts {
 	journal_persist_fn persist;
 	void *persist_arg;
 	/* 1: the pool is a MAP_SHARED mapping, so a forked child's stores
-	 * reach it (a background checkpoint, dir/ckpt.c); 0: plain memory */
+	 * reach it (a background checkpoint, ckpt.c); 0: plain memory */
 	int shared;
 };
 
@@ -158,68 +158,68 @@ struct journal_scan {
 	uint64_t lost_records, lost_bytes;	/* valid records found past the stop */
 };
 
-/* 0, or non-zero to stop the scan (returned by journal_scan). */
+/* 0, or non-zero to stop the scan (returned by persist_journal_scan). */
 typedef int (*journal_rec_fn)(void *arg, uint32_t type, const void *body, uint32_t blen);
 
-int journal_open(const struct journal_opts *o, struct journal **out);
-void journal_close(struct journal *j);
+int persist_journal_open(const struct journal_opts *o, struct journal **out);
+void persist_journal_close(struct journal *j);
 /* Replay the active half through cb. Reads only. */
-int journal_scan(struct journal *j, journal_rec_fn cb, void *arg, struct journal_scan *out);
+int persist_journal_scan(struct journal *j, journal_rec_fn cb, void *arg, struct journal_scan *out);
 /*
  * Append one record to the active half and make it durable. fp (may be
  * NULL): fail point prefix; "<fp>.torn" fires with half the record
  * written, "<fp>.after" once it is durable. -ENOSPC if it does not fit
  * (checkpoint), -ENODEV before the first checkpoint.
  */
-int journal_append(struct journal *j, uint32_t type, const void *body, uint32_t blen,
+int persist_journal_append(struct journal *j, uint32_t type, const void *body, uint32_t blen,
 		   const char *fp);
 /* 1 if a record of rlen bytes fits in the active half now. */
-int journal_fits(const struct journal *j, uint64_t rlen);
-uint64_t journal_half_len(const struct journal *j);
+int persist_journal_fits(const struct journal *j, uint64_t rlen);
+uint64_t persist_journal_half_len(const struct journal *j);
 /*
  * Checkpoint: begin (the other half's header is wiped first), add every
  * live item, commit (records durable, then the new header: from then on
  * the new half is the journal). -ENOSPC from add if the state does not fit
  * a half: abort, and the old half stays the journal.
  */
-int journal_ckpt_begin(struct journal *j);
-int journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_t blen);
-int journal_ckpt_commit(struct journal *j);
-void journal_ckpt_abort(struct journal *j);
+int persist_journal_ckpt_begin(struct journal *j);
+int persist_journal_ckpt_add(struct journal *j, uint32_t type, const void *body, uint32_t blen);
+int persist_journal_ckpt_commit(struct journal *j);
+void persist_journal_ckpt_abort(struct journal *j);
 
 /*
  * A checkpoint written by another process over the same (shared) area:
  * the parent begins it, a forked child adds the live state and makes it
- * durable (journal_ckpt_persist) and reports journal_ckpt_pos(); the
+ * durable (persist_journal_ckpt_persist) and reports persist_journal_ckpt_pos(); the
  * parent adopts that position, copies the records appended to the active
- * half since the fork after it (journal_ckpt_copy) and commits.
+ * half since the fork after it (persist_journal_ckpt_copy) and commits.
  */
 struct journal_ckpt_pos {
 	uint64_t head, seq, records;
 };
 /* Make the checkpoint's records so far durable (dax); 0 or -errno. */
-int journal_ckpt_persist(struct journal *j);
-void journal_ckpt_pos(const struct journal *j, struct journal_ckpt_pos *out);
+int persist_journal_ckpt_persist(struct journal *j);
+void persist_journal_ckpt_pos(const struct journal *j, struct journal_ckpt_pos *out);
 /* -EINVAL if pos cannot be a position of the checkpoint begun here. */
-int journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos);
+int persist_journal_ckpt_adopt(struct journal *j, const struct journal_ckpt_pos *pos);
 /*
  * Copy the active half's records from offset *from (a record boundary, at
  * most its head) into the checkpoint, at most max of them, sealed with the
  * checkpoint's salt and sequence; *from advances past them. 0, or -ENOSPC
  * when the checkpoint half has no room left.
  */
-int journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max);
+int persist_journal_ckpt_copy(struct journal *j, uint64_t *from, uint32_t max);
 /* The active half's append offset (where the next record goes). */
-uint64_t journal_head(const struct journal *j);
+uint64_t persist_journal_head(const struct journal *j);
 /* Bytes of records in the active half. */
-uint64_t journal_used(const struct journal *j);
-int journal_shared(const struct journal *j);
+uint64_t persist_journal_used(const struct journal *j);
+int persist_journal_shared(const struct journal *j);
 /* Make data bytes durable before the record that publishes them. */
-int journal_flush(struct journal *j, uint64_t off, uint64_t len);
+int persist_journal_flush(struct journal *j, uint64_t off, uint64_t len);
 
 struct journal_stats {
 	uint64_t epoch, half_len, used, appended, checkpoints, ckpt_bytes;
 };
-void journal_stats(const struct journal *j, struct journal_stats *out);
+void persist_journal_stats(const struct journal *j, struct journal_stats *out);
 
 #endif
