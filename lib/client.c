@@ -152,7 +152,7 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	rc = client_init_sync(c);
 	if (rc)
 		goto out_free;
-	rc = client_connect_first(c);
+	rc = transport_connect_first(c);
 	if (!rc)
 		rc = session_dp_select(c);
 	if (rc)
@@ -163,7 +163,7 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	return 0;
 
 out_close:
-	client_close_conns(c);
+	transport_close_conns(c);
 	client_destroy_sync(c);
 out_free:
 	sodium_memzero(c->key, sizeof(c->key));
@@ -186,7 +186,7 @@ void maru_client_free(struct maru_client *c)
 			break;
 		maru_file_close(f);
 	}
-	client_close_conns(c);
+	transport_close_conns(c);
 	client_destroy_sync(c);
 	session_dp_close(c);
 	sodium_memzero(c->key, sizeof(c->key));

@@ -6,7 +6,7 @@
  * events.c stats.c map.c) -> session.c / transport.c -> auth.c frame.c ->
  * the data paths in dp/ and pool_locate.c. transport.c is the only place that talks to marud
  * for a client; every public call builds one request and hands it to
- * client_call().
+ * transport_call().
  *
  * Lock order (outermost first):
  *   maru_file.lock (rwlock)  ->  maru_client.hello_lock  ->  maru_client.lock

@@ -184,12 +184,12 @@ static int file_new(struct maru_client *c, struct req *r, struct maru_file **out
 
 static int open_call(struct maru_client *c, struct req *r, struct maru_file **out)
 {
-	int rc = client_call(c, r);
+	int rc = transport_call(c, r);
 
 	if (rc)
 		return rc;
 	rc = file_new(c, r, out);
-	req_done(r);
+	frame_req_done(r);
 	return rc;
 }
 
@@ -295,18 +295,18 @@ static int lease_refresh(struct maru_file *f)
 {
 	struct proto_ino_req q = { .ino = f->ino };
 	struct req r = { .op = OP_GETATTR, .p1 = &q, .n1 = sizeof(q) };
-	int rc = client_call(f->c, &r);
+	int rc = transport_call(f->c, &r);
 
 	if (rc)
 		return rc;
 	if (r.rlen < sizeof(struct proto_attr)) {
-		req_done(&r);
+		frame_req_done(&r);
 		return -EIO;
 	}
 	/* a lease's size and extents never change: only refresh the rest */
 	memcpy(&f->attr, r.rep, offsetof(struct proto_attr, nextents));
 	f->attr.size = f->size;
-	req_done(&r);
+	frame_req_done(&r);
 	return 0;
 }
 
@@ -365,9 +365,9 @@ int maru_file_recheck(struct maru_file *f)
 	pthread_rwlock_unlock(&f->lock);
 	if (rc)
 		return rc;
-	rc = client_call(f->c, &r);
+	rc = transport_call(f->c, &r);
 	if (rc == 0)
-		req_done(&r);
+		frame_req_done(&r);
 	return (int)lost_session(f, rc);
 }
 
@@ -378,13 +378,13 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 {
 	struct proto_size_req q = { .ino = f->ino, .size = size };
 	struct req r = { .op = OP_RESERVE, .p1 = &q, .n1 = sizeof(q) };
-	int rc = client_call(f->c, &r);
+	int rc = transport_call(f->c, &r);
 
 	if (rc)
 		return rc;
 	/* the handle, not marud, knows the size of a shm-written version */
 	rc = file_take_reply(f, &r, 0);
-	req_done(&r);
+	frame_req_done(&r);
 	return rc;
 }
 
@@ -422,7 +422,7 @@ static int io_check(struct maru_file *f, const struct dp_ops *dp, int want_pendi
 	int rc = 0;
 
 	if (dp->direct)
-		rc = (int)lost_session(f, client_live(f->c));
+		rc = (int)lost_session(f, transport_live(f->c));
 	return rc ? rc : file_check(f, want_pending);
 }
 
@@ -445,7 +445,7 @@ ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off
 	}
 	pthread_rwlock_unlock(&f->lock);
 	if (rc == -ESTALE)
-		client_ping(f->c);
+		transport_ping(f->c);
 	return rc;
 }
 
@@ -531,7 +531,7 @@ ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint6
 		rc = write_locked(f, dp, buf, len, off);
 	pthread_rwlock_unlock(&f->lock);
 	if (rc == -ESTALE)
-		client_ping(f->c);
+		transport_ping(f->c);
 	return rc;
 }
 
@@ -598,7 +598,7 @@ static int publish_locked(struct maru_file *f, struct maru_attr *dir)
 	if (rc)
 		return rc;
 	q.xxh3 = hash_for_publish(f);
-	rc = (int)lost_session(f, client_call(f->c, &r));
+	rc = (int)lost_session(f, transport_call(f->c, &r));
 	/* marud ends the rdma rights of a pending version before it hashes
 	 * it, refused or not: its cached rkeys are dead either way */
 	rdma_file_forget(f);
@@ -611,7 +611,7 @@ static int publish_locked(struct maru_file *f, struct maru_attr *dir)
 		r.rlen = sizeof(struct proto_attr);
 	}
 	rc = file_take_attr(f, &r);
-	req_done(&r);
+	frame_req_done(&r);
 	if (rc)
 		return rc;
 	f->pending = 0;
@@ -652,8 +652,8 @@ void maru_file_close(struct maru_file *f)
 		q.ino = f->ino;
 		r.op = f->pending ? OP_ABANDON : OP_RELEASE;
 		/* nothing to do on failure: marud ends it with the session */
-		client_call(f->c, &r);
-		req_done(&r);
+		transport_call(f->c, &r);
+		frame_req_done(&r);
 	}
 	pthread_rwlock_unlock(&f->lock);
 	file_unlink(f->c, f);

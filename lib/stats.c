@@ -25,7 +25,7 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 
 	if (!c || !out)
 		return -EINVAL;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
 	p = r.rep;
@@ -38,7 +38,7 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 	out->names = p->names;
 	out->dirs = p->dirs;
 	out->block = p->block;
-	req_done(&r);
+	frame_req_done(&r);
 	return 0;
 }
 
@@ -162,11 +162,11 @@ ssize_t maru_stats_text(struct maru_client *c, char *buf, size_t len)
 
 	if (!c || (!buf && len))
 		return -EINVAL;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
 	text_put(&t, r.rep ? r.rep : "", r.rlen);
-	req_done(&r);
+	frame_req_done(&r);
 	if (t.len && t.buf[t.len - 1] != '\n')
 		text_put(&t, "\n", 1);
 	stats_client(&t, c);

@@ -535,7 +535,7 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f, rw))
 		return 0;
 	atomic_fetch_add(&c->st.rdma.rkey_calls, 1);
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (rc) {
 		clog_warnx(c, "%s: RKEY of version %llu (%s) refused: %s", c->uri,
 			   (unsigned long long)f->ino, rw ? "pending" : "lease", strerror(-rc));
@@ -547,13 +547,13 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 		clog_warnx(c, "%s: RKEY of version %llu: %u extents, the handle has %u (%s)",
 			   c->uri, (unsigned long long)f->ino, r.rlen < sizeof(*h) ? 0 : h->count,
 			   f->next, rw ? "pending" : "lease");
-		req_done(&r);
+		frame_req_done(&r);
 		return -EIO;
 	}
 	if (!k) {
 		k = calloc(1, sizeof(*k));
 		if (!k) {
-			req_done(&r);
+			frame_req_done(&r);
 			return -ENOMEM;
 		}
 		f->rk = k;
@@ -566,12 +566,12 @@ static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file
 	if (k->k && !keys_match(k, f, rw)) {
 		clog_warnx(c, "%s: RKEY of version %llu: other extents than the handle's (%s)",
 			   c->uri, (unsigned long long)f->ino, rw ? "pending" : "lease");
-		req_done(&r);
+		frame_req_done(&r);
 		return -EIO;	/* marud answered other extents than the handle's */
 	}
 	k->qp_gen = d->qp_gen;
 	k->rw = rw;
-	req_done(&r);
+	frame_req_done(&r);
 	return k->k ? 0 : -ENOMEM;
 }
 

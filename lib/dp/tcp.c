@@ -49,14 +49,14 @@ static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off
 		q.len = len - done < max ? (uint32_t)(len - done) : max;
 		r.rbuf = (uint8_t *)buf + done;
 		r.rcap = q.len;
-		rc = client_call(f->c, &r);
+		rc = transport_call(f->c, &r);
 		if (rc)
 			return rc;
 		/* marud clamps at the version's end: stop there */
 		if (r.rlen == 0)
 			break;
 		done += r.rlen;
-		req_done(&r);
+		frame_req_done(&r);
 	}
 	atomic_fetch_add(&d->rd_bytes, done);
 	atomic_fetch_add(&d->rd_ops, 1);
@@ -80,7 +80,7 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 		q.len = len - done < max ? (uint32_t)(len - done) : max;
 		r.p2 = (const uint8_t *)buf + done;
 		r.n2 = q.len;
-		rc = client_call(f->c, &r);
+		rc = transport_call(f->c, &r);
 		if (!rc && (r.rlen != sizeof(rep) || rep.done != q.len))
 			rc = -EIO;
 		if (!rc) {
@@ -105,17 +105,17 @@ static int tcp_truncate(struct maru_file *f, uint64_t size)
 	const struct proto_attr *a;
 	int rc;
 
-	rc = client_call(f->c, &r);
+	rc = transport_call(f->c, &r);
 	if (rc)
 		return rc;
 	a = r.rep;
 	if (r.rlen < sizeof(*a)) {
-		req_done(&r);
+		frame_req_done(&r);
 		return -EIO;
 	}
 	f->size = a->size;
 	f->reserved = a->reserved;
-	req_done(&r);
+	frame_req_done(&r);
 	return 0;
 }
 
