@@ -2,7 +2,8 @@
 /*
  * lib/client.c: the life of a struct maru_client: options (defaults, the
  * caller's opts version), construction (key, first session, data path) and
- * teardown (handles, sockets, the notifier thread, the mapping), the pool
+ * teardown (handles, sockets, the notifier thread, the data path), the
+ * callbacks the data paths are given (c->env), the pool
  * facts of maru_client_pool_info(), maru_strerror() and maru_version().
  * The session itself is session.c's, the sockets transport.c's.
  */
@@ -123,6 +124,9 @@ static int client_alloc(const struct maru_client_opts *opts, struct maru_client 
 	for (i = 0; i < c->nconns; i++)
 		c->conns[i].fd = -1;
 	c->next_reqid = 1;
+	/* what the data paths may ask of the layers above them */
+	c->env.call = transport_call;
+	c->env.facts = session_facts;
 	*out = c;
 	return 0;
 
