@@ -93,7 +93,7 @@ struct dp_counters {
 	atomic_uint_fast64_t rd_bytes, rd_ops, wr_bytes, wr_ops;
 };
 
-/* The rdma data path's own counters (dp/rdma.c; kinds: enum rdma_err). */
+/* The rdma data path's own counters (dp/rdma*.c; kinds: enum rdma_err). */
 enum rdma_err { RDMA_ERR_REMOTE_ACCESS, RDMA_ERR_RETRY, RDMA_ERR_FLUSH, RDMA_ERR_LOCAL,
 		RDMA_ERR_TIMEOUT, RDMA_ERR_OTHER, RDMA_ERR_KINDS };
 struct rdma_counters {
