@@ -191,8 +191,9 @@ void maru_client_free(struct maru_client *c)
 		maru_file_close(f);
 	}
 	transport_close_conns(c);
-	client_destroy_sync(c);
+	/* before the locks go: closing the path takes dp_lock */
 	session_dp_close(c);
+	client_destroy_sync(c);
 	sodium_memzero(c->key, sizeof(c->key));
 	free(c->conns);
 	free(c);

@@ -34,10 +34,10 @@
 
 #include "attr.h"
 #include "client_priv.h"
+#include "dp/datapath.h"
 #include "file_hash.h"
 #include "frame.h"
 #include "hash.h"
-#include "dp/datapath.h"
 #include "session.h"
 #include "transport.h"
 
@@ -395,7 +395,7 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 
 	if (rc)
 		return rc;
-	/* the handle, not marud, knows the size of a shm-written version */
+	/* the handle, not marud, knows the size a direct path wrote */
 	rc = file_take_reply(f, &r, 0);
 	frame_req_done(&r);
 	return rc;
@@ -554,7 +554,7 @@ int maru_file_truncate(struct maru_file *f, uint64_t size)
 	dp = session_dp(f->c);
 	pthread_rwlock_wrlock(&f->lock);
 	rc = file_check(f, 1);
-	/* a direct path zero-fills the grown part itself: room first */
+	/* a direct path's grown part is zero-filled here: room first */
 	if (!rc && dp->direct)
 		rc = file_grow(f, size);
 	if (!rc)

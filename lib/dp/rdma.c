@@ -325,6 +325,13 @@ static int rdma_sync(struct maru_file *f)
 	return f->rk && f->rk->poisoned ? -EIO : 0;
 }
 #else
+static int rdma_unbuilt(const struct session *s, const char **why)
+{
+	(void)s;
+	*why = "libmaru was built without RDMA support";
+	return -ENODEV;
+}
+
 int dp_rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
 		      uint32_t len, void *buf)
 {
@@ -417,7 +424,7 @@ const struct dp_ops dp_rdma_ops = {
 	.kind = MARU_DATA_RDMA,
 	.name = "rdma",
 	.direct = 1,
-	.probe = dp_rdma_probe,
+	.probe = rdma_unbuilt,
 	.stats = rdma_stats,
 };
 #endif

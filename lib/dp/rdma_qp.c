@@ -273,11 +273,4 @@ int dp_rdma_cq_wait(struct rdma_dp *d, struct ibv_wc *wc, uint64_t deadline)
 			ibv_ack_cq_events(cq, 1);
 	}
 }
-#else
-int dp_rdma_probe(const struct session *s, const char **why)
-{
-	(void)s;
-	*why = "libmaru was built without RDMA support";
-	return -ENODEV;
-}
 #endif
