@@ -150,10 +150,10 @@ static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash
 #define POP_BLOCK	(64u * 1024)
 
 /*
- * The 64 KiB blocks of the client's pool mapping this process has populated
- * (struct shm_dp, made with the mapping at open and freed with it at close:
- * a remap after a marud restart starts over). A write into pages this
- * process never touched takes a fault per 4 KiB page (8192 per 32 MiB, most
+ * The 64 KiB blocks of the client's pool mapping populated so far (struct
+ * shm_dp, made with the mapping at open and freed with it at close: a remap
+ * after a marud restart starts over). A write into pages of the mapping
+ * never touched takes a fault per 4 KiB page (8192 per 32 MiB, most
  * of a cold put here); one MADV_POPULATE_WRITE over the range is 15-30%
  * cheaper. Repeating it over pages already mapped would cost most of a
  * memcpy, hence the set. A bit that is wrong costs only speed: pages the
@@ -185,7 +185,7 @@ static void pop_range(const struct pool_map *m, struct shm_dp *ps, uint64_t lo,
 		ps->bits[b / 64] |= 1ull << (b % 64);
 }
 
-/* Populate the pages of [off, off+n) of m this process has not populated. */
+/* Populate the pages of [off, off+n) of m not populated yet. */
 static void populate_ahead(const struct pool_map *m, struct shm_dp *ps, uint64_t off,
 			   uint64_t n)
 {
