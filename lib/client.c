@@ -2,7 +2,8 @@
 /*
  * lib/client.c: the life of a struct maru_client: options (defaults, the
  * caller's opts version), construction (key, first session, data path) and
- * teardown (handles, sockets, the notifier thread, the mapping), the pool
+ * teardown (handles, sockets, the notifier thread, the data path), the
+ * callbacks the data paths are given (c->env), the pool
  * facts of maru_client_pool_info(), maru_strerror() and maru_version().
  * The session itself is session.c's, the sockets transport.c's.
  */
@@ -123,6 +124,9 @@ static int client_alloc(const struct maru_client_opts *opts, struct maru_client 
 	for (i = 0; i < c->nconns; i++)
 		c->conns[i].fd = -1;
 	c->next_reqid = 1;
+	/* what the data paths may ask of the layers above them */
+	c->env.call = transport_call;
+	c->env.facts = session_facts;
 	*out = c;
 	return 0;
 
@@ -152,7 +156,7 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	rc = client_init_sync(c);
 	if (rc)
 		goto out_free;
-	rc = client_connect_first(c);
+	rc = transport_connect_first(c);
 	if (!rc)
 		rc = session_dp_select(c);
 	if (rc)
@@ -163,7 +167,7 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	return 0;
 
 out_close:
-	client_close_conns(c);
+	transport_close_conns(c);
 	client_destroy_sync(c);
 out_free:
 	sodium_memzero(c->key, sizeof(c->key));
@@ -186,9 +190,10 @@ void maru_client_free(struct maru_client *c)
 			break;
 		maru_file_close(f);
 	}
-	client_close_conns(c);
-	client_destroy_sync(c);
+	transport_close_conns(c);
+	/* before the locks go: closing the path takes dp_lock */
 	session_dp_close(c);
+	client_destroy_sync(c);
 	sodium_memzero(c->key, sizeof(c->key));
 	free(c->conns);
 	free(c);

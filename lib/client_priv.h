@@ -4,14 +4,19 @@
  * shared by the libmaru sources only; what each file does with them is in
  * its own header. Calls run one way: the public API (client.c ns.c file.c
  * events.c stats.c map.c) -> session.c / transport.c -> auth.c frame.c ->
- * the data paths in dp/ and pool_locate.c. transport.c is the only place that talks to marud
- * for a client; every public call builds one request and hands it to
- * client_call().
+ * the data paths in dp/ (through struct dp_ops) -> pool_locate.c.
+ * transport.c is the only place that talks to marud for a client; every
+ * public call builds one request and hands it to transport_call(). A data
+ * path that needs marud (tcp's frames, rdma's RKEY) or the session's facts
+ * reaches them through c->env, callbacks client.c gives the client when it
+ * makes it: no data path calls back up by name.
  *
  * Lock order (outermost first):
- *   maru_file.lock (rwlock)  ->  maru_client.hello_lock  ->  maru_client.lock
- *   maru_client.dp_lock (rwlock) is taken alone, around pool-mapping access,
- *   or inside maru_file.lock.
+ *   maru_file.lock (rwlock)  ->  maru_client.dp_lock (rwlock)  ->
+ *   maru_client.hello_lock  ->  maru_client.lock
+ *   dp_lock is held for reading around a transfer of a data path with
+ *   state of its own (the shm mapping, the rdma QP), for writing while
+ *   session.c opens or closes one; the rdma path's own lock comes after it.
  * No libmaru lock is held while the generation callback runs.
  */
 #ifndef MARU_CLIENT_PRIV_H
@@ -28,9 +33,12 @@
 #include "clog.h"
 
 struct dp_ops;
+struct maru_client;
 struct pool_map;
 struct rdma_dp;
 struct rdma_keys;
+struct req;
+struct shm_dp;
 
 /* One socket of the pool; fd < 0 when closed. */
 struct conn {
@@ -56,15 +64,40 @@ struct session {
 	char pool_path[PROTO_PATH_MAX];
 };
 
+/*
+ * The session's facts a data path may need after it was opened (rdma, to
+ * connect again after an error or in a new session; tcp, the frame size).
+ */
+struct dp_facts {
+	uint64_t epoch, generation;
+	uint8_t token[16];
+	uint32_t send_max;
+	uint32_t rdma_port, rdma_flags;
+	char rdma_host[64];
+};
+
+/*
+ * What the data paths need from above, as callbacks (client.c fills them
+ * with transport_call and session_facts when it makes the client), so that
+ * no file of dp/ names a function of session.c or transport.c.
+ */
+struct dp_env {
+	/* One request to marud on the control sockets: tcp's READ/WRITE, rdma's RKEY. */
+	int (*call)(struct maru_client *c, struct req *r);
+	/* A copy of the current session's facts. */
+	void (*facts)(struct maru_client *c, struct dp_facts *out);
+};
+
 /* Per data path transfer counters (index: enum maru_data_path). */
 struct dp_counters {
 	atomic_uint_fast64_t rd_bytes, rd_ops, wr_bytes, wr_ops;
 };
 
-/* The rdma data path's own counters (dp/rdma.c; kinds: enum rdma_err). */
+/* The rdma data path's own counters (dp/rdma*.c; kinds: enum rdma_err). */
 enum rdma_err { RDMA_ERR_REMOTE_ACCESS, RDMA_ERR_RETRY, RDMA_ERR_FLUSH, RDMA_ERR_LOCAL,
 		RDMA_ERR_TIMEOUT, RDMA_ERR_OTHER, RDMA_ERR_KINDS };
 struct rdma_counters {
+	/* qp_connects also numbers the QPs: rkeys are bound to one */
 	atomic_uint_fast64_t wrs_read, wrs_write, qp_connects, qp_errors, rkey_calls;
 	atomic_int_fast64_t in_flight;
 	atomic_uint_fast64_t err[RDMA_ERR_KINDS];
@@ -104,11 +137,13 @@ struct maru_client {
 	int notify_stop, notify_pending;
 	uint64_t notify_old, notify_new;
 
-	pthread_rwlock_t dp_lock;	/* dp and map */
+	struct dp_env env;		/* set once by client.c; read-only after */
+	pthread_rwlock_t dp_lock;	/* dp, map, shm, rdma */
 	const struct dp_ops *dp;
-	struct pool_map *map;
+	struct pool_map *map;		/* dp/shm.c: the pool mapped here, or NULL */
+	struct shm_dp *shm;		/* dp/shm.c: its pages populated, or NULL */
 	atomic_int remap;		/* the pool moved: choose the data path again */
-	struct rdma_dp *rdma;		/* dp/rdma.c: its QP and staging, or NULL */
+	struct rdma_dp *rdma;		/* dp/rdma*.c: its QP and staging, or NULL */
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
@@ -127,7 +162,9 @@ struct maru_file {
 	struct proto_extent *ext;
 	uint32_t next;
 	uint64_t dirty_lo, dirty_hi;	/* written range since the last sync */
-	struct rdma_keys *rk;		/* dp/rdma.c: rkeys of this version */
+	/* the data path that keeps state on this handle (its forget drops it) */
+	const struct dp_ops *held;
+	struct rdma_keys *rk;		/* dp/rdma_keys.c: rkeys of this version */
 	/* xxh3 of bytes [0, hashed) of a pending version, taken while the data
 	 * path copied them (file.c decides, the data path feeds it); NULL once
 	 * the bytes went in out of order, or someone may write them directly */

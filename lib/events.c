@@ -62,7 +62,7 @@ static int subscribe(int fd, uint64_t after_seq, uint64_t generation)
 
 	proto_hdr_init(&h, OP_SUBSCRIBE, sizeof(q), 1, generation, 0);
 	rc = frame_call(fd, EV_FRAME_MAX, &h, &r);
-	req_done(&r);
+	frame_req_done(&r);
 	return rc ? rc : r.status;
 }
 

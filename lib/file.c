@@ -7,19 +7,22 @@
  * for a write, makes sure the session is alive before a direct data path
  * touches pool memory, and only then hands the transfer to the client's
  * data path (dp/datapath.h); publish and close are plain requests. These
- * decisions are made here, once per call, and never inside a data path.
+ * decisions are made here, once per call, and never inside a data path,
+ * and so is what follows every transfer: the hole a direct path leaves
+ * before a write or a truncate past the size is zero-filled (fill_gap),
+ * the size moves, the bytes are counted per path (count_io), and what a
+ * path keeps on the handle is dropped at publish and close (file_forget).
  *
- * Size: in shm mode the handle is authoritative for a pending version's
- * size until publish (bytes go straight into pool memory; marud learns the
- * size from PUBLISH); in tcp mode marud tracks it and the handle follows
- * its replies. Reservations grow geometrically (file_grow) so that a chunk
- * written in many small pieces costs few round trips.
+ * Size: with a direct path (shm, rdma) the handle is authoritative for a
+ * pending version's size until publish (bytes go straight into pool
+ * memory; marud learns the size from PUBLISH); in tcp mode marud tracks it
+ * and the handle follows its replies. Reservations grow geometrically
+ * (file_grow) so that a chunk written in many small pieces costs few
+ * round trips.
  *
- * Hash: a pending version written in order from byte 0 through a data path
- * that hashes (shm) is hashed while it is copied (f->hs), and PUBLISH
- * carries the digest, so marud does not read the bytes again. Any other
- * write, a shrinking truncate, or handing the extents out (someone may
- * write through a mapping) drops the stream, and marud hashes at PUBLISH.
+ * Hash: file_hash.c keeps the digest PUBLISH carries of a version written
+ * in order through a data path that hashes; file.c tells it of each write,
+ * of a shrinking truncate and of extents handed out (which drop it).
  *
  * Locking: f->lock is a rwlock, read for pread/attr/extents (a lease's
  * extents never change), write for everything that changes the handle.
@@ -31,6 +34,8 @@
 
 #include "attr.h"
 #include "client_priv.h"
+#include "dp/datapath.h"
+#include "file_hash.h"
 #include "frame.h"
 #include "hash.h"
 #include "session.h"
@@ -147,9 +152,17 @@ static void file_unlink(struct maru_client *c, struct maru_file *f)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* What a data path keeps on f (rdma: its rkeys) is dropped through it. */
+static void file_forget(struct maru_file *f)
+{
+	if (f->held && f->held->forget)
+		f->held->forget(f);
+	f->held = NULL;
+}
+
 static void file_free(struct maru_file *f)
 {
-	rdma_file_forget(f);
+	file_forget(f);
 	hash_stream_free(f->hs);
 	pthread_rwlock_destroy(&f->lock);
 	free(f->ext);
@@ -184,12 +197,12 @@ static int file_new(struct maru_client *c, struct req *r, struct maru_file **out
 
 static int open_call(struct maru_client *c, struct req *r, struct maru_file **out)
 {
-	int rc = client_call(c, r);
+	int rc = transport_call(c, r);
 
 	if (rc)
 		return rc;
 	rc = file_new(c, r, out);
-	req_done(r);
+	frame_req_done(r);
 	return rc;
 }
 
@@ -295,18 +308,18 @@ static int lease_refresh(struct maru_file *f)
 {
 	struct proto_ino_req q = { .ino = f->ino };
 	struct req r = { .op = OP_GETATTR, .p1 = &q, .n1 = sizeof(q) };
-	int rc = client_call(f->c, &r);
+	int rc = transport_call(f->c, &r);
 
 	if (rc)
 		return rc;
 	if (r.rlen < sizeof(struct proto_attr)) {
-		req_done(&r);
+		frame_req_done(&r);
 		return -EIO;
 	}
 	/* a lease's size and extents never change: only refresh the rest */
 	memcpy(&f->attr, r.rep, offsetof(struct proto_attr, nextents));
 	f->attr.size = f->size;
-	req_done(&r);
+	frame_req_done(&r);
 	return 0;
 }
 
@@ -365,9 +378,9 @@ int maru_file_recheck(struct maru_file *f)
 	pthread_rwlock_unlock(&f->lock);
 	if (rc)
 		return rc;
-	rc = client_call(f->c, &r);
+	rc = transport_call(f->c, &r);
 	if (rc == 0)
-		req_done(&r);
+		frame_req_done(&r);
 	return (int)lost_session(f, rc);
 }
 
@@ -378,13 +391,13 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 {
 	struct proto_size_req q = { .ino = f->ino, .size = size };
 	struct req r = { .op = OP_RESERVE, .p1 = &q, .n1 = sizeof(q) };
-	int rc = client_call(f->c, &r);
+	int rc = transport_call(f->c, &r);
 
 	if (rc)
 		return rc;
-	/* the handle, not marud, knows the size of a shm-written version */
+	/* the handle, not marud, knows the size a direct path wrote */
 	rc = file_take_reply(f, &r, 0);
-	req_done(&r);
+	frame_req_done(&r);
 	return rc;
 }
 
@@ -422,8 +435,19 @@ static int io_check(struct maru_file *f, const struct dp_ops *dp, int want_pendi
 	int rc = 0;
 
 	if (dp->direct)
-		rc = (int)lost_session(f, client_live(f->c));
+		rc = (int)lost_session(f, transport_live(f->c));
 	return rc ? rc : file_check(f, want_pending);
+}
+
+/* A transfer's bytes and one op on the path's counters (stats.c). */
+static void count_io(struct maru_file *f, const struct dp_ops *dp, int write, ssize_t rc)
+{
+	struct dp_counters *d = &f->c->st.dp[dp->kind];
+
+	if (rc < 0)
+		return;
+	atomic_fetch_add(write ? &d->wr_bytes : &d->rd_bytes, (uint64_t)rc);
+	atomic_fetch_add(write ? &d->wr_ops : &d->rd_ops, 1);
 }
 
 ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off)
@@ -440,61 +464,28 @@ ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off
 		if (len > f->size - off)
 			len = f->size - off;
 		rc = io_check(f, dp, 0);
-		if (rc == 0)
-			rc = lost_session(f, dp->read(f, buf, len, off));
+		if (rc == 0) {
+			rc = dp->read(f, buf, len, off);
+			count_io(f, dp, 0, rc);
+			rc = lost_session(f, rc);
+		}
 	}
 	pthread_rwlock_unlock(&f->lock);
 	if (rc == -ESTALE)
-		client_ping(f->c);
+		transport_ping(f->c);
 	return rc;
 }
 
-/* ---- the streaming hash ---- */
-
-static void hash_drop(struct maru_file *f)
-{
-	hash_stream_free(f->hs);
-	f->hs = NULL;
-	f->hash_off = 1;
-}
-
 /*
- * Before a write at off: keep (or start, at byte 0) the stream only if the
- * write continues the bytes hashed so far and the data path hashes.
+ * Zeros over [f->size, end) through a direct path, so that a hole reads as
+ * zeros (the pool bytes there may be an older version's); marud fills them
+ * itself for tcp. f->lock held for writing, room reserved up to end.
  */
-static void hash_before_write(struct maru_file *f, const struct dp_ops *dp, uint64_t off)
+static int fill_gap(struct maru_file *f, const struct dp_ops *dp, uint64_t end)
 {
-	if (f->hash_off || !dp->hashes) {
-		if (f->hs || !f->hash_off)
-			hash_drop(f);
-		return;
-	}
-	if (!f->hs && off == 0 && f->hashed == 0) {
-		f->hs = hash_stream_new();
-		if (!f->hs)
-			f->hash_off = 1;	/* marud hashes: no harm */
-		return;
-	}
-	if (!f->hs || off != f->hashed)
-		hash_drop(f);
-}
-
-static void hash_after_write(struct maru_file *f, ssize_t rc)
-{
-	if (!f->hs)
-		return;
-	if (rc > 0)
-		f->hashed += (uint64_t)rc;
-	else
-		hash_drop(f);
-}
-
-/* PUBLISH's xxh3: the stream's digest if it covers every byte, else 0. */
-static uint64_t hash_for_publish(struct maru_file *f)
-{
-	if (!f->hs || f->hash_off || f->hashed != f->size)
+	if (!dp->zero || end <= f->size)
 		return 0;
-	return hash_stream_digest(f->hs);
+	return dp->zero(f, f->size, end - f->size);
 }
 
 static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const void *buf,
@@ -505,9 +496,14 @@ static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const 
 	if (rc == 0)
 		rc = io_check(f, dp, 1);
 	if (rc == 0) {
-		hash_before_write(f, dp, off);
-		rc = dp->write(f, buf, len, off);
-		hash_after_write(f, rc);
+		file_hash_before_write(f, dp, off);
+		rc = fill_gap(f, dp, off);
+		if (rc == 0)
+			rc = dp->write(f, buf, len, off);
+		file_hash_after_write(f, rc);
+		count_io(f, dp, 1, rc);
+		if (rc > 0 && off + (uint64_t)rc > f->size)
+			f->size = off + (uint64_t)rc;
 	}
 	rc = lost_session(f, rc);
 	if (rc > 0)
@@ -531,7 +527,20 @@ ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint6
 		rc = write_locked(f, dp, buf, len, off);
 	pthread_rwlock_unlock(&f->lock);
 	if (rc == -ESTALE)
-		client_ping(f->c);
+		transport_ping(f->c);
+	return rc;
+}
+
+/* marud's truncate (tcp), or the hole filled and the size moved here. */
+static int truncate_locked(struct maru_file *f, const struct dp_ops *dp, uint64_t size)
+{
+	int rc;
+
+	if (dp->truncate)
+		return dp->truncate(f, size);
+	rc = fill_gap(f, dp, size);
+	if (!rc)
+		f->size = size;
 	return rc;
 }
 
@@ -545,15 +554,15 @@ int maru_file_truncate(struct maru_file *f, uint64_t size)
 	dp = session_dp(f->c);
 	pthread_rwlock_wrlock(&f->lock);
 	rc = file_check(f, 1);
-	/* a direct path zero-fills the grown part itself: room first */
+	/* a direct path's grown part is zero-filled here: room first */
 	if (!rc && dp->direct)
 		rc = file_grow(f, size);
 	if (!rc)
 		rc = io_check(f, dp, 1);
 	if (!rc && f->hs && size < f->hashed)
-		hash_drop(f);
+		file_hash_drop(f);
 	if (!rc)
-		rc = dp->truncate(f, size);
+		rc = truncate_locked(f, dp, size);
 	if (!rc)
 		f->attr.mtime_ns = now_ns();
 	pthread_rwlock_unlock(&f->lock);
@@ -597,11 +606,11 @@ static int publish_locked(struct maru_file *f, struct maru_attr *dir)
 	rc = session_dp(f->c)->sync(f);
 	if (rc)
 		return rc;
-	q.xxh3 = hash_for_publish(f);
-	rc = (int)lost_session(f, client_call(f->c, &r));
+	q.xxh3 = file_hash_for_publish(f);
+	rc = (int)lost_session(f, transport_call(f->c, &r));
 	/* marud ends the rdma rights of a pending version before it hashes
 	 * it, refused or not: its cached rkeys are dead either way */
-	rdma_file_forget(f);
+	file_forget(f);
 	if (rc)
 		return rc;
 	/* HELLO_F_DIRATTR: the directory's attr follows the version's */
@@ -611,11 +620,11 @@ static int publish_locked(struct maru_file *f, struct maru_attr *dir)
 		r.rlen = sizeof(struct proto_attr);
 	}
 	rc = file_take_attr(f, &r);
-	req_done(&r);
+	frame_req_done(&r);
 	if (rc)
 		return rc;
 	f->pending = 0;
-	hash_drop(f);
+	file_hash_drop(f);
 	return 0;
 }
 
@@ -652,8 +661,8 @@ void maru_file_close(struct maru_file *f)
 		q.ino = f->ino;
 		r.op = f->pending ? OP_ABANDON : OP_RELEASE;
 		/* nothing to do on failure: marud ends it with the session */
-		client_call(f->c, &r);
-		req_done(&r);
+		transport_call(f->c, &r);
+		frame_req_done(&r);
 	}
 	pthread_rwlock_unlock(&f->lock);
 	file_unlink(f->c, f);

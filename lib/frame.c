@@ -4,7 +4,7 @@
  * is checked before anyone reads it: its header (proto_hdr_check, same op
  * and request id, errors carry no payload) and, on success, its payload
  * (proto_rep_check). The payload lands in the caller's buffer when it fits
- * there, else in a fresh one req_done() frees.
+ * there, else in a fresh one frame_req_done() frees.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@ int frame_set_timeout(int fd, unsigned int ms)
 	return 0;
 }
 
-void req_done(struct req *r)
+void frame_req_done(struct req *r)
 {
 	if (r->rep && r->rep != r->rbuf)
 		free(r->rep);
@@ -75,7 +75,7 @@ int frame_reply(int fd, uint32_t max_frame, const struct proto_hdr *h, struct re
 	r->status = rh.status;
 	r->rgen = rh.generation;
 	if (rh.status == 0 && proto_rep_check(h->op, r->rep, r->rlen)) {
-		req_done(r);
+		frame_req_done(r);
 		return -EPROTO;
 	}
 	return 0;
@@ -85,7 +85,7 @@ int frame_call(int fd, uint32_t max_frame, struct proto_hdr *h, struct req *r)
 {
 	int rc;
 
-	req_done(r);
+	frame_req_done(r);
 	rc = proto_send(fd, h, r->p1, r->n1, r->p2, r->n2);
 	if (rc)
 		return rc;

@@ -18,7 +18,7 @@ int frame_call(int fd, uint32_t max_frame, struct proto_hdr *h, struct req *r);
 /* Read the reply to h only (the request is already sent). */
 int frame_reply(int fd, uint32_t max_frame, const struct proto_hdr *h, struct req *r);
 /* Free a malloc'd reply payload; r may be reused. */
-void req_done(struct req *r);
+void frame_req_done(struct req *r);
 /* SO_RCVTIMEO and SO_SNDTIMEO of ms on fd. */
 int frame_set_timeout(int fd, unsigned int ms);
 

@@ -64,8 +64,8 @@ static int hint_send(struct maru_client *c, int action, const char *request,
 	if (!rc) {
 		rq.p1 = b.data;
 		rq.n1 = b.len;
-		rc = client_call(c, &rq);
-		req_done(&rq);
+		rc = transport_call(c, &rq);
+		frame_req_done(&rq);
 	}
 	pbuf_free(&b);
 	return rc;

@@ -16,7 +16,7 @@
 /* A call whose reply is exactly one proto_attr. */
 static int link_attr_call(struct maru_client *c, struct req *r, struct maru_attr *out)
 {
-	int rc = client_call(c, r);
+	int rc = transport_call(c, r);
 
 	if (rc)
 		return rc;
@@ -24,7 +24,7 @@ static int link_attr_call(struct maru_client *c, struct req *r, struct maru_attr
 		rc = -EIO;
 	else if (out)
 		attr_from_proto(r->rep, out);
-	req_done(r);
+	frame_req_done(r);
 	return rc;
 }
 
@@ -63,7 +63,7 @@ int maru_readlink(struct maru_client *c, uint64_t ino, char *buf, size_t size)
 
 	if (!c || !buf)
 		return -EINVAL;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
 	if (r.rlen >= size) {
@@ -73,7 +73,7 @@ int maru_readlink(struct maru_client *c, uint64_t ino, char *buf, size_t size)
 		buf[r.rlen] = '\0';
 		rc = (int)r.rlen;
 	}
-	req_done(&r);
+	frame_req_done(&r);
 	return rc;
 }
 

@@ -26,17 +26,17 @@
 /* A call whose reply is a proto_attr (extents, if any, ignored). */
 static int attr_call(struct maru_client *c, struct req *r, struct maru_attr *out)
 {
-	int rc = client_call(c, r);
+	int rc = transport_call(c, r);
 
 	if (rc)
 		return rc;
 	if (r->rlen < sizeof(struct proto_attr)) {
-		req_done(r);
+		frame_req_done(r);
 		return -EIO;
 	}
 	if (out)
 		attr_from_proto(r->rep, out);
-	req_done(r);
+	frame_req_done(r);
 	return 0;
 }
 
@@ -64,8 +64,8 @@ static int name_call(struct maru_client *c, uint16_t op, uint64_t parent, const 
 	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
 	if (op == OP_MKDIR || op == OP_LOOKUP)
 		return attr_call(c, &r, out);
-	rc = client_call(c, &r);
-	req_done(&r);
+	rc = transport_call(c, &r);
+	frame_req_done(&r);
 	return rc;
 }
 
@@ -167,10 +167,10 @@ int maru_rename_seq(struct maru_client *c, uint64_t oldparent, const char *oldna
 	r.n1 = name_req_pack(buf, &q, sizeof(q), oldname, on);
 	memcpy(buf + r.n1, newname, nn);
 	r.n1 += nn;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (!rc && r.rlen == sizeof(rep))
 		memcpy(&rep, r.rep, sizeof(rep));
-	req_done(&r);
+	frame_req_done(&r);
 	if (!rc && event_seq)
 		*event_seq = rep.seq;
 	return rc;
@@ -226,16 +226,16 @@ int maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 		return -EINVAL;
 	do {
 		q.cookie = cookie;
-		rc = client_call(c, &r);
+		rc = transport_call(c, &r);
 		if (rc)
 			return rc;
 		if (r.rlen < sizeof(struct proto_readdir_rep)) {
-			req_done(&r);
+			frame_req_done(&r);
 			return -EIO;
 		}
 		eof = ((const struct proto_readdir_rep *)r.rep)->eof;
 		rc = readdir_batch(r.rep, r.rlen, cb, arg, &cookie, &count);
-		req_done(&r);
+		frame_req_done(&r);
 	} while (rc == 0 && !eof && count > 0);
 	return rc < 0 ? rc : 0;
 }
@@ -265,10 +265,10 @@ static int exists_batch(struct maru_client *c, uint64_t parent, const char *cons
 		goto out;
 	r.p1 = b.data;
 	r.n1 = b.len;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (!rc && r.rlen != n)
 		rc = -EIO;
-	req_done(&r);
+	frame_req_done(&r);
 out:
 	pbuf_free(&b);
 	return rc;

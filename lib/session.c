@@ -5,9 +5,14 @@
  * -ESTALE (marud restarted: new generation) or -EIO (same generation, but
  * the session expired, so marud dropped its leases and pending versions).
  * A new generation is reported to the generation callback on the client's
- * own notifier thread, coalesced. The data path (shm when the pool maps
- * here, else tcp; rdma only probes) is chosen when the client is made and
- * again, lazily, before the next I/O after a HELLO said the pool moved.
+ * own notifier thread, coalesced. The data path is chosen when the client
+ * is made and again, lazily, before the next I/O after a HELLO said the
+ * pool moved: the one opts.data_path names, or for AUTO the first of shm
+ * (the pool maps here), rdma (a device here and marud's rdma listener) and
+ * tcp that opens. Each path is probed, opened and closed through its
+ * struct dp_ops, handed the session's facts as a value; a path asks for
+ * them again (and makes its control calls) through the client's callbacks
+ * (c->env), of which session_facts() is one.
  *
  * Locks: c->lock for the session fields; dp_lock (write) while the data
  * path and the mapping change. Neither is held while the callback runs.
@@ -15,7 +20,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pool_locate.h"
 #include "session.h"
 
 /* ---- generation callback, delivered on a thread of our own ---- */
@@ -91,59 +95,45 @@ const char *session_dp_name(enum maru_data_path p)
 	}
 }
 
-/* The rdma path for session s: a device here and marud's rdma listener. */
-static int select_rdma(struct maru_client *c, const struct session *s, int forced)
-{
-	const char *why = "marud offers no rdma listener to this connection "
-			  "(no --listen rdma://, or not authenticated)";
-	int rc = s->rdma_port ? rdma_probe(&why) : -ENODEV;
+/* AUTO: the pool mapped here, then marud's rdma listener, then tcp. */
+static const struct dp_ops *const auto_order[] = { &dp_shm_ops, &dp_rdma_ops, &dp_tcp_ops };
 
-	if (rc == 0)
-		rc = rdma_dp_open(c, &why);
-	if (rc == 0) {
-		c->dp = &dp_rdma_ops;
-		if (s->rdma_flags & RDMA_F_WHOLE_POOL)
-			clog_warnx(c, "%s: data=rdma: marud's device has no memory windows: "
-				   "the whole pool is exposed to rdma clients", c->uri);
+/* Probe and open dp for session s; forced: opts.data_path names it. */
+static int path_try(struct maru_client *c, const struct dp_ops *dp, const struct session *s,
+		    int forced)
+{
+	const char *why = "unknown reason";
+	int rc = dp->probe ? dp->probe(s, &why) : 0;
+
+	if (!rc && dp->open)
+		rc = dp->open(c, s, &why);
+	if (!rc) {
+		c->dp = dp;
 		return 0;
 	}
 	if (forced)
-		clog_warnx(c, "%s: data=rdma unavailable: %s", c->uri, why);
+		clog_warnx(c, "%s: data=%s unavailable (pool %s): %s", c->uri, dp->name,
+			   s->pool_path, why);
 	else
-		clog_debug(c, "%s: rdma not usable (%s): using tcp", c->uri, why);
+		clog_debug(c, "%s: data path %s not usable for pool %s (%s)", c->uri, dp->name,
+			   s->pool_path, why);
 	return forced ? -ENODEV : rc;
 }
 
 /* Choose the data path for session s. Caller holds dp_lock (write). */
 static int dp_select_locked(struct maru_client *c, const struct session *s)
 {
-	const char *why = NULL;
-	int rc;
+	size_t i;
 
-	pool_map_close(c->map);
-	c->map = NULL;
+	if (c->dp && c->dp->close)
+		c->dp->close(c);
 	c->dp = NULL;
-	if (c->opts.data_path == MARU_DATA_RDMA)
-		return select_rdma(c, s, 1);
-	if (c->opts.data_path == MARU_DATA_TCP) {
-		c->dp = &dp_tcp_ops;
-		return 0;
-	}
-	rc = pool_map_open(s->pool_path, s->uuid, s->pool_size, &c->map, &why);
-	if (rc == 0) {
-		c->dp = &dp_shm_ops;
-		return 0;
-	}
-	if (c->opts.data_path == MARU_DATA_SHM) {
-		clog_warnx(c, "%s: data=shm: cannot map pool %s here: %s", c->uri,
-			   s->pool_path, why);
-		return -ENODEV;
-	}
-	clog_debug(c, "%s: pool %s not mappable here (%s)", c->uri, s->pool_path, why);
-	if (s->rdma_port && select_rdma(c, s, 0) == 0)
-		return 0;
-	c->dp = &dp_tcp_ops;
-	return 0;
+	if (c->opts.data_path != MARU_DATA_AUTO)
+		return path_try(c, dp_of(c->opts.data_path), s, 1);
+	for (i = 0; i < sizeof(auto_order) / sizeof(auto_order[0]); i++)
+		if (path_try(c, auto_order[i], s, 0) == 0)
+			return 0;
+	return -ENODEV;		/* not reached: tcp always opens */
 }
 
 int session_dp_select(struct maru_client *c)
@@ -180,11 +170,17 @@ enum maru_data_path session_dp_kind(struct maru_client *c)
 void session_dp_close(struct maru_client *c)
 {
 	pthread_rwlock_wrlock(&c->dp_lock);
-	pool_map_close(c->map);
-	c->map = NULL;
+	if (c->dp && c->dp->close)
+		c->dp->close(c);
 	c->dp = NULL;
-	rdma_dp_close(c);
 	pthread_rwlock_unlock(&c->dp_lock);
+}
+
+void session_facts(struct maru_client *c, struct dp_facts *out)
+{
+	pthread_mutex_lock(&c->lock);
+	dp_facts_of(&c->s, out);
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- session ---- */

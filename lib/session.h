@@ -2,7 +2,8 @@
 /*
  * lib/session.h: what the last HELLO told a client (session.c): the session
  * epoch handles are checked against, the generation callback, and the data
- * path chosen for the pool that session names.
+ * path chosen for the pool that session names (opened and closed through
+ * its struct dp_ops).
  */
 #ifndef MARU_SESSION_H
 #define MARU_SESSION_H
@@ -21,8 +22,10 @@ int session_dp_select(struct maru_client *c);
 /* The data path to use now (after choosing again if the pool moved). */
 const struct dp_ops *session_dp(struct maru_client *c);
 enum maru_data_path session_dp_kind(struct maru_client *c);
-/* Drop the data path and the pool mapping (maru_client_free). */
+/* Close the data path (its mapping, its QP): maru_client_free. */
 void session_dp_close(struct maru_client *c);
+/* The facts of the current session a data path asks for (c->env.facts). */
+void session_facts(struct maru_client *c, struct dp_facts *out);
 const char *session_dp_name(enum maru_data_path p);
 /* The thread that runs the generation callback, one per client. */
 int session_notifier_start(struct maru_client *c);

@@ -3,8 +3,9 @@
  * lib/stats.c: what a client reports about the pool and itself: statfs
  * (marud's numbers), and the Prometheus text of maru_stats_text(), which is
  * marud's STATS text followed by this client's own counters (bytes and
- * transfers per data path, requests, reconnects, timeouts, sessions) and
- * gauges (data path in use, connected, generation).
+ * transfers per data path, requests, reconnects, timeouts, sessions),
+ * gauges (data path in use, connected, generation) and the lines each data
+ * path writes of its own (its dp_ops stats: rdma's WRs, errors, QPs).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -25,7 +26,7 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 
 	if (!c || !out)
 		return -EINVAL;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
 	p = r.rep;
@@ -38,7 +39,7 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 	out->names = p->names;
 	out->dirs = p->dirs;
 	out->block = p->block;
-	req_done(&r);
+	frame_req_done(&r);
 	return 0;
 }
 
@@ -107,12 +108,19 @@ static void stats_counter(struct text *t, const char *metric, const char *help, 
 		    metric, (unsigned long long)v);
 }
 
-/* dp/rdma.c's counters (WRs in flight, errors by kind, QP reconnects). */
-static void stats_rdma(struct text *t, struct maru_client *c)
+/* Each data path's own lines, through its table (today rdma's only). */
+static void stats_paths(struct text *t, struct maru_client *c)
 {
+	static const enum maru_data_path paths[] = { MARU_DATA_SHM, MARU_DATA_RDMA, MARU_DATA_TCP };
+	const struct dp_ops *dp;
 	char buf[2048];
+	size_t i;
 
-	text_put(t, buf, rdma_dp_stats(c, buf, sizeof(buf)));
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		dp = dp_of(paths[i]);
+		if (dp->stats)
+			text_put(t, buf, dp->stats(c, buf, sizeof(buf)));
+	}
 }
 
 static void stats_client(struct text *t, struct maru_client *c)
@@ -145,7 +153,7 @@ static void stats_client(struct text *t, struct maru_client *c)
 	text_printf(t, "maru_client_data_path{path=\"shm\"} %d\n", cur == MARU_DATA_SHM);
 	text_printf(t, "maru_client_data_path{path=\"rdma\"} %d\n", cur == MARU_DATA_RDMA);
 	text_printf(t, "maru_client_data_path{path=\"tcp\"} %d\n", cur == MARU_DATA_TCP);
-	stats_rdma(t, c);
+	stats_paths(t, c);
 	text_printf(t, "# HELP maru_client_connected 1 while marud answers, 0 during an outage.\n"
 		    "# TYPE maru_client_connected gauge\nmaru_client_connected %d\n", !down);
 	text_printf(t, "# HELP maru_client_generation Pool generation of the current session.\n"
@@ -162,11 +170,11 @@ ssize_t maru_stats_text(struct maru_client *c, char *buf, size_t len)
 
 	if (!c || (!buf && len))
 		return -EINVAL;
-	rc = client_call(c, &r);
+	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
 	text_put(&t, r.rep ? r.rep : "", r.rlen);
-	req_done(&r);
+	frame_req_done(&r);
 	if (t.len && t.buf[t.len - 1] != '\n')
 		text_put(&t, "\n", 1);
 	stats_client(&t, c);

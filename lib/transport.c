@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/transport.c: a client's sockets to marud and the one request path. Every
- * public call builds a request and calls client_call(), which takes an idle
+ * public call builds a request and calls transport_call(), which takes an idle
  * socket (opening one, up to opts.max_conns, else waiting), sends the frame
  * and reads the reply. A socket that fails is closed and the request is sent
  * again with the SAME request id on a fresh socket (HELLO reclaims the
@@ -124,7 +124,7 @@ static void close_idle_locked(struct maru_client *c)
 	}
 }
 
-void client_close_conns(struct maru_client *c)
+void transport_close_conns(struct maru_client *c)
 {
 	pthread_mutex_lock(&c->lock);
 	close_idle_locked(c);
@@ -315,7 +315,7 @@ static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint6
 	max_frame = c->s.max_frame;
 	pthread_mutex_unlock(&c->lock);
 	proto_hdr_init(&h, r->op, (uint32_t)(r->n1 + r->n2), reqid, r->gen, 0);
-	req_done(r);
+	frame_req_done(r);
 	rc = proto_send(k->fd, &h, r->p1, r->n1, r->p2, r->n2);
 	/* tests: lose the reply of a request marud has (or will have) executed */
 	if (!rc)
@@ -338,7 +338,7 @@ static int call_result(struct maru_client *c, struct req *r)
 	return r->status;
 }
 
-int client_call(struct maru_client *c, struct req *r)
+int transport_call(struct maru_client *c, struct req *r)
 {
 	uint64_t deadline = mono_ms() + c->opts.timeout_ms, now;
 	uint64_t reqid = atomic_fetch_add(&c->next_reqid, 1);
@@ -373,27 +373,27 @@ int client_call(struct maru_client *c, struct req *r)
 	return -ETIMEDOUT;
 }
 
-void client_ping(struct maru_client *c)
+void transport_ping(struct maru_client *c)
 {
 	struct req r = { .op = OP_PING };
 
-	client_call(c, &r);
-	req_done(&r);
+	transport_call(c, &r);
+	frame_req_done(&r);
 }
 
-int client_live(struct maru_client *c)
+int transport_live(struct maru_client *c)
 {
-	if (mono_ms() - atomic_load(&c->last_ok_ms) < CLIENT_LIVE_MS)
+	if (mono_ms() - atomic_load(&c->last_ok_ms) < TRANSPORT_LIVE_MS)
 		return 0;
-	client_ping(c);
-	return mono_ms() - atomic_load(&c->last_ok_ms) < CLIENT_LIVE_MS ? 0 : -ETIMEDOUT;
+	transport_ping(c);
+	return mono_ms() - atomic_load(&c->last_ok_ms) < TRANSPORT_LIVE_MS ? 0 : -ETIMEDOUT;
 }
 
 /*
  * maru_client_new: the first session. Retries like a call, but reports
  * why it could not connect (-ECONNREFUSED) rather than only -ETIMEDOUT.
  */
-int client_connect_first(struct maru_client *c)
+int transport_connect_first(struct maru_client *c)
 {
 	uint64_t deadline = mono_ms() + c->opts.timeout_ms, now;
 	unsigned int backoff = BACKOFF_MIN_MS;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/transport.h: a client's sockets to marud and the one request path
- * (client_call), the connect+AUTH+HELLO every socket starts with
+ * (transport_call), the connect+AUTH+HELLO every socket starts with
  * (transport_dial), and the liveness of the session as seen from here.
  */
 #ifndef MARU_TRANSPORT_H
@@ -16,18 +16,18 @@
 int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 		   const uint8_t *token, struct proto_hello_rep *rep);
 /* Send r on an idle socket, retrying on fresh ones until opts.timeout_ms. */
-int client_call(struct maru_client *c, struct req *r);
+int transport_call(struct maru_client *c, struct req *r);
 /* maru_client_new: the first session, -ECONNREFUSED if nobody listens. */
-int client_connect_first(struct maru_client *c);
-void client_close_conns(struct maru_client *c);
+int transport_connect_first(struct maru_client *c);
+void transport_close_conns(struct maru_client *c);
 /* A round trip that makes a restarted marud (new generation) known now. */
-void client_ping(struct maru_client *c);
+void transport_ping(struct maru_client *c);
 /*
- * 0 if marud answered this client less than CLIENT_LIVE_MS ago (asking it
+ * 0 if marud answered this client less than TRANSPORT_LIVE_MS ago (asking it
  * once more if not), so the session cannot have ended meanwhile; else
  * -ETIMEDOUT. Checked above a data path that writes pool memory directly.
  */
-#define CLIENT_LIVE_MS	1000
-int client_live(struct maru_client *c);
+#define TRANSPORT_LIVE_MS	1000
+int transport_live(struct maru_client *c);
 
 #endif

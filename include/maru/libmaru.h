@@ -47,7 +47,7 @@ extern "C" {
 
 /* Data paths, best first. */
 enum maru_data_path {
-	MARU_DATA_AUTO = 0,	/* shm when the pool is mappable here, else tcp */
+	MARU_DATA_AUTO = 0,	/* shm if the pool maps here, else rdma if offered, else tcp */
 	MARU_DATA_SHM = 1,
 	MARU_DATA_RDMA = 2,
 	MARU_DATA_TCP = 3,

@@ -1,77 +1,38 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/dp/rdma.c: the rdma data path: client-driven one-sided transfers.
- * After a HELLO in which marud offered its rdma listener, the client
- * connects one RC QP there (rdma_cm, the session token as private data) and
- * registers a pool of staging buffers. A read is RDMA READs from the
- * version's extents into staging buffers, then copies to the caller; a
- * write copies into staging buffers, then RDMA WRITEs into the pending
- * version's extents. The remote keys come from RKEY (per version: read-only
- * for a lease, read-write for the own pending version) and are cached on
- * the handle for the QP they were bound on. A transfer is split into one WR
- * per staging buffer, all in flight at once; completions arrive through a
- * completion channel watched with epoll (no polling while idle), bounded by
- * the client's timeout. Any error completion or a timeout fails the call
- * with -EIO (a log line names the operation and the reason), moves the QP
- * to the error state, drains it and drops it, and connects a new one
- * before it returns (marud fences the old QP first). A write that failed
- * poisons its handle: sync (so publish) fails. A write feeds file.c's
+ * lib/dp/rdma.c: the rdma data path's transfers and its ops table:
+ * client-driven one-sided transfers on the QP of rdma_qp.c with the keys of
+ * rdma_keys.c. A read is RDMA READs from the version's extents into staging
+ * buffers, then copies to the caller; a write copies into staging buffers,
+ * then RDMA WRITEs into the pending version's extents, and feeds file.c's
  * publish digest (f->hs) from each staging buffer right after the copy, so
- * marud need not read the version to hash it. Transfers of a client run one at a time (dp_rdma.lock). Only this file
- * of libmaru includes the verbs headers; file.c decides everything else.
+ * marud need not read the version to hash it; zero writes zeros the same
+ * way (file.c decides where). A transfer is split into one WR per staging
+ * buffer, all in flight at once, bounded by the client's timeout. Any error
+ * completion or a timeout fails the call with -EIO (a log line names the
+ * operation and the reason), moves the QP to the error state, drains it and
+ * drops it, and connects a new one before it returns (marud fences the old
+ * QP first). A write that failed poisons its handle: sync (so publish)
+ * fails. Transfers of a client run one at a time (rdma_dp.lock), inside
+ * c->dp_lock held for reading so that session.c never closes the path
+ * under one. Also here: the path's Prometheus lines (stats).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "client_priv.h"
 #include "config.h"
 #include "datapath.h"
 #include "log.h"
 
 #if HAVE_RDMA
-#include <fcntl.h>
-#include <infiniband/verbs.h>
-#include <netdb.h>
-#include <rdma/rdma_cma.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
 #include "failpoint.h"
-#include "frame.h"
 #include "hash.h"
-#include "transport.h"
-
-#define STAGE_BUF	(1u << 20)
-#define STAGE_DEFAULT	(8u << 20)
-#define RESOLVE_MS	2000
-
-struct rdma_dp {
-	pthread_mutex_t lock;		/* one transfer at a time; all below */
-	struct rdma_cm_id *id;		/* NULL: not connected */
-	struct ibv_pd *pd;
-	struct ibv_comp_channel *cch;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *stage;
-	unsigned int nbuf;
-	int ep;
-	uint64_t qp_gen;		/* bumped per QP: rkeys are bound to one */
-	uint64_t generation;		/* marud's, when connected */
-	uint64_t epoch;			/* session epoch, when connected */
-};
-
-struct rdma_keys {
-	uint64_t qp_gen;
-	int rw;
-	int poisoned;			/* a write failed: never publish this */
-	uint32_t n;
-	struct proto_rkey *k;
-};
+#include "rdma_priv.h"
 
 /* One WR's piece: n bytes at remote (addr, rkey) <-> user bytes at u. */
 struct piece {
@@ -80,259 +41,6 @@ struct piece {
 	uint32_t n;
 	uint8_t *u;
 };
-
-int rdma_probe(const char **why)
-{
-	struct ibv_device **list;
-	int n = 0;
-
-	list = ibv_get_device_list(&n);
-	if (!list) {
-		*why = "cannot list RDMA devices";
-		return -ENODEV;
-	}
-	ibv_free_device_list(list);
-	if (n <= 0) {
-		*why = "no RDMA device";
-		return -ENODEV;
-	}
-	return 0;
-}
-
-/* ---- the QP ---- */
-
-static void qp_close(struct rdma_dp *d)
-{
-	if (!d->id)
-		return;
-	if (d->id->qp)
-		rdma_destroy_qp(d->id);
-	if (d->mr)
-		ibv_dereg_mr(d->mr);
-	if (d->cq)
-		ibv_destroy_cq(d->cq);
-	if (d->cch)
-		ibv_destroy_comp_channel(d->cch);
-	if (d->pd)
-		ibv_dealloc_pd(d->pd);
-	rdma_disconnect(d->id);
-	rdma_destroy_id(d->id);
-	free(d->stage);
-	if (d->ep >= 0)
-		close(d->ep);
-	d->id = NULL;
-	d->pd = NULL;
-	d->cch = NULL;
-	d->cq = NULL;
-	d->mr = NULL;
-	d->stage = NULL;
-	d->ep = -1;
-}
-
-static int qp_resolve(struct maru_client *c, struct rdma_dp *d, const struct session *s)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	const char *host = s->rdma_host;
-	struct addrinfo *ai;
-	char port[16];
-	int rc;
-
-	if (!host[0] || !strcmp(host, "0.0.0.0"))
-		host = c->addr.unix || !c->addr.host[0] ? "127.0.0.1" : c->addr.host;
-	snprintf(port, sizeof(port), "%u", s->rdma_port);
-	if (getaddrinfo(host, port, &hints, &ai))
-		return -EHOSTUNREACH;
-	rc = rdma_create_id(NULL, &d->id, NULL, RDMA_PS_TCP);
-	if (!rc)
-		rc = rdma_resolve_addr(d->id, NULL, ai->ai_addr, RESOLVE_MS);
-	freeaddrinfo(ai);
-	if (!rc)
-		rc = rdma_resolve_route(d->id, RESOLVE_MS);
-	return rc ? (errno ? -errno : -EHOSTUNREACH) : 0;
-}
-
-static int qp_verbs(struct rdma_dp *d, size_t stage_bytes)
-{
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	d->nbuf = (unsigned int)(stage_bytes / STAGE_BUF);
-	if (d->nbuf == 0)
-		d->nbuf = 1;
-	d->pd = ibv_alloc_pd(d->id->verbs);
-	d->cch = d->pd ? ibv_create_comp_channel(d->id->verbs) : NULL;
-	d->cq = d->cch ? ibv_create_cq(d->id->verbs, (int)d->nbuf * 2 + 4, NULL, d->cch, 0) :
-			 NULL;
-	if (!d->cq || posix_memalign((void **)&d->stage, 4096, (size_t)d->nbuf * STAGE_BUF))
-		return -ENOMEM;
-	d->mr = ibv_reg_mr(d->pd, d->stage, (size_t)d->nbuf * STAGE_BUF,
-			   IBV_ACCESS_LOCAL_WRITE);
-	if (!d->mr)
-		return errno ? -errno : -ENOMEM;
-	fcntl(d->cch->fd, F_SETFL, fcntl(d->cch->fd, F_GETFL) | O_NONBLOCK);
-	d->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (d->ep < 0 || epoll_ctl(d->ep, EPOLL_CTL_ADD, d->cch->fd, &ev))
-		return -errno;
-	qa.send_cq = qa.recv_cq = d->cq;
-	qa.cap.max_send_wr = d->nbuf + 4;
-	qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	return rdma_create_qp(d->id, d->pd, &qa) ? -errno : 0;
-}
-
-static int qp_connect(struct rdma_dp *d, const struct session *s)
-{
-	struct proto_rdma_cm pd = { .magic = RDMA_CM_MAGIC, .generation = s->generation };
-	struct rdma_conn_param p = { .private_data = &pd, .private_data_len = sizeof(pd),
-				     .initiator_depth = 16, .responder_resources = 0,
-				     .retry_count = 7, .rnr_retry_count = 7 };
-
-	memcpy(pd.token, s->token, sizeof(pd.token));
-	if (rdma_connect(d->id, &p))
-		return errno == ECONNREFUSED || errno == EINVAL ? -ECONNREFUSED :
-		       (errno ? -errno : -ECONNREFUSED);
-	return 0;
-}
-
-/* Connect a QP for the current session; d->lock held. */
-static int qp_open(struct maru_client *c, struct rdma_dp *d, const char **why)
-{
-	struct session s;
-	int rc;
-
-	pthread_mutex_lock(&c->lock);
-	s = c->s;
-	pthread_mutex_unlock(&c->lock);
-	if (!s.rdma_port) {
-		*why = "marud offers no rdma listener to this connection "
-		       "(no --listen rdma://, or not authenticated)";
-		return -ENODEV;
-	}
-	d->ep = -1;
-	rc = qp_resolve(c, d, &s);
-	*why = "cannot resolve marud's rdma address";
-	if (!rc) {
-		rc = qp_verbs(d, c->opts.rdma_staging_bytes ? c->opts.rdma_staging_bytes :
-				 STAGE_DEFAULT);
-		*why = "cannot set up the QP, CQ or staging buffers";
-	}
-	if (!rc) {
-		rc = qp_connect(d, &s);
-		*why = "marud refused the rdma connection";
-	}
-	if (rc) {
-		qp_close(d);
-		return rc;
-	}
-	d->qp_gen++;
-	atomic_fetch_add(&c->st.rdma.qp_connects, 1);
-	d->generation = s.generation;
-	d->epoch = s.epoch;
-	return 0;
-}
-
-/* The QP of this session, connected again if needed; d->lock held. */
-static int qp_ready(struct maru_client *c, struct rdma_dp *d)
-{
-	const char *why = NULL;
-	uint64_t epoch = __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE);
-	int rc;
-
-	if (d->id && d->epoch == epoch)
-		return 0;
-	qp_close(d);
-	rc = qp_open(c, d, &why);
-	if (rc)
-		clog_warnx(c, "%s: rdma: cannot connect: %s: %s", c->uri, why, strerror(-rc));
-	return rc;
-}
-
-int rdma_dp_open(struct maru_client *c, const char **why)
-{
-	struct rdma_dp *d = c->rdma;
-	int rc;
-
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d)
-			return -ENOMEM;
-		pthread_mutex_init(&d->lock, NULL);
-		d->ep = -1;
-		c->rdma = d;
-	}
-	pthread_mutex_lock(&d->lock);
-	qp_close(d);
-	rc = qp_open(c, d, why);
-	pthread_mutex_unlock(&d->lock);
-	return rc;
-}
-
-void rdma_dp_close(struct maru_client *c)
-{
-	struct rdma_dp *d = c->rdma;
-
-	if (!d)
-		return;
-	pthread_mutex_lock(&d->lock);
-	qp_close(d);
-	pthread_mutex_unlock(&d->lock);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
-	c->rdma = NULL;
-}
-
-void rdma_file_forget(struct maru_file *f)
-{
-	if (f->rk) {
-		free(f->rk->k);
-		free(f->rk);
-		f->rk = NULL;
-	}
-}
-
-/* ---- completions ---- */
-
-/* QP to ERR, every outstanding WR flushed, the QP dropped; d->lock held. */
-static void qp_fail(struct maru_client *c, struct rdma_dp *d)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-	struct ibv_wc wc[16];
-
-	if (!d->id)
-		return;
-	atomic_fetch_add(&c->st.rdma.qp_errors, 1);
-	ibv_modify_qp(d->id->qp, &a, IBV_QP_STATE);
-	while (ibv_poll_cq(d->cq, 16, wc) > 0)
-		;
-	qp_close(d);
-}
-
-/* Wait (epoll on the completion channel) for one CQE; 0, -ETIMEDOUT. */
-static int cq_wait(struct maru_client *c, struct rdma_dp *d, struct ibv_wc *wc,
-		   uint64_t deadline)
-{
-	struct epoll_event ev;
-	struct ibv_cq *cq;
-	void *ctx;
-	int n, ms;
-
-	for (;;) {
-		n = ibv_poll_cq(d->cq, 1, wc);
-		if (n)
-			return n < 0 ? -EIO : 0;
-		if (ibv_req_notify_cq(d->cq, 0))
-			return -EIO;
-		/* a CQE that came before arming does not fire: poll once more */
-		n = ibv_poll_cq(d->cq, 1, wc);
-		if (n)
-			return n < 0 ? -EIO : 0;
-		ms = (int)(deadline > mono_ms() ? deadline - mono_ms() : 0);
-		if (ms == 0 || epoll_wait(d->ep, &ev, 1, ms) == 0)
-			return -ETIMEDOUT;
-		if (ibv_get_cq_event(d->cch, &cq, &ctx) == 0)
-			ibv_ack_cq_events(cq, 1);
-	}
-}
 
 /* ---- transfers ---- */
 
@@ -472,7 +180,7 @@ static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *
 			break;
 		if (write && FAILPOINT("libmaru.rdma.write.posted"))
 			deadline = mono_ms();
-		rc = cq_wait(c, d, &wc, deadline);
+		rc = dp_rdma_cq_wait(d, &wc, deadline);
 		if (rc == -ETIMEDOUT) {
 			atomic_fetch_add(&c->st.rdma.err[RDMA_ERR_TIMEOUT], 1);
 			clog_warnx(c, "%s: %s of version %llu timed out after %u ms", c->uri,
@@ -498,106 +206,23 @@ static int transfer(struct maru_client *c, struct rdma_dp *d, struct maru_file *
 	return rc;
 }
 
-/*
- * The keys fit f: a pending version's cover exactly its extents (they only
- * grow, at the tail, with the handle's reserve calls); a lease's may be a
- * prefix of the handle's, the last one shorter, because PUBLISH trims the
- * reserved tail past the size and its reply carries no extents. Either way
- * they must cover the handle's size.
- */
-static int keys_match(const struct rdma_keys *k, const struct maru_file *f, int rw)
+/* The transfer on d, with one more QP if marud fenced ours; d->lock held. */
+static int io_locked(struct maru_client *c, struct rdma_dp *d, struct maru_file *f,
+		     uint8_t *u, size_t len, uint64_t off, int write, struct hash_stream *hs)
 {
-	uint64_t bytes = 0;
-	uint32_t i;
+	int rc = dp_rdma_qp_ready(c, d);
 
-	if (rw ? k->n != f->next : k->n > f->next)
-		return 0;
-	for (i = 0; i < k->n; i++) {
-		if (k->k[i].off != f->ext[i].off || k->k[i].len > f->ext[i].len)
-			return 0;
-		if (k->k[i].len != f->ext[i].len && (rw || i + 1 < k->n))
-			return 0;
-		bytes += k->k[i].len;
-	}
-	return bytes >= f->size;
-}
-
-/* The rkeys of f for the current QP, asked for again when missing; d->lock held. */
-static int keys_ready(struct maru_client *c, struct rdma_dp *d, struct maru_file *f,
-		      int rw)
-{
-	struct proto_rkey_req q = { .ino = f->ino, .flags = rw ? RKEY_F_WRITE : 0 };
-	struct req r = { .op = OP_RKEY, .p1 = &q, .n1 = sizeof(q) };
-	const struct proto_rkey_rep *h;
-	struct rdma_keys *k = f->rk;
-	int rc;
-
-	if (k && k->qp_gen == d->qp_gen && k->rw == rw && keys_match(k, f, rw))
-		return 0;
-	atomic_fetch_add(&c->st.rdma.rkey_calls, 1);
-	rc = client_call(c, &r);
-	if (rc) {
-		clog_warnx(c, "%s: RKEY of version %llu (%s) refused: %s", c->uri,
-			   (unsigned long long)f->ino, rw ? "pending" : "lease", strerror(-rc));
-		return rc;
-	}
-	h = r.rep;
-	if (r.rlen < sizeof(*h) || h->count > f->next ||
-	    r.rlen != sizeof(*h) + h->count * sizeof(*k->k)) {
-		clog_warnx(c, "%s: RKEY of version %llu: %u extents, the handle has %u (%s)",
-			   c->uri, (unsigned long long)f->ino, r.rlen < sizeof(*h) ? 0 : h->count,
-			   f->next, rw ? "pending" : "lease");
-		req_done(&r);
-		return -EIO;
-	}
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k) {
-			req_done(&r);
-			return -ENOMEM;
-		}
-		f->rk = k;
-	}
-	free(k->k);
-	k->k = malloc((h->count ? h->count : 1) * sizeof(*k->k));
-	k->n = k->k ? h->count : 0;
-	if (k->k)
-		memcpy(k->k, h + 1, h->count * sizeof(*k->k));
-	if (k->k && !keys_match(k, f, rw)) {
-		clog_warnx(c, "%s: RKEY of version %llu: other extents than the handle's (%s)",
-			   c->uri, (unsigned long long)f->ino, rw ? "pending" : "lease");
-		req_done(&r);
-		return -EIO;	/* marud answered other extents than the handle's */
-	}
-	k->qp_gen = d->qp_gen;
-	k->rw = rw;
-	req_done(&r);
-	return k->k ? 0 : -ENOMEM;
-}
-
-/* hs: a write's bytes feed it (file.c's PUBLISH digest), or NULL */
-static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, int write,
-		   struct hash_stream *hs)
-{
-	struct maru_client *c = f->c;
-	struct rdma_dp *d = c->rdma;
-	int rc;
-
-	if (!d)
-		return -ENODEV;
-	pthread_mutex_lock(&d->lock);
-	rc = qp_ready(c, d);
 	if (!rc)
-		rc = keys_ready(c, d, f, f->pending);
+		rc = dp_rdma_keys_ready(c, d, f, f->pending);
 	if (rc == -ENOTCONN && d->id) {
 		/*
 		 * marud fenced our QP before we saw it go (whole-pool mode does
 		 * when a version this session wrote ends): a new QP, once more.
 		 */
-		qp_fail(c, d);
-		rc = qp_ready(c, d);
+		dp_rdma_qp_fail(c, d);
+		rc = dp_rdma_qp_ready(c, d);
 		if (!rc)
-			rc = keys_ready(c, d, f, f->pending);
+			rc = dp_rdma_keys_ready(c, d, f, f->pending);
 	}
 	if (!rc)
 		rc = transfer(c, d, f, u, len, off, write, hs);
@@ -609,85 +234,77 @@ static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, in
 		 * no WRITE of it can land any more: the ABANDON that follows a
 		 * failed write reaches marud only after the fence.
 		 */
-		qp_fail(c, d);
-		qp_ready(c, d);
+		dp_rdma_qp_fail(c, d);
+		dp_rdma_qp_ready(c, d);
 	}
-	if (rc && write && f->rk)
-		f->rk->poisoned = 1;
-	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* u NULL: zeros. hs: a write's bytes feed it (file.c's PUBLISH digest), or NULL */
+static int rdma_io(struct maru_file *f, uint8_t *u, size_t len, uint64_t off, int write,
+		   struct hash_stream *hs)
+{
+	struct maru_client *c = f->c;
+	struct rdma_dp *d;
+	int rc = -ENODEV;
+
+	pthread_rwlock_rdlock(&c->dp_lock);
+	d = c->rdma;
+	if (d) {
+		pthread_mutex_lock(&d->lock);
+		rc = io_locked(c, d, f, u, len, off, write, hs);
+		if (rc && write && f->rk)
+			f->rk->poisoned = 1;
+		/* keys cached: file.c drops them through dp_rdma_ops.forget */
+		if (f->rk)
+			f->held = &dp_rdma_ops;
+		pthread_mutex_unlock(&d->lock);
+	}
+	pthread_rwlock_unlock(&c->dp_lock);
 	return rc == -ETIMEDOUT ? -EIO : rc;
 }
 
 static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
-	struct dp_counters *d = &f->c->st.dp[MARU_DATA_RDMA];
 	int rc = rdma_io(f, buf, len, off, 0, NULL);
 
-	if (rc)
-		return rc;
-	atomic_fetch_add(&d->rd_bytes, len);
-	atomic_fetch_add(&d->rd_ops, 1);
-	return (ssize_t)len;
-}
-
-/* Zeros over [f->size, end): holes read as zeros. */
-static int zero_gap(struct maru_file *f, uint64_t end)
-{
-	return end > f->size ? rdma_io(f, NULL, end - f->size, f->size, 1, NULL) : 0;
+	return rc ? rc : (ssize_t)len;
 }
 
 static ssize_t rdma_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
 {
-	struct dp_counters *d = &f->c->st.dp[MARU_DATA_RDMA];
-	int rc = zero_gap(f, off);
+	int rc = rdma_io(f, (uint8_t *)buf, len, off, 1, f->hs);
 
-	if (!rc)
-		rc = rdma_io(f, (uint8_t *)buf, len, off, 1, f->hs);
-	if (rc)
-		return rc;
-	if (off + len > f->size)
-		f->size = off + len;
-	atomic_fetch_add(&d->wr_bytes, len);
-	atomic_fetch_add(&d->wr_ops, 1);
-	return (ssize_t)len;
+	return rc ? rc : (ssize_t)len;
 }
 
-static int rdma_truncate(struct maru_file *f, uint64_t size)
+static int rdma_zero(struct maru_file *f, uint64_t off, uint64_t len)
 {
-	int rc = zero_gap(f, size);
-
-	if (!rc)
-		f->size = size;
-	return rc;
+	return rdma_io(f, NULL, len, off, 1, NULL);
 }
 
-/* ---- test hooks (tests/integration/tools/rdma_rights.c) ---- */
+/* ---- test hook (tests/integration/tools/rdma_rights.c) ---- */
 
-int rdma_test_key(struct maru_file *f, uint32_t i, uint64_t *addr, uint32_t *rkey,
-		  uint64_t *len)
+int dp_rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
+		      uint32_t len, void *buf)
 {
-	if (!f->rk || i >= f->rk->n)
-		return -ENOENT;
-	*addr = f->rk->k[i].addr;
-	*rkey = f->rk->k[i].rkey;
-	*len = f->rk->k[i].len;
-	return 0;
-}
-
-int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
-		   uint32_t len, void *buf)
-{
-	struct rdma_dp *d = c->rdma;
+	struct rdma_dp *d;
 	struct piece p = { .addr = addr, .rkey = rkey, .n = len, .u = buf };
 	struct ibv_wc wc;
 	int rc;
 
-	if (!d || len > STAGE_BUF)
+	if (len > STAGE_BUF)
 		return -EINVAL;
+	pthread_rwlock_rdlock(&c->dp_lock);
+	d = c->rdma;
+	if (!d) {
+		pthread_rwlock_unlock(&c->dp_lock);
+		return -EINVAL;
+	}
 	pthread_mutex_lock(&d->lock);
 	rc = d->id ? post_piece(d, &p, 0, write, NULL) : -ENOTCONN;
 	if (!rc)
-		rc = cq_wait(c, d, &wc, mono_ms() + c->opts.timeout_ms);
+		rc = dp_rdma_cq_wait(d, &wc, mono_ms() + c->opts.timeout_ms);
 	if (!rc && wc.status == IBV_WC_SUCCESS && !write)
 		memcpy(buf, d->stage, len);
 	if (!rc && wc.status != IBV_WC_SUCCESS) {
@@ -695,9 +312,10 @@ int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rke
 			   ibv_wc_status_str(wc.status));
 		atomic_fetch_add(&c->st.rdma.err[wc_kind(wc.status)], 1);
 		rc = (int)wc.status;	/* > 0: the completion status */
-		qp_fail(c, d);
+		dp_rdma_qp_fail(c, d);
 	}
 	pthread_mutex_unlock(&d->lock);
+	pthread_rwlock_unlock(&c->dp_lock);
 	return rc;
 }
 
@@ -707,55 +325,17 @@ static int rdma_sync(struct maru_file *f)
 	return f->rk && f->rk->poisoned ? -EIO : 0;
 }
 #else
-int rdma_probe(const char **why)
+static int rdma_unbuilt(const struct session *s, const char **why)
 {
+	(void)s;
 	*why = "libmaru was built without RDMA support";
 	return -ENODEV;
 }
 
-int rdma_dp_open(struct maru_client *c, const char **why)
+int dp_rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
+		      uint32_t len, void *buf)
 {
-	*why = "libmaru was built without RDMA support";
-	return -ENODEV;
-}
-
-void rdma_dp_close(struct maru_client *c)
-{
-}
-
-void rdma_file_forget(struct maru_file *f)
-{
-}
-
-int rdma_test_key(struct maru_file *f, uint32_t i, uint64_t *addr, uint32_t *rkey,
-		  uint64_t *len)
-{
-	return -ENODEV;
-}
-
-int rdma_test_post(struct maru_client *c, int write, uint64_t addr, uint32_t rkey,
-		   uint32_t len, void *buf)
-{
-	return -ENODEV;
-}
-
-static ssize_t rdma_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
-{
-	return -ENODEV;
-}
-
-static ssize_t rdma_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
-{
-	return -ENODEV;
-}
-
-static int rdma_truncate(struct maru_file *f, uint64_t size)
-{
-	return -ENODEV;
-}
-
-static int rdma_sync(struct maru_file *f)
-{
+	(void)c, (void)write, (void)addr, (void)rkey, (void)len, (void)buf;
 	return -ENODEV;
 }
 #endif
@@ -791,7 +371,7 @@ static void sb_counter(struct sbuf *b, const char *m, const char *help, const ch
 	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", m, help, m, type, m, v);
 }
 
-size_t rdma_dp_stats(const struct maru_client *c, char *buf, size_t cap)
+static size_t rdma_stats(const struct maru_client *c, char *buf, size_t cap)
 {
 	const struct rdma_counters *r = &c->st.rdma;
 	struct sbuf b = { .p = buf, .cap = cap };
@@ -822,13 +402,29 @@ size_t rdma_dp_stats(const struct maru_client *c, char *buf, size_t cap)
 	return b.len;
 }
 
+#if HAVE_RDMA
 const struct dp_ops dp_rdma_ops = {
 	.kind = MARU_DATA_RDMA,
 	.name = "rdma",
 	.direct = 1,
 	.hashes = 1,
+	.probe = dp_rdma_probe,
+	.open = dp_rdma_open,
+	.close = dp_rdma_close,
+	.forget = dp_rdma_forget,
+	.stats = rdma_stats,
 	.read = rdma_read,
 	.write = rdma_write,
-	.truncate = rdma_truncate,
+	.zero = rdma_zero,
 	.sync = rdma_sync,
 };
+#else
+/* Never chosen: its probe says why; its counters stay 0. */
+const struct dp_ops dp_rdma_ops = {
+	.kind = MARU_DATA_RDMA,
+	.name = "rdma",
+	.direct = 1,
+	.probe = rdma_unbuilt,
+	.stats = rdma_stats,
+};
+#endif

@@ -14,9 +14,12 @@
  * With coherence=flush, written lines are written back before
  * publish and read lines are invalidated before reading (non-coherent CXL).
  *
+ * file.c fills holes (through zero), moves the size and counts the bytes.
+ * The mapping (c->map) and the set of its populated blocks (c->shm) are
+ * made at open and dropped at close, when session.c chooses a path.
  * c->dp_lock is held for reading around every access to the mapping, so a
- * remap after a marud restart never pulls it from under a copy. pop.lock
- * (the per-process sets of populated pool blocks) is taken inside it, last.
+ * remap after a marud restart never pulls it from under a copy. The set's
+ * lock is taken inside it, last.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,73 +150,49 @@ static void copy_hashed(uint8_t *pool, const uint8_t *src, size_t n, struct hash
 #define POP_BLOCK	(64u * 1024)
 
 /*
- * For the last few pool mappings written through, the 64 KiB blocks this
- * process has populated (a remap after a marud restart starts its set over).
- * A write into pages this process never touched takes a fault per 4 KiB
- * page (8192 per 32 MiB, most of a cold put here); one MADV_POPULATE_WRITE
- * over the range is 15-30% cheaper. Repeating it over pages already mapped
- * would cost most of a memcpy, hence the sets. A bit that is wrong costs
- * only speed: pages the kernel unmapped meanwhile fault as they would have.
+ * The 64 KiB blocks of the client's pool mapping populated so far (struct
+ * shm_dp, made with the mapping at open and freed with it at close: a remap
+ * after a marud restart starts over). A write into pages of the mapping
+ * never touched takes a fault per 4 KiB page (8192 per 32 MiB, most
+ * of a cold put here); one MADV_POPULATE_WRITE over the range is 15-30%
+ * cheaper. Repeating it over pages already mapped would cost most of a
+ * memcpy, hence the set. A bit that is wrong costs only speed: pages the
+ * kernel unmapped meanwhile fault as they would have.
  */
-#define POP_SETS	4
-
-struct pop_set {
-	const uint8_t *base;
-	uint64_t size;
+struct shm_dp {
+	pthread_mutex_t lock;	/* bits: writers hold dp_lock only for reading */
 	uint64_t *bits;
+	uint64_t size;		/* of the mapping the bits are for */
 };
 
-static struct {
-	pthread_mutex_t lock;
-	struct pop_set set[POP_SETS];
-	unsigned int next;	/* the set replaced next */
-} pop = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* m's set, made (replacing the oldest) if there is none; NULL without memory. */
-static struct pop_set *pop_find(const struct pool_map *m)
-{
-	uint64_t words = (m->size / POP_BLOCK + 63) / 64 + 1;
-	struct pop_set *ps;
-
-	for (int i = 0; i < POP_SETS; i++)
-		if (pop.set[i].bits && pop.set[i].base == m->base && pop.set[i].size == m->size)
-			return &pop.set[i];
-	ps = &pop.set[pop.next++ % POP_SETS];
-	free(ps->bits);
-	ps->bits = calloc(words, sizeof(*ps->bits));
-	ps->base = m->base;
-	ps->size = m->size;
-	return ps->bits ? ps : NULL;
-}
-
-static int pop_test(const struct pop_set *ps, uint64_t b)
+static int pop_test(const struct shm_dp *ps, uint64_t b)
 {
 	return !!(ps->bits[b / 64] & (1ull << (b % 64)));
 }
 
 /* Populate [lo, hi) of the mapping, page-rounded, and mark the whole
  * blocks of it; a kernel without MADV_POPULATE_WRITE leaves it to faults. */
-static void pop_range(struct pop_set *ps, uint64_t lo, uint64_t hi)
+static void pop_range(const struct pool_map *m, struct shm_dp *ps, uint64_t lo,
+		      uint64_t hi)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t a = lo & ~(pg - 1), e = (hi + pg - 1) & ~(pg - 1);
 
 	if (e > ps->size)
 		e = ps->size;
-	madvise((void *)(ps->base + a), e - a, MADV_POPULATE_WRITE);
+	madvise((void *)(m->base + a), e - a, MADV_POPULATE_WRITE);
 	for (uint64_t b = (lo + POP_BLOCK - 1) / POP_BLOCK; (b + 1) * POP_BLOCK <= hi; b++)
 		ps->bits[b / 64] |= 1ull << (b % 64);
 }
 
-/* Populate the pages of [off, off+n) of m this process has not populated. */
-static void populate_ahead(const struct pool_map *m, uint64_t off, uint64_t n)
+/* Populate the pages of [off, off+n) of m not populated yet. */
+static void populate_ahead(const struct pool_map *m, struct shm_dp *ps, uint64_t off,
+			   uint64_t n)
 {
 	uint64_t b, end = off + n, lo;
-	struct pop_set *ps;
 
-	pthread_mutex_lock(&pop.lock);
-	ps = pop_find(m);
-	for (b = off / POP_BLOCK; ps && b * POP_BLOCK < end; ) {
+	pthread_mutex_lock(&ps->lock);
+	for (b = off / POP_BLOCK; b * POP_BLOCK < end; ) {
 		if (pop_test(ps, b)) {
 			b++;
 			continue;
@@ -221,9 +200,9 @@ static void populate_ahead(const struct pool_map *m, uint64_t off, uint64_t n)
 		lo = b * POP_BLOCK < off ? off : b * POP_BLOCK;
 		while (b * POP_BLOCK < end && !pop_test(ps, b))
 			b++;
-		pop_range(ps, lo, b * POP_BLOCK < end ? b * POP_BLOCK : end);
+		pop_range(m, ps, lo, b * POP_BLOCK < end ? b * POP_BLOCK : end);
 	}
-	pthread_mutex_unlock(&pop.lock);
+	pthread_mutex_unlock(&ps->lock);
 }
 
 static void walk_piece(struct walk *w, uint8_t *pool, size_t n)
@@ -288,8 +267,9 @@ static int walk(struct maru_file *f, struct walk *w, uint64_t off, uint64_t len)
 	while (extent_iter_next(&it, &p)) {
 		if (p.pool_off + p.len > c->map->size)
 			goto out;
-		if (w->stream)
-			populate_ahead(c->map, p.pool_off, p.len);
+		/* a client made by hand (tests) has no set: it only costs faults */
+		if (w->stream && c->shm)
+			populate_ahead(c->map, c->shm, p.pool_off, p.len);
 		walk_piece(w, c->map->base + p.pool_off, p.len);
 	}
 	rc = it.left ? -EIO : 0;
@@ -313,14 +293,9 @@ static int flush_mode(const struct maru_file *f)
 static ssize_t shm_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct walk w = { .kind = WALK_READ, .ubuf = buf, .flush = flush_mode(f) };
-	struct dp_counters *d = &f->c->st.dp[MARU_DATA_SHM];
 	int rc = walk(f, &w, off, len);
 
-	if (rc)
-		return rc;
-	atomic_fetch_add(&d->rd_bytes, len);
-	atomic_fetch_add(&d->rd_ops, 1);
-	return (ssize_t)len;
+	return rc ? rc : (ssize_t)len;
 }
 
 static void mark_dirty(struct maru_file *f, uint64_t lo, uint64_t hi)
@@ -331,17 +306,13 @@ static void mark_dirty(struct maru_file *f, uint64_t lo, uint64_t hi)
 		f->dirty_hi = hi;
 }
 
-/* Zero [f->size, end) so that holes read as zeros. */
-static int zero_gap(struct maru_file *f, uint64_t end)
+static int shm_zero(struct maru_file *f, uint64_t off, uint64_t len)
 {
 	struct walk w = { .kind = WALK_ZERO };
-	int rc;
+	int rc = walk(f, &w, off, len);
 
-	if (end <= f->size)
-		return 0;
-	rc = walk(f, &w, f->size, end - f->size);
 	if (!rc)
-		mark_dirty(f, f->size, end);
+		mark_dirty(f, off, off + len);
 	return rc;
 }
 
@@ -349,14 +320,11 @@ static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint6
 {
 	struct walk w = { .kind = WALK_WRITE, .ubuf = (uint8_t *)buf, .hs = f->hs,
 			  .stream = len >= STREAM_MIN };
-	struct dp_counters *d = &f->c->st.dp[MARU_DATA_SHM];
 	size_t half = len / 2;
 	int rc;
 
-	rc = zero_gap(f, off);
 	/* in two halves: tests stop the writer with half of the bytes in place */
-	if (!rc)
-		rc = walk(f, &w, off, half);
+	rc = walk(f, &w, off, half);
 	if (!rc)
 		rc = FAILPOINT("libmaru.write.mid");
 	if (!rc)
@@ -364,20 +332,7 @@ static ssize_t shm_write(struct maru_file *f, const void *buf, size_t len, uint6
 	if (rc)
 		return rc;
 	mark_dirty(f, off, off + len);
-	if (off + len > f->size)
-		f->size = off + len;
-	atomic_fetch_add(&d->wr_bytes, len);
-	atomic_fetch_add(&d->wr_ops, 1);
 	return (ssize_t)len;
-}
-
-static int shm_truncate(struct maru_file *f, uint64_t size)
-{
-	int rc = zero_gap(f, size);
-
-	if (!rc)
-		f->size = size;
-	return rc;
 }
 
 static int shm_sync(struct maru_file *f)
@@ -397,13 +352,56 @@ static int shm_sync(struct maru_file *f)
 	return rc;
 }
 
+/* ---- the mapping ---- */
+
+static void shm_map_close(struct maru_client *c)
+{
+	pool_map_close(c->map);
+	c->map = NULL;
+	if (c->shm) {
+		pthread_mutex_destroy(&c->shm->lock);
+		free(c->shm->bits);
+		free(c->shm);
+		c->shm = NULL;
+	}
+}
+
+/* Map the pool session s names, if it is here; dp_lock held for writing. */
+static int shm_map_open(struct maru_client *c, const struct session *s, const char **why)
+{
+	struct pool_map *m = NULL;
+	struct shm_dp *ps;
+	int rc;
+
+	shm_map_close(c);
+	rc = pool_map_open(s->pool_path, s->uuid, s->pool_size, &m, why);
+	if (rc)
+		return rc;
+	ps = calloc(1, sizeof(*ps));
+	if (ps)
+		ps->bits = calloc((m->size / POP_BLOCK + 63) / 64 + 1, sizeof(*ps->bits));
+	if (!ps || !ps->bits) {
+		free(ps);
+		pool_map_close(m);
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ps->lock, NULL);
+	ps->size = m->size;
+	c->map = m;
+	c->shm = ps;
+	return 0;
+}
+
 const struct dp_ops dp_shm_ops = {
 	.kind = MARU_DATA_SHM,
 	.name = "shm",
 	.direct = 1,
 	.hashes = 1,
+	.open = shm_map_open,
+	.close = shm_map_close,
 	.read = shm_read,
 	.write = shm_write,
-	.truncate = shm_truncate,
+	.zero = shm_zero,
 	.sync = shm_sync,
 };

@@ -9,6 +9,9 @@
  * Reads land straight in the caller's buffer and writes go out of it (no
  * staging copy). Each frame takes one socket only for its own round trip,
  * so control calls never queue behind a long transfer on another thread.
+ * Frames go out through the client's control call and the frame size comes
+ * from the session's facts, both callbacks of c->env: nothing here names
+ * transport.c or session.c. file.c counts the bytes.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,7 +19,6 @@
 #include "datapath.h"
 #include "failpoint.h"
 #include "frame.h"
-#include "transport.h"
 
 /*
  * Data bytes one READ or WRITE frame may carry: PROTO_MAX_IO, or less when
@@ -25,11 +27,11 @@
  */
 static uint32_t io_max(struct maru_client *c)
 {
+	struct dp_facts s;
 	uint32_t m;
 
-	pthread_mutex_lock(&c->lock);
-	m = c->s.send_max;
-	pthread_mutex_unlock(&c->lock);
+	c->env.facts(c, &s);
+	m = s.send_max;
 	m = m > 2 * sizeof(struct proto_io_req) ? m - (uint32_t)sizeof(struct proto_io_req) :
 						 sizeof(struct proto_io_req);
 	return m < PROTO_MAX_IO ? m : PROTO_MAX_IO;
@@ -37,7 +39,6 @@ static uint32_t io_max(struct maru_client *c)
 
 static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
-	struct dp_counters *d = &f->c->st.dp[MARU_DATA_TCP];
 	struct proto_io_req q = { .ino = f->ino };
 	struct req r = { .op = OP_READ, .p1 = &q, .n1 = sizeof(q) };
 	uint32_t max = io_max(f->c);
@@ -49,23 +50,20 @@ static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off
 		q.len = len - done < max ? (uint32_t)(len - done) : max;
 		r.rbuf = (uint8_t *)buf + done;
 		r.rcap = q.len;
-		rc = client_call(f->c, &r);
+		rc = f->c->env.call(f->c, &r);
 		if (rc)
 			return rc;
 		/* marud clamps at the version's end: stop there */
 		if (r.rlen == 0)
 			break;
 		done += r.rlen;
-		req_done(&r);
+		frame_req_done(&r);
 	}
-	atomic_fetch_add(&d->rd_bytes, done);
-	atomic_fetch_add(&d->rd_ops, 1);
 	return (ssize_t)done;
 }
 
 static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint64_t off)
 {
-	struct dp_counters *d = &f->c->st.dp[MARU_DATA_TCP];
 	struct proto_io_req q = { .ino = f->ino };
 	struct proto_io_rep rep;
 	struct req r = { .op = OP_WRITE, .p1 = &q, .n1 = sizeof(q),
@@ -80,10 +78,12 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 		q.len = len - done < max ? (uint32_t)(len - done) : max;
 		r.p2 = (const uint8_t *)buf + done;
 		r.n2 = q.len;
-		rc = client_call(f->c, &r);
+		rc = f->c->env.call(f->c, &r);
 		if (!rc && (r.rlen != sizeof(rep) || rep.done != q.len))
 			rc = -EIO;
 		if (!rc) {
+			/* marud's size, frame by frame: a call that fails half
+			 * way leaves the handle where marud is */
 			f->size = rep.size;
 			done += q.len;
 		}
@@ -91,11 +91,7 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 		if (!rc && done < len)
 			rc = FAILPOINT("libmaru.write.mid");
 	}
-	if (rc)
-		return rc;
-	atomic_fetch_add(&d->wr_bytes, done);
-	atomic_fetch_add(&d->wr_ops, 1);
-	return (ssize_t)done;
+	return rc ? rc : (ssize_t)done;
 }
 
 static int tcp_truncate(struct maru_file *f, uint64_t size)
@@ -105,17 +101,17 @@ static int tcp_truncate(struct maru_file *f, uint64_t size)
 	const struct proto_attr *a;
 	int rc;
 
-	rc = client_call(f->c, &r);
+	rc = f->c->env.call(f->c, &r);
 	if (rc)
 		return rc;
 	a = r.rep;
 	if (r.rlen < sizeof(*a)) {
-		req_done(&r);
+		frame_req_done(&r);
 		return -EIO;
 	}
 	f->size = a->size;
 	f->reserved = a->reserved;
-	req_done(&r);
+	frame_req_done(&r);
 	return 0;
 }
 

@@ -230,7 +230,7 @@ static int restart_case(const char *uri)
 	publish_new(c, "r", 7);
 	OK(maru_file_open(c, 1, "r", &f));
 	CHECK(maru_file_pread(f, buf, LEN, 0) == LEN);
-	OK(rdma_test_key(f, 0, &k.addr, &k.rkey, &k.len));
+	OK(dp_rdma_test_key(f, 0, &k.addr, &k.rkey, &k.len));
 	faults("delay_cqe_ms=100");	/* a transfer is in flight most of the time */
 	printf("ready\n");
 	fflush(stdout);
@@ -248,7 +248,7 @@ static int restart_case(const char *uri)
 	CHECK(rc == -ESTALE || rc == -EIO);
 	printf("ok: the old handle fails after the restart (%s), a new open reads exact\n",
 	       maru_strerror((int)rc));
-	CHECK(rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(dp_rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
 	CHECK(maru_file_pread(g, buf, LEN, 0) == LEN);	/* and reconnects after it */
 	CHECK(tool_check_fill(buf, LEN, 7, 0));
 	maru_file_close(g);

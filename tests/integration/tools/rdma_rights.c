@@ -31,7 +31,7 @@ static struct maru_file *lease(struct maru_client *c, struct key *k)
 
 	OK(maru_file_open(c, 1, "a", &f));
 	OK(maru_file_pread(f, buf, 16, 0));	/* binds the read-only window */
-	OK(rdma_test_key(f, 0, &k->addr, &k->rkey, &k->len));
+	OK(dp_rdma_test_key(f, 0, &k->addr, &k->rkey, &k->len));
 	return f;
 }
 
@@ -63,44 +63,44 @@ int main(int argc, char **argv)
 
 	/* a lease's key reads; the same key WRITE is refused */
 	f = lease(c, &k);
-	CHECK(rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == 0);
+	CHECK(dp_rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == 0);
 	CHECK(!memcmp(buf, pat, 4096));
 	memset(buf, 0xee, 4096);
-	CHECK(rdma_test_post(c, 1, k.addr, k.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(dp_rdma_test_post(c, 1, k.addr, k.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
 	maru_file_close(f);
 	bytes_intact(c);
 	printf("ok: read-only rkey of a lease refused for WRITE\n");
 
 	/* a forged key, and an offset past the window */
 	f = lease(c, &k);
-	CHECK(rdma_test_post(c, 0, k.addr, k.rkey ^ 0x5a5a00u, 4096, buf) ==
+	CHECK(dp_rdma_test_post(c, 0, k.addr, k.rkey ^ 0x5a5a00u, 4096, buf) ==
 	      IBV_WC_REM_ACCESS_ERR);
 	maru_file_close(f);
 	f = lease(c, &k);
-	CHECK(rdma_test_post(c, 0, k.addr + k.len - 2048, k.rkey, 4096, buf) ==
+	CHECK(dp_rdma_test_post(c, 0, k.addr + k.len - 2048, k.rkey, 4096, buf) ==
 	      IBV_WC_REM_ACCESS_ERR);
 	maru_file_close(f);
 	f = lease(c, &k);
-	CHECK(rdma_test_post(c, 0, k.addr - 4096, k.rkey, 4096, buf) ==
+	CHECK(dp_rdma_test_post(c, 0, k.addr - 4096, k.rkey, 4096, buf) ==
 	      IBV_WC_REM_ACCESS_ERR);
 	maru_file_close(f);
 	printf("ok: forged rkey and offsets outside the extent refused\n");
 
 	/* the key after its release (same QP: nothing failed since the bind) */
 	f = lease(c, &k);
-	CHECK(rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == 0);
+	CHECK(dp_rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == 0);
 	maru_file_close(f);
-	CHECK(rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(dp_rdma_test_post(c, 0, k.addr, k.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
 	printf("ok: rkey used after its release refused\n");
 
 	/* a pending version's read-write key writes; after publish it is refused */
 	OK(maru_file_create(c, 1, "b", 0644, 0, 0, 0, 3 * LEN, &w));
 	CHECK(maru_file_pwrite(w, pat, LEN, 0) == LEN);
-	OK(rdma_test_key(w, 0, &kw.addr, &kw.rkey, &kw.len));
-	CHECK(rdma_test_post(c, 1, kw.addr, kw.rkey, 4096, pat) == 0);
+	OK(dp_rdma_test_key(w, 0, &kw.addr, &kw.rkey, &kw.len));
+	CHECK(dp_rdma_test_post(c, 1, kw.addr, kw.rkey, 4096, pat) == 0);
 	OK(maru_file_publish(w));
 	memset(buf, 0xee, 4096);
-	CHECK(rdma_test_post(c, 1, kw.addr, kw.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(dp_rdma_test_post(c, 1, kw.addr, kw.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
 	/* the publishing handle reads on as a lease: PUBLISH trimmed the
 	 * reserved tail, so its read-only keys cover a prefix of its extents */
 	memset(buf, 0, LEN);
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	 */
 	OK(maru_file_create(c, 1, "c", 0644, 0, 0, 0, LEN, &w));
 	CHECK(maru_file_pwrite(w, pat, LEN, 0) == LEN);
-	OK(rdma_test_key(w, 0, &kw.addr, &kw.rkey, &kw.len));
+	OK(dp_rdma_test_key(w, 0, &kw.addr, &kw.rkey, &kw.len));
 	OK(maru_unlink(c, 1, "c"));
 	CHECK(maru_file_publish(w) == -ENOENT);
 	memset(buf, 0, LEN);
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	CHECK(maru_file_pwrite(w, pat + 4096, 4096, 0) == 4096);
 	CHECK(maru_file_pread(w, buf, 4096, 0) == 4096);
 	CHECK(!memcmp(buf, pat + 4096, 4096));
-	CHECK(rdma_test_post(c, 1, kw.addr, kw.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
+	CHECK(dp_rdma_test_post(c, 1, kw.addr, kw.rkey, 4096, buf) == IBV_WC_REM_ACCESS_ERR);
 	maru_file_close(w);
 	printf("ok: a refused publish revoked the pending rkeys, new ones serve the version\n");
 	bytes_intact(c);

@@ -275,7 +275,7 @@ static void test_new_owner_resubscribes(void **state)
 	memcpy(old, x->c->s.token, sizeof(old));
 	/* the client's sockets only: its session is gone, the stream's is not */
 	fake_forget(&x->f);
-	client_close_conns(x->c);
+	transport_close_conns(x->c);
 	assert_int_equal(maru_statfs(x->c, &st), 0);	/* a new client session */
 	assert_memory_not_equal(x->c->s.token, old, 16);
 	hellos = fake_nhellos(&x->f);

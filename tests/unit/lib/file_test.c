@@ -6,8 +6,9 @@
  * smaller retry), publish makes the handle read-only and close then
  * releases rather than abandons, a complete file never reads short even
  * when marud answers in pieces, a new generation makes every handle
- * -ESTALE without a request, and a reply with extents outside the pool is
- * refused.
+ * -ESTALE without a request, a reply with extents outside the pool is
+ * refused, and what a data path keeps on a handle is dropped through its
+ * forget when the handle publishes (marud ends the rights then), once.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "client_priv.h"
+#include "dp/datapath.h"
 #include "fake_store.h"
 
 #define GROW_MIN	(64u * 1024)
@@ -156,6 +158,39 @@ static void test_publish_then_read_only(void **state)
 	assert_calls(x, "CRWPrG");
 	maru_file_close(h);
 	assert_calls(x, "CRWPrGL");	/* a lease is released, not abandoned */
+}
+
+static int forgets;
+
+static void count_forget(struct maru_file *f)
+{
+	forgets++;
+}
+
+static const struct dp_ops keeper = { .kind = MARU_DATA_RDMA, .name = "keeper",
+				      .forget = count_forget };
+
+/* A path's state on the handle goes at publish, through that path's forget. */
+static void test_forget_on_publish(void **state)
+{
+	struct fx *x = *state;
+	struct maru_file *h = create(x);
+	uint8_t buf[100];
+
+	fill(buf, sizeof(buf), 0);
+	forgets = 0;
+	assert_int_equal(maru_file_pwrite(h, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	h->held = &keeper;
+	assert_int_equal(maru_file_publish(h), 0);
+	assert_int_equal(forgets, 1);
+	assert_null(h->held);
+	maru_file_close(h);
+	assert_int_equal(forgets, 1);	/* nothing held any more */
+	/* a pending handle closed: forgotten too */
+	h = create(x);
+	h->held = &keeper;
+	maru_file_close(h);
+	assert_int_equal(forgets, 2);
 }
 
 /* The directory's attributes ride on the reply when marud sends them. */
@@ -321,6 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_enospc_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_then_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget_on_publish, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_short_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_estale_after_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extents, setup, teardown),

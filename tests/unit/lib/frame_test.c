@@ -95,7 +95,7 @@ static void test_good_reply_and_request(void **state)
 	assert_int_equal(h.reqid, 9);
 	assert_int_equal(sock_read_full(p.m, &q, sizeof(q)), 0);
 	assert_int_equal(q.ino, 42);
-	req_done(&r);
+	frame_req_done(&r);
 	assert_null(r.rep);
 	pair_close(&p);
 }
@@ -109,7 +109,7 @@ static void test_malloc_reply_and_error(void **state)
 
 	(void)state;
 	pair_open(&p);
-	/* no caller buffer: a fresh one, freed by req_done */
+	/* no caller buffer: a fresh one, freed by frame_req_done */
 	reply_hdr(&rh, OP_GETATTR, sizeof(a), 1, 0);
 	put_reply(&p, &rh, &a, sizeof(a));
 	assert_int_equal(call_getattr(&p, 1, &r), 0);
@@ -122,7 +122,7 @@ static void test_malloc_reply_and_error(void **state)
 	assert_int_equal(r.status, -ENOENT);
 	assert_null(r.rep);
 	assert_int_equal(r.rlen, 0);
-	req_done(&r);
+	frame_req_done(&r);
 	pair_close(&p);
 }
 
@@ -141,7 +141,7 @@ static void expect_reject(const struct proto_hdr *rh, size_t n, int rc, int with
 	put_reply(&p, rh, pl, n);
 	assert_int_equal(call_getattr(&p, 5, &r), rc);
 	assert_null(r.rep);
-	req_done(&r);
+	frame_req_done(&r);
 	pair_close(&p);
 }
 

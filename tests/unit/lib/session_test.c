@@ -6,7 +6,10 @@
  * marud forgot (same generation) makes a new epoch whose old handles fail
  * with -EIO; a restarted marud (new generation) gives -ESTALE once, -ESTALE
  * on old handles and one generation callback, on libmaru's own thread;
- * HELLO's max_frame sets what our frames may carry.
+ * HELLO's max_frame sets what our frames may carry. The data path is
+ * chosen through the tables (a forced path that cannot open says why), and
+ * the client hands the paths transport_call and session_facts, which
+ * answers the current session's facts.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +27,7 @@
 #include "client_priv.h"
 #include "fake_marud.h"
 #include "session.h"
+#include "transport.h"
 
 #define INO	7
 
@@ -224,6 +228,62 @@ static void test_auto_falls_back_to_tcp(void **state)
 	fake_stop(&f);
 }
 
+static void test_forced_rdma_says_why(void **state)
+{
+	struct maru_client_opts o;
+	struct maru_client *c;
+	struct fake_marud f;
+	struct logbook b;
+	char uri[160];
+
+	(void)state;
+	logbook_init(&b);
+	fake_start(&f, NULL, NULL);
+	fake_uri(&f, uri, sizeof(uri));
+	maru_client_opts_init(&o, sizeof(o));
+	o.uri = uri;
+	o.timeout_ms = 1000;
+	o.log_fn = log_cb;
+	o.log_arg = &b;
+	o.data_path = MARU_DATA_RDMA;
+	/* the fake offers no rdma listener: the probe refuses, with the reason */
+	assert_int_equal(maru_client_new(&o, &c), -ENODEV);
+	assert_true(logged(&b, "data=rdma unavailable", LOG_WARNING));
+	assert_true(logged(&b, "no rdma listener", LOG_WARNING));
+	/* HELLO asked for the rdma fields (AUTO and RDMA do) */
+	assert_true(f.nhellos >= 1);
+	fake_stop(&f);
+}
+
+static void test_env_and_facts(void **state)
+{
+	struct maru_client *c;
+	struct fake_marud f;
+	struct dp_facts facts;
+
+	(void)state;
+	fake_start(&f, NULL, NULL);
+	f.max_frame = 64 * 1024;
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	assert_ptr_equal(c->env.call, transport_call);
+	assert_ptr_equal(c->env.facts, session_facts);
+	memset(&facts, 0xff, sizeof(facts));
+	c->env.facts(c, &facts);
+	assert_int_equal(facts.generation, FAKE_GEN);
+	assert_int_equal(facts.epoch, c->s.epoch);
+	assert_int_equal(facts.send_max, 64 * 1024);
+	assert_int_equal(facts.rdma_port, 0);
+	assert_memory_equal(facts.token, c->s.token, sizeof(facts.token));
+	/* a new session: the facts follow */
+	fake_restart(&f);
+	transport_ping(c);
+	c->env.facts(c, &facts);
+	assert_int_equal(facts.generation, f.generation);
+	assert_int_equal(facts.epoch, c->s.epoch);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +293,8 @@ int main(void)
 		cmocka_unit_test(test_hello_max_frame),
 		cmocka_unit_test(test_dp_names),
 		cmocka_unit_test(test_auto_falls_back_to_tcp),
+		cmocka_unit_test(test_forced_rdma_says_why),
+		cmocka_unit_test(test_env_and_facts),
 	};
 
 	return cmocka_run_group_tests_name("session", tests, NULL, NULL);

@@ -4,7 +4,9 @@
  * the fake marud: every statfs field from marud's reply, and the stats text:
  * marud's STATS text (a newline added when it lacks one) followed by the
  * client's own counters and gauges, which follow what the client did; a
- * short buffer gets a NUL-terminated prefix and the full length back.
+ * short buffer gets a NUL-terminated prefix and the full length back. Each
+ * data path's own lines come from its dp_ops stats hook, verbatim, between
+ * the data path gauges and the connected gauge, whatever path is in use.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include <cmocka.h>
 
 #include "client_priv.h"
+#include "dp/datapath.h"
 #include "fake_store.h"
 
 #define MARUD_TEXT	"# TYPE marud_up gauge\nmarud_up 1"
@@ -142,11 +145,47 @@ static void test_stats_text(void **state)
 	store_free(&s);
 }
 
+/* The path lines are the table's stats hooks' text, in place, as it changes. */
+static void test_path_lines_from_table(void **state)
+{
+	char *t, own[2048], *at;
+	struct maru_client *c;
+	struct fake_marud f;
+	struct store s;
+	size_t n = 0;
+	int k;
+
+	(void)state;
+	store_init(&s);
+	fake_start(&f, stats_handler, &s);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	atomic_store(&c->st.rdma.qp_connects, 3);
+	atomic_store(&c->st.rdma.err[RDMA_ERR_TIMEOUT], 2);
+	own[0] = '\0';
+	for (k = MARU_DATA_SHM; k <= MARU_DATA_TCP; k++)
+		if (dp_of(k)->stats)
+			n += dp_of(k)->stats(c, own + n, sizeof(own) - n);
+	assert_true(n > 0);
+	assert_non_null(strstr(own, "maru_client_rdma_qp_connects_total 3\n"));
+	assert_non_null(strstr(own, "maru_client_rdma_errors_total{kind=\"timeout\"} 2\n"));
+	t = stats(c);
+	at = strstr(t, own);
+	assert_non_null(at);
+	/* after the gauges of the path in use, right before the connected one */
+	assert_true(strstr(t, "maru_client_data_path{path=\"tcp\"} 1\n") < at);
+	assert_memory_equal(at + n, "# HELP maru_client_connected ", 29);
+	free(t);
+	maru_client_free(c);
+	fake_stop(&f);
+	store_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_statfs_fields),
 		cmocka_unit_test(test_stats_text),
+		cmocka_unit_test(test_path_lines_from_table),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);

@@ -4,12 +4,14 @@
  * besides walking extents (common/extent_test covers the walk itself), on
  * the hand-built pool of common/pool_fixture.h: a superblock naming another
  * generation makes every access -ESTALE and touches nothing, no mapping is
- * -ENODEV, a write past the size zero-fills the hole, truncate zero-fills
- * what it grows and only moves the size when it shrinks, an extent beyond
- * the mapping is -EIO, and the written range is tracked for sync. A large
- * write (streamed to the pool with non-temporal stores) lands byte for byte
- * across extents at any alignment, with the same digest as a one-shot xxh3
- * of its source, and touches nothing around it.
+ * -ENODEV, a write touches only its own bytes (the hole before it and the
+ * size are file.c's: file_test covers them) and zero only its range, an
+ * extent beyond the mapping is -EIO, and the written range is tracked for
+ * sync. A large write (streamed to the pool with non-temporal stores) lands
+ * byte for byte across extents at any alignment, with the same digest as a
+ * one-shot xxh3 of its source, and touches nothing around it. open maps
+ * the pool a session names and makes the client's set of populated blocks,
+ * close drops both.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -43,9 +45,10 @@ static void test_other_generation(void **state)
 	memset(buf, 0xee, sizeof(buf));
 	assert_int_equal(dp_shm_ops.write(&x.f, buf, sizeof(buf), 0), -ESTALE);
 	assert_int_equal(at(&x, 0), fx_pattern(fx_where(0)));	/* untouched */
-	assert_int_equal(dp_shm_ops.truncate(&x.f, FX_SIZE + 100), -ESTALE);
+	assert_int_equal(dp_shm_ops.zero(&x.f, 0, 100), -ESTALE);
+	assert_int_equal(at(&x, 99), fx_pattern(fx_where(99)));
 	assert_int_equal(x.f.size, FX_SIZE);
-	assert_int_equal(atomic_load(&x.c.st.dp[MARU_DATA_SHM].wr_ops), 0);
+	assert_int_equal(x.f.dirty_hi, 0);
 	fx_teardown(&x);
 }
 
@@ -62,7 +65,8 @@ static void test_no_mapping(void **state)
 	fx_teardown(&x);
 }
 
-static void test_hole_and_truncate(void **state)
+/* A write and a zero touch their own range only; both are marked for sync. */
+static void test_write_and_zero(void **state)
 {
 	uint8_t buf[100];
 	uint64_t i;
@@ -72,31 +76,30 @@ static void test_hole_and_truncate(void **state)
 	fx_setup(&x, MARU_COHERENCE_HW);
 	x.f.size = 1000;
 	memset(buf, 0xab, sizeof(buf));
-	/* write at 5000: bytes 1000..5000 read as zeros afterwards */
 	assert_int_equal(dp_shm_ops.write(&x.f, buf, sizeof(buf), 5000), sizeof(buf));
-	assert_int_equal(x.f.size, 5100);
+	/* the hole and the size are file.c's: nothing else moved */
+	assert_int_equal(x.f.size, 1000);
+	assert_int_equal(at(&x, 4999), fx_pattern(fx_where(4999)));
+	for (i = 5000; i < 5100; i++)
+		assert_int_equal(at(&x, i), 0xab);
+	assert_int_equal(at(&x, 5100), fx_pattern(fx_where(5100)));
+	assert_int_equal(x.f.dirty_lo, 5000);
+	assert_int_equal(x.f.dirty_hi, 5100);
+	/* zero [1000, 5000): across the first extent's end */
+	assert_int_equal(dp_shm_ops.zero(&x.f, 1000, 4000), 0);
 	assert_int_equal(at(&x, 999), fx_pattern(fx_where(999)));
 	for (i = 1000; i < 5000; i++)
 		assert_int_equal(at(&x, i), 0);
-	for (i = 5000; i < 5100; i++)
-		assert_int_equal(at(&x, i), 0xab);
+	assert_int_equal(at(&x, 5000), 0xab);
 	assert_int_equal(x.f.dirty_lo, 1000);
 	assert_int_equal(x.f.dirty_hi, 5100);
-	/* shrink: only the size moves */
-	assert_int_equal(dp_shm_ops.truncate(&x.f, 2000), 0);
-	assert_int_equal(x.f.size, 2000);
-	assert_int_equal(at(&x, 5000), 0xab);
-	/* grow again: what it grows is zeros, even where bytes were */
-	assert_int_equal(dp_shm_ops.truncate(&x.f, 5100), 0);
-	assert_int_equal(x.f.size, 5100);
-	for (i = 2000; i < 5100; i++)
-		assert_int_equal(at(&x, i), 0);
 	/* hw coherence: sync has nothing to flush and keeps the range */
 	assert_int_equal(dp_shm_ops.sync(&x.f), 0);
-	assert_int_equal(atomic_load(&x.c.st.dp[MARU_DATA_SHM].wr_bytes), sizeof(buf));
-	/* past the extents (reserved 20480): -EIO, size unchanged */
-	assert_int_equal(dp_shm_ops.truncate(&x.f, 4096 + 8192 + 8192 + 1), -EIO);
-	assert_int_equal(x.f.size, 5100);
+	assert_int_equal(x.f.dirty_lo, 1000);
+	/* the path counts nothing itself: file.c does */
+	assert_int_equal(atomic_load(&x.c.st.dp[MARU_DATA_SHM].wr_bytes), 0);
+	/* past the extents (reserved 20480): -EIO */
+	assert_int_equal(dp_shm_ops.zero(&x.f, 20000, 481), -EIO);
 	fx_teardown(&x);
 }
 
@@ -112,6 +115,10 @@ static void test_extent_past_mapping(void **state)
 	assert_int_equal(dp_shm_ops.read(&x.f, buf, sizeof(buf), 4096), -EIO);
 	fx_teardown(&x);
 }
+
+/* One extent big enough for a streamed write (>= 256 KiB). */
+#define STREAM_TEST	(300u * 1024)
+static const struct proto_extent big_ext_one = { .off = 327680, .len = 327680 };
 
 /* Two extents of ~300 KiB, big enough for the streamed copy. */
 static const struct proto_extent big_ext[2] = {
@@ -167,14 +174,55 @@ static void test_big_write(void **state)
 	free(src);
 }
 
+/* open maps the pool the session names and makes the set; close drops them. */
+static void test_open_close(void **state)
+{
+	static uint8_t src[STREAM_TEST];
+	struct session s = { .pool_size = FX_POOL };
+	const char *why = NULL;
+	struct proto_extent ext = big_ext_one;
+	struct fx x;
+
+	(void)state;
+	fx_setup(&x, MARU_COHERENCE_HW);
+	x.c.map = NULL;
+	memset(s.uuid, 0x5a, sizeof(s.uuid));
+	snprintf(s.pool_path, sizeof(s.pool_path), "%s", x.path);
+	assert_int_equal(dp_shm_ops.open(&x.c, &s, &why), 0);
+	assert_non_null(x.c.map);
+	assert_non_null(x.c.shm);
+	assert_true(x.c.map->base != x.base);	/* a mapping of its own */
+	/* a streamed write through it lands in the pool */
+	memset(src, 0x77, sizeof(src));
+	x.f.ext = &ext;
+	x.f.next = 1;
+	x.f.reserved = big_ext_one.len;
+	assert_int_equal(dp_shm_ops.write(&x.f, src, sizeof(src), 0), sizeof(src));
+	assert_int_equal(x.base[big_ext_one.off], 0x77);
+	assert_int_equal(x.base[big_ext_one.off + sizeof(src) - 1], 0x77);
+	/* opened again (the pool moved): the old mapping goes first */
+	assert_int_equal(dp_shm_ops.open(&x.c, &s, &why), 0);
+	dp_shm_ops.close(&x.c);
+	assert_null(x.c.map);
+	assert_null(x.c.shm);
+	/* a uuid that is not the pool's: -ENODEV, nothing left behind */
+	s.uuid[0] ^= 1;
+	assert_int_equal(dp_shm_ops.open(&x.c, &s, &why), -ENODEV);
+	assert_non_null(why);
+	assert_null(x.c.map);
+	assert_null(x.c.shm);
+	fx_teardown(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_other_generation),
 		cmocka_unit_test(test_no_mapping),
-		cmocka_unit_test(test_hole_and_truncate),
+		cmocka_unit_test(test_write_and_zero),
 		cmocka_unit_test(test_extent_past_mapping),
 		cmocka_unit_test(test_big_write),
+		cmocka_unit_test(test_open_close),
 	};
 
 	return cmocka_run_group_tests_name("dp/shm", tests, NULL, NULL);
