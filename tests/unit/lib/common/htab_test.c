@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/daemon/dir/htab_test.c: the generic hash table (daemon/dir/
+ * tests/unit/lib/common/htab_test.c: the shared hash table (lib/common/
  * htab.c) against a model, with a deliberately poor hash so probe runs are
  * long and wrap around the end of the table, and with a good one: every
  * present item is found by a probe (in either array while a doubling is
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hash.h"
 #include "htab.h"
 
 #define N 5000
@@ -36,7 +37,7 @@ static uint32_t bad_hash(uintptr_t it)
 
 static uint32_t good_hash(uintptr_t it)
 {
-	return (uint32_t)htab_mix64(key_of(it));
+	return (uint32_t)hash_mix64(key_of(it));
 }
 
 /* Is item findable the way the directory's lookups probe? */
@@ -112,7 +113,7 @@ static uint64_t model_step(struct htab *t, uint8_t *in, uint64_t *count, uint64_
 }
 
 /* every: check the whole model every that many steps (a poor hash probes long) */
-static void run_model(hkey_fn fn, uint64_t seed, int steps, int every)
+static void run_model(htab_hash_fn fn, uint64_t seed, int steps, int every)
 {
 	static uint8_t in[N + 1];
 	uint64_t count = 0, x = seed, migrating = 0;
@@ -187,7 +188,7 @@ static void test_grow_and_fp(void **state)
 
 	for (h = 0; h < 1u << 20; h++)
 		assert_int_not_equal(htab_fp(h * 2654435761u), 0);
-	assert_int_not_equal(htab_mix64(1), htab_mix64(2));
+	assert_int_not_equal(hash_mix64(1), hash_mix64(2));
 	assert_int_equal(htab_init(&t, 4, bad_hash), 0);
 	for (k = 1; k <= 3; k++) {
 		assert_int_equal(htab_reserve(&t), 0);
@@ -209,12 +210,153 @@ static void test_grow_and_fp(void **state)
 	assert_null(t.cur.slot);
 }
 
+/* The pointer items of fs/ and daemon/: a struct found by its key. */
+struct obj {
+	uint64_t key;
+	int val;
+};
+
+static uint32_t obj_hash(uintptr_t it)
+{
+	return (uint32_t)hash_mix64(((const struct obj *)it)->key);
+}
+
+static int obj_is(uintptr_t it, const void *key)
+{
+	return ((const struct obj *)it)->key == *(const uint64_t *)key;
+}
+
+static struct obj *obj_find(const struct htab *t, uint64_t key)
+{
+	return (struct obj *)htab_find(t, (uint32_t)hash_mix64(key), obj_is, &key);
+}
+
+/*
+ * htab_find() runs the owner's compare past fingerprint collisions (a
+ * poor hash makes every key collide), misses cleanly, and finds items in
+ * the old array while a doubling is under way.
+ */
+static void test_find(void **state)
+{
+	static struct obj o[300];
+	struct htab t;
+	uint64_t k;
+
+	assert_int_equal(htab_init(&t, 4, obj_hash), 0);
+	for (k = 0; k < 300; k++) {
+		o[k] = (struct obj){ k * 1000 + 7, (int)k };
+		assert_int_equal(htab_reserve(&t), 0);
+		htab_place(&t, (uintptr_t)&o[k], obj_hash((uintptr_t)&o[k]));
+		assert_ptr_equal(obj_find(&t, k * 1000 + 7), &o[k]);
+	}
+	assert_true(htab_migrating(&t) || t.cur.mask + 1 == 512);
+	for (k = 0; k < 300; k++) {
+		assert_ptr_equal(obj_find(&t, k * 1000 + 7), &o[k]);
+		assert_null(obj_find(&t, k * 1000 + 8));
+	}
+	htab_del(&t, (uintptr_t)&o[5]);
+	assert_null(obj_find(&t, 5007));
+	assert_ptr_equal(obj_find(&t, 6007), &o[6]);
+	htab_fini(&t);
+}
+
+/* Every key hashes alike: the compare alone tells them apart. */
+static uint32_t same_hash(uintptr_t it)
+{
+	return 42;
+}
+
+static int key_is(uintptr_t it, const void *key)
+{
+	return it == *(const uintptr_t *)key;
+}
+
+static void test_find_collisions(void **state)
+{
+	struct htab t;
+	uintptr_t k;
+
+	assert_int_equal(htab_init(&t, 64, same_hash), 0);
+	for (k = 1; k <= 40; k++) {
+		assert_int_equal(htab_reserve(&t), 0);
+		htab_place(&t, k * 8, 42);
+	}
+	for (k = 1; k <= 40; k++)
+		assert_int_equal(htab_find(&t, 42, key_is, &(uintptr_t){ k * 8 }), k * 8);
+	assert_int_equal(htab_find(&t, 42, key_is, &(uintptr_t){ 41 * 8 }), 0);
+	htab_fini(&t);
+}
+
+/* htab_clear() forgets every item, also mid-doubling, and the table works on. */
+static void test_clear(void **state)
+{
+	uint64_t pos = 0;
+	struct htab t;
+	uintptr_t k;
+
+	assert_int_equal(htab_init(&t, 16, good_hash), 0);
+	for (k = 1; k <= 13; k++) {
+		assert_int_equal(htab_reserve(&t), 0);
+		htab_place(&t, k * 2, good_hash(k * 2));
+	}
+	assert_true(htab_migrating(&t));	/* the 13th doubled it */
+	htab_clear(&t);
+	assert_false(htab_migrating(&t));
+	assert_int_equal(t.count, 0);
+	assert_int_equal(htab_walk(&t, &pos), 0);
+	assert_false(probe_finds(&t, 2));
+	assert_int_equal(htab_reserve(&t), 0);
+	htab_place(&t, 6, good_hash(6));
+	assert_true(probe_finds(&t, 6));
+	assert_int_equal(t.count, 1);
+	htab_fini(&t);
+}
+
+/*
+ * htab_sweep() looks at no more slots than its budget, wraps around, and
+ * lets the owner delete what it returns (dcache.c's pruning): sweeping with
+ * deletes, in small budgets, empties the table.
+ */
+static void test_sweep(void **state)
+{
+	uint64_t pos = 0, budget, rounds = 0, seen = 0;
+	struct htab t;
+	uintptr_t k, it;
+
+	assert_int_equal(htab_init(&t, 64, good_hash), 0);
+	budget = 1000;
+	assert_int_equal(htab_sweep(&t, &pos, &budget), 0);	/* empty: spends it */
+	assert_int_equal(budget, 0);
+	for (k = 1; k <= 40; k++) {
+		assert_int_equal(htab_reserve(&t), 0);
+		htab_place(&t, k * 2, good_hash(k * 2));
+	}
+	budget = 64;	/* every slot once: every item once */
+	pos = 0;
+	while ((it = htab_sweep(&t, &pos, &budget)))
+		seen++;
+	assert_int_equal(seen, 40);
+	assert_int_equal(pos, 64);
+	while (t.count && rounds++ < 1000) {
+		budget = 4;
+		while ((it = htab_sweep(&t, &pos, &budget)))
+			htab_del(&t, it);
+		assert_true(budget == 0);
+	}
+	assert_int_equal(t.count, 0);
+	htab_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_moves_bounded),
 		cmocka_unit_test(test_grow_and_fp),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_find_collisions),
+		cmocka_unit_test(test_clear),
+		cmocka_unit_test(test_sweep),
 	};
 
 	return cmocka_run_group_tests_name("htab", tests, NULL, NULL);
