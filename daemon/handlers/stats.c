@@ -4,7 +4,8 @@
  * byte and name counts in wire form) and the Prometheus text exposition
  * (format 0.0.4) of STATS: pool accounting, directory counters, server
  * counters (the event loops' among them) and one request counter per served
- * op. No lock of its own; the counters it reads are atomics.
+ * op, written with the shared Prometheus writer (prom.h). No lock of its
+ * own; the counters it reads are atomics.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -126,6 +127,20 @@ static void put_hints(struct server *srv, struct prom *p)
 		put_metric(p, &m[i]);
 }
 
+/* After the pool's and directory's: rdma's (its own text), loops', hints', ops'. */
+static int put_rest(struct server *srv, const unsigned char served[OP_MAX], struct prom *p,
+		    struct pbuf *out)
+{
+	int rc = rdma_stats(srv->rdma, out);
+
+	if (rc)
+		return rc;
+	put_loops(srv, p);
+	put_hints(srv, p);
+	put_ops(srv, served, p);
+	return flush(p, out);
+}
+
 int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
 	struct prom p = PROM_INIT;
@@ -200,13 +215,7 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 		put_metric(&p, &m[i]);
 	rc = flush(&p, out);
 	if (!rc)
-		rc = rdma_stats(srv->rdma, out);
-	if (!rc) {
-		put_loops(srv, &p);
-		put_hints(srv, &p);
-		put_ops(srv, served, &p);
-		rc = flush(&p, out);
-	}
+		rc = put_rest(srv, served, &p, out);
 	prom_fini(&p);
 	return rc;
 }
