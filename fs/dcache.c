@@ -72,7 +72,7 @@ int dcache_new(struct dcache **out)
 
 	if (!dc)
 		return -ENOMEM;
-	if (htab_init(&dc->tab, DC_SLOTS, dent_hash)) {
+	if (htab_init(&dc->tab, DC_SLOTS, dent_hash, HTAB_BULK)) {
 		free(dc);
 		return -ENOMEM;
 	}

@@ -77,11 +77,11 @@ int itab_new(const struct itab_payload_ops *ops, struct itab **out)
 
 	if (!t)
 		return -ENOMEM;
-	if (htab_init(&t->by_ino, ITAB_MIN, node_ino_hash)) {
+	if (htab_init(&t->by_ino, ITAB_MIN, node_ino_hash, HTAB_BULK)) {
 		free(t);
 		return -ENOMEM;
 	}
-	if (htab_init(&t->by_name, ITAB_MIN, node_name_hash)) {
+	if (htab_init(&t->by_name, ITAB_MIN, node_name_hash, HTAB_BULK)) {
 		htab_fini(&t->by_ino);
 		free(t);
 		return -ENOMEM;

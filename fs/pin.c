@@ -100,11 +100,11 @@ int pins_new(struct pins **out)
 
 	if (!t)
 		return -ENOMEM;
-	if (htab_init(&t->wants, PIN_TAB, want_hash)) {
+	if (htab_init(&t->wants, PIN_TAB, want_hash, HTAB_BULK)) {
 		free(t);
 		return -ENOMEM;
 	}
-	if (htab_init(&t->pins, PIN_TAB, pin_hash)) {
+	if (htab_init(&t->pins, PIN_TAB, pin_hash, HTAB_BULK)) {
 		htab_fini(&t->wants);
 		free(t);
 		return -ENOMEM;

@@ -64,9 +64,9 @@ static uint32_t ids_hash(uintptr_t it)
 
 int index_init(struct dir *d)
 {
-	if (htab_init(&d->names, HTAB_MIN, names_hash))
+	if (htab_init(&d->names, HTAB_MIN, names_hash, HTAB_INCREMENTAL))
 		return -ENOMEM;
-	if (htab_init(&d->ids, HTAB_MIN, ids_hash)) {
+	if (htab_init(&d->ids, HTAB_MIN, ids_hash, HTAB_INCREMENTAL)) {
 		htab_fini(&d->names);
 		return -ENOMEM;
 	}

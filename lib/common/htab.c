@@ -14,19 +14,11 @@
 #include "htab.h"
 #include "log.h"
 
-#define ITEM_BITS	48
-#define ITEM_MASK	((UINT64_C(1) << ITEM_BITS) - 1)
-#define FP_MASK		(~ITEM_MASK)
+#define ITEM_BITS	HTAB_ITEM_BITS
+#define ITEM_MASK	HTAB_ITEM_MASK
+#define FP_MASK		HTAB_FP_MASK
 /* Emptied old slots handed back to the kernel in runs of this many (64 KiB). */
 #define RELEASE_SLOTS	8192u
-
-/* Mixed so neighbours in a probe run differ. */
-uint16_t htab_fp(uint32_t h)
-{
-	uint16_t f = (uint16_t)((h * 0x9e3779b1u) >> 16);
-
-	return f ? f : 1;
-}
 
 static uint64_t slot_fp(uint32_t h)
 {
@@ -42,7 +34,7 @@ static int arr_init(struct htab_arr *a, uint64_t size)
 	return 0;
 }
 
-int htab_init(struct htab *t, uint64_t size, htab_hash_fn fn)
+int htab_init(struct htab *t, uint64_t size, htab_hash_fn fn, enum htab_grow grow)
 {
 	if (arr_init(&t->cur, size))
 		return -ENOMEM;
@@ -50,6 +42,7 @@ int htab_init(struct htab *t, uint64_t size, htab_hash_fn fn)
 	t->old.mask = 0;
 	t->start = t->done = 0;
 	t->count = t->moved = 0;
+	t->step = grow == HTAB_BULK ? UINT64_MAX : HTAB_STEP;
 	t->hash = fn;
 	return 0;
 }
@@ -173,19 +166,25 @@ static int grow(struct htab *t)
 }
 
 /*
- * Doubling at 3/4 load. A doubling moves HTAB_STEP old slots per call: the
- * new array (twice the size) reaches 3/4 only after as many inserts as old
- * has slots, by when the HTAB_STEP >= 2 steps have emptied it.
+ * Doubling at 3/4 load. An incremental doubling moves HTAB_STEP old slots
+ * per call: the new array (twice the size) reaches 3/4 only after as many
+ * inserts as old has slots, by when the HTAB_STEP >= 2 steps have emptied
+ * it. A bulk one empties old in the call that starts it.
  */
 int htab_reserve(struct htab *t)
 {
+	int rc;
+
 	if (t->old.slot)
-		migrate(t, HTAB_STEP);
+		migrate(t, t->step);
 	if ((t->count + 1) * 4 <= (t->cur.mask + 1) * 3)
 		return 0;
 	if (t->old.slot)
 		migrate(t, UINT64_MAX);	/* not reached: see above */
-	return grow(t);
+	rc = grow(t);
+	if (!rc && t->step == UINT64_MAX)
+		migrate(t, UINT64_MAX);
+	return rc;
 }
 
 static uintptr_t probe_scan(struct htab_probe *p)
@@ -221,14 +220,15 @@ uintptr_t htab_more(struct htab_probe *p)
 	return probe_scan(p);
 }
 
-uintptr_t htab_find(const struct htab *t, uint32_t h, htab_eq_fn eq, const void *key)
+uintptr_t htab_find_old(const struct htab *t, uint32_t h, htab_eq_fn eq, const void *key)
 {
-	struct htab_probe p;
-	uintptr_t it;
+	uint64_t fp = slot_fp(h), i = arr_home(t, &t->old, h), s;
 
-	for (it = htab_probe(t, h, &p); it; it = htab_more(&p))
-		if (eq(it, key))
-			return it;
+	while ((s = t->old.slot[i])) {
+		if ((s & FP_MASK) == fp && eq((uintptr_t)(s & ITEM_MASK), key))
+			return (uintptr_t)(s & ITEM_MASK);
+		i = (i + 1) & t->old.mask;
+	}
 	return 0;
 }
 

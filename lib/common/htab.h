@@ -14,9 +14,8 @@
  * 16, so a probe run is scanned in one array (8 bytes a slot, one cache
  * miss per lookup) and the owner's compare runs on fingerprint hits only.
  *
- * Growing is incremental (see htab_reserve): no call moves more than
- * HTAB_STEP items, so a table of millions of names never stalls its lock
- * for a whole rehash. Not thread-safe: the owner's lock guards the table.
+ * Growing is incremental or in bulk, the owner's choice (enum htab_grow).
+ * Not thread-safe: the owner's lock guards the table.
  */
 #ifndef MARU_HTAB_H
 #define MARU_HTAB_H
@@ -31,6 +30,23 @@ typedef int (*htab_eq_fn)(uintptr_t item, const void *key);
 /* Slots the migration scans per htab_reserve(): the bound on items moved. */
 #define HTAB_STEP 8u
 
+/* How a table doubles. */
+enum htab_grow {
+	/*
+	 * HTAB_STEP old slots per htab_reserve(): no call moves more than
+	 * HTAB_STEP items, so a table of millions of names never stalls its
+	 * lock for a whole rehash; while both arrays are live a lookup may
+	 * probe both (marud's directory, whose inserts never stop for long).
+	 */
+	HTAB_INCREMENTAL,
+	/*
+	 * Every item moves in the htab_reserve() that doubles: one long call,
+	 * then lookups probe one array again even if inserts stop (marufs's
+	 * tables, whose lookups far outnumber their inserts).
+	 */
+	HTAB_BULK,
+};
+
 struct htab_arr {
 	uint64_t *slot;		/* fp << 48 | item; 0: empty */
 	uint64_t mask;
@@ -42,6 +58,7 @@ struct htab {
 	uint64_t start, done;	/* old: migration began at start, done slots since */
 	uint64_t count;		/* items in both arrays */
 	uint64_t moved;		/* items moved between arrays so far (tests) */
+	uint64_t step;		/* old slots emptied per htab_reserve() */
 	htab_hash_fn hash;
 };
 
@@ -54,19 +71,30 @@ struct htab_probe {
 	uint32_t h;
 };
 
-/* Fingerprint of a hash: never 0 (empty). */
-uint16_t htab_fp(uint32_t h);
+/* A slot: the item in the low 48 bits, the fingerprint in the top 16. */
+#define HTAB_ITEM_BITS	48
+#define HTAB_ITEM_MASK	((UINT64_C(1) << HTAB_ITEM_BITS) - 1)
+#define HTAB_FP_MASK	(~HTAB_ITEM_MASK)
+
+/* Fingerprint of a hash: never 0 (empty); mixed so neighbours in a run differ. */
+static inline uint16_t htab_fp(uint32_t h)
+{
+	uint16_t f = (uint16_t)((h * 0x9e3779b1u) >> 16);
+
+	return f ? f : 1;
+}
 
 /* size: a power of two. 0 or -ENOMEM. */
-int htab_init(struct htab *t, uint64_t size, htab_hash_fn fn);
+int htab_init(struct htab *t, uint64_t size, htab_hash_fn fn, enum htab_grow grow);
 void htab_fini(struct htab *t);
 /* Forget every item (the owner frees them); keeps the current array. */
 void htab_clear(struct htab *t);
 /*
  * Make room for one more item. At 3/4 load the table starts doubling into
- * a second array, and every call then moves at most HTAB_STEP slots' worth
- * of items from the old array; while both arrays are live, lookups probe
- * both. 0 or -ENOMEM (nothing changed: the item cannot be placed).
+ * a second array; an HTAB_INCREMENTAL table then moves at most HTAB_STEP
+ * slots' worth of items from the old array per call (lookups probe both
+ * arrays meanwhile), an HTAB_BULK one moves them all at once. 0 or -ENOMEM
+ * (nothing changed: the item cannot be placed).
  */
 int htab_reserve(struct htab *t);
 /* Insert item of hash h; room must have been reserved. */
@@ -78,8 +106,25 @@ void htab_replace(struct htab *t, uintptr_t from, uintptr_t to);
 /* 1 while a doubling is under way (tests). */
 int htab_migrating(const struct htab *t);
 
-/* The first item of hash h for which eq(item, key) holds, or 0. */
-uintptr_t htab_find(const struct htab *t, uint32_t h, htab_eq_fn eq, const void *key);
+/* htab_find() in the old array of a doubling under way. */
+uintptr_t htab_find_old(const struct htab *t, uint32_t h, htab_eq_fn eq, const void *key);
+
+/*
+ * The first item of hash h for which eq(item, key) holds, or 0. Inline so
+ * that an owner's eq (a static function) is inlined into its lookups.
+ */
+static inline uintptr_t htab_find(const struct htab *t, uint32_t h, htab_eq_fn eq,
+				  const void *key)
+{
+	uint64_t fp = (uint64_t)htab_fp(h) << HTAB_ITEM_BITS, i = h & t->cur.mask, s;
+
+	while ((s = t->cur.slot[i])) {
+		if ((s & HTAB_FP_MASK) == fp && eq((uintptr_t)(s & HTAB_ITEM_MASK), key))
+			return (uintptr_t)(s & HTAB_ITEM_MASK);
+		i = (i + 1) & t->cur.mask;
+	}
+	return t->old.slot ? htab_find_old(t, h, eq, key) : 0;
+}
 /*
  * Every item whose fingerprint matches hash h, in both arrays:
  *   for (it = htab_probe(t, h, &p); it; it = htab_more(&p))

@@ -7,7 +7,8 @@
  * under way), deleted ones are gone, replaced ones answer as the new item,
  * a walk sees each item once, the count matches, the table doubles at 3/4
  * load, and no call moves more than HTAB_STEP items between the arrays
- * (the incremental rehash: counted, never timed).
+ * (the incremental rehash: counted, never timed), or all at once in a bulk
+ * table; and htab_find/htab_clear/htab_sweep.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,32 +114,39 @@ static uint64_t model_step(struct htab *t, uint8_t *in, uint64_t *count, uint64_
 }
 
 /* every: check the whole model every that many steps (a poor hash probes long) */
-static void run_model(htab_hash_fn fn, uint64_t seed, int steps, int every)
+static void run_model(htab_hash_fn fn, uint64_t seed, int steps, int every,
+		      enum htab_grow grow)
 {
 	static uint8_t in[N + 1];
-	uint64_t count = 0, x = seed, migrating = 0;
+	uint64_t count = 0, x = seed, migrating = 0, moved;
 	struct htab t;
 	int step;
 
 	memset(in, 0, sizeof(in));
-	assert_int_equal(htab_init(&t, 16, fn), 0);
+	assert_int_equal(htab_init(&t, 16, fn, grow), 0);
 	for (step = 0; step < steps; step++) {
-		assert_true(model_step(&t, in, &count, &x) <= HTAB_STEP);
+		moved = model_step(&t, in, &count, &x);
+		assert_true(grow == HTAB_BULK || moved <= HTAB_STEP);
 		migrating += htab_migrating(&t);
 		if (step % (every * 16) == 0 || (htab_migrating(&t) && step % every == 0))
 			check_model(&t, in, count);
 	}
 	check_model(&t, in, count);
-	/* The model did run during doublings. */
-	assert_true(migrating > 0);
+	/* The model did run during incremental doublings; bulk ones never last. */
+	if (grow == HTAB_BULK)
+		assert_int_equal(migrating, 0);
+	else
+		assert_true(migrating > 0);
 	htab_fini(&t);
 }
 
 static void test_model(void **state)
 {
-	run_model(bad_hash, 88172645463325252ull, 20000, 61);
-	run_model(good_hash, 88172645463325252ull, 40000, 3);
-	run_model(good_hash, 0x9e3779b97f4a7c15ull, 40000, 1);
+	run_model(bad_hash, 88172645463325252ull, 20000, 61, HTAB_INCREMENTAL);
+	run_model(good_hash, 88172645463325252ull, 40000, 3, HTAB_INCREMENTAL);
+	run_model(good_hash, 0x9e3779b97f4a7c15ull, 40000, 1, HTAB_INCREMENTAL);
+	run_model(bad_hash, 88172645463325252ull, 20000, 61, HTAB_BULK);
+	run_model(good_hash, 0x9e3779b97f4a7c15ull, 40000, 3, HTAB_BULK);
 }
 
 /*
@@ -153,7 +161,7 @@ static void test_moves_bounded(void **state)
 	int was = 0;
 	struct htab t;
 
-	assert_int_equal(htab_init(&t, 1u << 14, good_hash), 0);
+	assert_int_equal(htab_init(&t, 1u << 14, good_hash, HTAB_INCREMENTAL), 0);
 	for (k = 1; k <= 200000; k++) {
 		before = t.moved;
 		if (!was && t.count + 1 > (t.cur.mask + 1) / 4 * 3) {
@@ -189,7 +197,7 @@ static void test_grow_and_fp(void **state)
 	for (h = 0; h < 1u << 20; h++)
 		assert_int_not_equal(htab_fp(h * 2654435761u), 0);
 	assert_int_not_equal(hash_mix64(1), hash_mix64(2));
-	assert_int_equal(htab_init(&t, 4, bad_hash), 0);
+	assert_int_equal(htab_init(&t, 4, bad_hash, HTAB_INCREMENTAL), 0);
 	for (k = 1; k <= 3; k++) {
 		assert_int_equal(htab_reserve(&t), 0);
 		htab_place(&t, k * 2, bad_hash(k * 2));
@@ -242,7 +250,7 @@ static void test_find(void **state)
 	struct htab t;
 	uint64_t k;
 
-	assert_int_equal(htab_init(&t, 4, obj_hash), 0);
+	assert_int_equal(htab_init(&t, 4, obj_hash, HTAB_INCREMENTAL), 0);
 	for (k = 0; k < 300; k++) {
 		o[k] = (struct obj){ k * 1000 + 7, (int)k };
 		assert_int_equal(htab_reserve(&t), 0);
@@ -257,6 +265,30 @@ static void test_find(void **state)
 	htab_del(&t, (uintptr_t)&o[5]);
 	assert_null(obj_find(&t, 5007));
 	assert_ptr_equal(obj_find(&t, 6007), &o[6]);
+	htab_fini(&t);
+}
+
+/*
+ * A bulk table moves every item in the reserve that doubles it: it is
+ * never left migrating, and each doubling moved exactly the items it had.
+ */
+static void test_bulk(void **state)
+{
+	uint64_t k, expect = 0;
+	struct htab t;
+
+	assert_int_equal(htab_init(&t, 16, good_hash, HTAB_BULK), 0);
+	for (k = 1; k <= 100000; k++) {
+		if ((t.count + 1) * 4 > (t.cur.mask + 1) * 3)
+			expect += t.count;
+		assert_int_equal(htab_reserve(&t), 0);
+		assert_false(htab_migrating(&t));
+		assert_int_equal(t.moved, expect);
+		htab_place(&t, k * 2, good_hash(k * 2));
+	}
+	assert_int_equal(t.cur.mask + 1, 1u << 18);	/* 100000 under 3/4 */
+	for (k = 1; k <= 100000; k++)
+		assert_true(probe_finds(&t, k * 2));
 	htab_fini(&t);
 }
 
@@ -276,7 +308,7 @@ static void test_find_collisions(void **state)
 	struct htab t;
 	uintptr_t k;
 
-	assert_int_equal(htab_init(&t, 64, same_hash), 0);
+	assert_int_equal(htab_init(&t, 64, same_hash, HTAB_BULK), 0);
 	for (k = 1; k <= 40; k++) {
 		assert_int_equal(htab_reserve(&t), 0);
 		htab_place(&t, k * 8, 42);
@@ -294,7 +326,7 @@ static void test_clear(void **state)
 	struct htab t;
 	uintptr_t k;
 
-	assert_int_equal(htab_init(&t, 16, good_hash), 0);
+	assert_int_equal(htab_init(&t, 16, good_hash, HTAB_INCREMENTAL), 0);
 	for (k = 1; k <= 13; k++) {
 		assert_int_equal(htab_reserve(&t), 0);
 		htab_place(&t, k * 2, good_hash(k * 2));
@@ -323,7 +355,7 @@ static void test_sweep(void **state)
 	struct htab t;
 	uintptr_t k, it;
 
-	assert_int_equal(htab_init(&t, 64, good_hash), 0);
+	assert_int_equal(htab_init(&t, 64, good_hash, HTAB_BULK), 0);
 	budget = 1000;
 	assert_int_equal(htab_sweep(&t, &pos, &budget), 0);	/* empty: spends it */
 	assert_int_equal(budget, 0);
@@ -353,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_moves_bounded),
 		cmocka_unit_test(test_grow_and_fp),
+		cmocka_unit_test(test_bulk),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_collisions),
 		cmocka_unit_test(test_clear),
