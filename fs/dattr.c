@@ -3,7 +3,10 @@
  * fs/dattr.c: the directory attribute cache (see dattr.h). A fixed table
  * of slots, each holding at most one directory (the last stored wins) and
  * a generation that directories sharing the slot share too: a change of
- * one refuses older answers for the others, never the reverse.
+ * one refuses older answers for the others, never the reverse. Direct
+ * mapped on purpose, not a growing hash table (htab.h): a directory with
+ * no entry still needs a generation that its changes move, and a slot's
+ * gives one to every directory in bounded memory with no eviction rule.
  *
  * Lock: da->lock, a leaf. Every call takes a NULL table (a mount
  * without one: unit tests) as empty.
@@ -15,6 +18,7 @@
 
 #include "clock.h"
 #include "dattr.h"
+#include "hash.h"
 
 #define DATTR_SLOTS	1024
 
@@ -33,7 +37,7 @@ struct dattr {
 
 static struct dslot *slot(struct dattr *da, uint64_t dir)
 {
-	return &da->s[(dir * 0x9e3779b97f4a7c15ULL) >> 54];
+	return &da->s[hash_mix64(dir) & (DATTR_SLOTS - 1)];
 }
 
 /* Drop what s keeps and refuse answers to requests sent before now. */

@@ -2,8 +2,9 @@
 /*
  * fs/dcache.c: the dentry table of marufs, the names (positive or negative)
  * it handed to the kernel, kept until their entry timeout passes plus a
- * second, pruned a few buckets per insert so it stays bounded; and the
- * per-directory change counters bumped by the event thread.
+ * second, in a shared hash table (htab.h) swept a few slots per insert so
+ * it stays bounded; and the per-directory change counters bumped by the
+ * event thread.
  *
  * Lock: dc->lock, a leaf: nothing else is taken or called under it. The
  * change counters are atomics.
@@ -15,33 +16,54 @@
 
 #include "clock.h"
 #include "dcache.h"
+#include "hash.h"
+#include "htab.h"
 
 #define DIR_SEQ_SLOTS	256
-#define DC_BUCKETS	4096	/* initial; doubles past two entries a bucket */
-#define PRUNE_PER_NOTE	4
+#define DC_SLOTS	4096	/* initial; the table doubles at 3/4 load */
+#define PRUNE_SLOTS	16	/* slots looked at per insert (at most 12 entries) */
 #define EXPIRY_SLACK_NS	1000000000ULL
 
 struct dcache {
 	pthread_mutex_t lock;
-	struct dent **db;
-	size_t nb, count, prune_at;
+	struct htab tab;	/* of struct dent */
+	uint64_t prune_at;	/* where the pruning sweep goes on */
 	uint64_t dir_seq[DIR_SEQ_SLOTS];
+};
+
+/* The lookup key of a note. */
+struct dkey {
+	uint64_t parent;
+	const char *name;
 };
 
 static size_t seq_slot(uint64_t parent)
 {
-	return (size_t)((parent * 0x9e3779b97f4a7c15ULL) >> 56) % DIR_SEQ_SLOTS;
+	return (size_t)(hash_mix64(parent) % DIR_SEQ_SLOTS);
 }
 
-static uint64_t dhash(uint64_t parent, const char *name)
+static uint32_t dhash(uint64_t parent, const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ (parent * 0x9e3779b97f4a7c15ULL);
+	uint64_t h = 0xcbf29ce484222325ULL ^ hash_mix64(parent);
 
 	for (; *name; name++) {
 		h ^= (unsigned char)*name;
 		h *= 0x100000001b3ULL;
 	}
-	return h ^ (h >> 29);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t dent_hash(uintptr_t it)
+{
+	return ((const struct dent *)it)->hash;
+}
+
+static int dent_is(uintptr_t it, const void *key)
+{
+	const struct dent *d = (const struct dent *)it;
+	const struct dkey *k = key;
+
+	return d->parent == k->parent && strcmp(d->name, k->name) == 0;
 }
 
 int dcache_new(struct dcache **out)
@@ -50,9 +72,7 @@ int dcache_new(struct dcache **out)
 
 	if (!dc)
 		return -ENOMEM;
-	dc->nb = DC_BUCKETS;
-	dc->db = calloc(dc->nb, sizeof(*dc->db));
-	if (!dc->db) {
+	if (htab_init(&dc->tab, DC_SLOTS, dent_hash, HTAB_BULK)) {
 		free(dc);
 		return -ENOMEM;
 	}
@@ -71,90 +91,59 @@ void dcache_free(struct dcache *dc)
 		dn = d->next;
 		free(d);
 	}
-	free(dc->db);
+	htab_fini(&dc->tab);
 	pthread_mutex_destroy(&dc->lock);
 	free(dc);
 }
 
-static void prune_locked(struct dcache *dc, uint64_t now, size_t buckets)
+/* Expired entries out, looking at up to `slots` slots from where it stopped. */
+static void prune_locked(struct dcache *dc, uint64_t now, uint64_t slots)
 {
-	size_t i;
+	uintptr_t it;
 
-	for (i = 0; i < buckets; i++) {
-		struct dent **pp = &dc->db[dc->prune_at];
+	while ((it = htab_sweep(&dc->tab, &dc->prune_at, &slots))) {
+		struct dent *d = (struct dent *)it;
 
-		while (*pp) {
-			struct dent *d = *pp;
-
-			if (d->expiry <= now) {
-				*pp = d->next;
-				free(d);
-				dc->count--;
-			} else {
-				pp = &d->next;
-			}
-		}
-		dc->prune_at = (dc->prune_at + 1) & (dc->nb - 1);
-	}
-}
-
-static void grow_locked(struct dcache *dc)
-{
-	size_t nb = dc->nb * 2, i;
-	struct dent **b = calloc(nb, sizeof(*b));
-
-	if (!b)
-		return;
-	for (i = 0; i < dc->nb; i++) {
-		struct dent *d = dc->db[i], *next;
-
-		for (; d; d = next) {
-			size_t h = dhash(d->parent, d->name) & (nb - 1);
-
-			next = d->next;
-			d->next = b[h];
-			b[h] = d;
+		if (d->expiry <= now) {
+			htab_del(&dc->tab, it);
+			free(d);
 		}
 	}
-	free(dc->db);
-	dc->db = b;
-	dc->nb = nb;
-	dc->prune_at = 0;
 }
 
 void dcache_note(struct dcache *dc, uint64_t parent, const char *name, double timeout)
 {
+	struct dkey k = { parent, name };
 	uint64_t now, exp;
-	struct dent *d, **b;
+	struct dent *d;
+	uint32_t h;
 	size_t len;
 
 	if (!dc || timeout <= 0)
 		return;
 	now = mono_ns();
 	exp = now + (uint64_t)(timeout * 1e9) + EXPIRY_SLACK_NS;
+	h = dhash(parent, name);
 	pthread_mutex_lock(&dc->lock);
-	b = &dc->db[dhash(parent, name) & (dc->nb - 1)];
-	for (d = *b; d; d = d->next)
-		if (d->parent == parent && strcmp(d->name, name) == 0)
-			break;
+	d = (struct dent *)htab_find(&dc->tab, h, dent_is, &k);
 	if (d) {
 		if (d->expiry < exp)
 			d->expiry = exp;
 		goto out;
 	}
+	prune_locked(dc, now, PRUNE_SLOTS);
 	len = strlen(name) + 1;
+	if (htab_reserve(&dc->tab))
+		goto out;
 	d = malloc(sizeof(*d) + len);
 	if (!d)
 		goto out;
 	d->parent = parent;
 	d->expiry = exp;
+	d->hash = h;
+	d->next = NULL;
 	memcpy(d->name, name, len);
-	d->next = *b;
-	*b = d;
-	dc->count++;
-	prune_locked(dc, now, PRUNE_PER_NOTE);
-	if (dc->count > dc->nb * 2)
-		grow_locked(dc);
+	htab_place(&dc->tab, (uintptr_t)d, h);
 out:
 	pthread_mutex_unlock(&dc->lock);
 }
@@ -166,28 +155,25 @@ size_t dcache_count(struct dcache *dc)
 	if (!dc)
 		return 0;
 	pthread_mutex_lock(&dc->lock);
-	n = dc->count;
+	n = (size_t)dc->tab.count;
 	pthread_mutex_unlock(&dc->lock);
 	return n;
 }
 
 struct dent *dcache_take_all(struct dcache *dc)
 {
-	struct dent *list = NULL;
-	size_t i;
+	struct dent *list = NULL, *d;
+	uint64_t pos = 0;
+	uintptr_t it;
 
 	pthread_mutex_lock(&dc->lock);
-	for (i = 0; i < dc->nb; i++) {
-		struct dent *d = dc->db[i], *next;
-
-		for (; d; d = next) {
-			next = d->next;
-			d->next = list;
-			list = d;
-		}
-		dc->db[i] = NULL;
+	while ((it = htab_walk(&dc->tab, &pos))) {
+		d = (struct dent *)it;
+		d->next = list;
+		list = d;
 	}
-	dc->count = 0;
+	htab_clear(&dc->tab);
+	dc->prune_at = 0;
 	pthread_mutex_unlock(&dc->lock);
 	return list;
 }

@@ -18,7 +18,8 @@ struct dcache;
 struct dent {
 	uint64_t parent;
 	uint64_t expiry;	/* CLOCK_MONOTONIC ns */
-	struct dent *next;
+	struct dent *next;	/* the list dcache_take_all() returns */
+	uint32_t hash;		/* of (parent, name), kept for the table */
 	char name[];
 };
 

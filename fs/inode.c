@@ -2,7 +2,8 @@
 /*
  * fs/inode.c: the table of what this mount has told the kernel: one node per
  * inode the kernel knows (lookup count, last known parent/name, the
- * user.maru.hint, one payload object), indexed by ino and by (parent, name).
+ * user.maru.hint, one payload object), indexed by ino and by (parent, name)
+ * in two shared hash tables (htab.h) whose items are the nodes.
  *
  * Lock: t->lock, a leaf. No libmaru call and no payload drop is made with
  * it held; a payload hold (an atomic increment) may be. Callers may hold a
@@ -13,38 +14,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "htab.h"
 #include "inode.h"
 
 #define ROOT_INO 1	/* FUSE_ROOT_ID: never counted, never forgotten */
+#define ITAB_MIN 1024u	/* slots each index starts with */
 
 struct node {
 	uint64_t ino;
 	uint64_t parent;
-	char *name;
+	char *name;		/* NULL: not in by_name */
 	uint64_t nlookup;
 	void *payload;		/* held; pending.c's struct pending */
 	int hint;		/* last user.maru.hint + 1, 0 = none */
-	struct node *ino_next, *name_next;
+	uint32_t nhash;		/* of (parent, name): by_name moves it without rehashing */
+	struct node *moved;	/* itab_rename's list of nodes it renames */
 };
 
 struct itab {
 	pthread_mutex_t lock;
-	struct node **ino_b;	/* chained by ino_next */
-	struct node **name_b;	/* chained by name_next */
-	size_t nb;		/* buckets in each, power of two */
-	size_t nodes;
+	struct htab by_ino;	/* every node */
+	struct htab by_name;	/* nodes with a name */
 	struct itab_payload_ops ops;
 };
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* FNV-1a over the name, folded with the parent id. */
 uint64_t name_hash(uint64_t parent, const char *name)
@@ -55,7 +48,27 @@ uint64_t name_hash(uint64_t parent, const char *name)
 		h ^= (unsigned char)*name;
 		h *= 0x100000001b3ULL;
 	}
-	return mix64(h ^ mix64(parent));
+	return hash_mix64(h ^ hash_mix64(parent));
+}
+
+static uint32_t ino_hash(uint64_t ino)
+{
+	return (uint32_t)hash_mix64(ino);
+}
+
+static uint32_t node_ino_hash(uintptr_t it)
+{
+	return ino_hash(((const struct node *)it)->ino);
+}
+
+static uint32_t node_name_hash(uintptr_t it)
+{
+	return ((const struct node *)it)->nhash;
+}
+
+static int node_is_ino(uintptr_t it, const void *key)
+{
+	return ((const struct node *)it)->ino == *(const uint64_t *)key;
 }
 
 int itab_new(const struct itab_payload_ops *ops, struct itab **out)
@@ -64,12 +77,12 @@ int itab_new(const struct itab_payload_ops *ops, struct itab **out)
 
 	if (!t)
 		return -ENOMEM;
-	t->nb = 1024;
-	t->ino_b = calloc(t->nb, sizeof(*t->ino_b));
-	t->name_b = calloc(t->nb, sizeof(*t->name_b));
-	if (!t->ino_b || !t->name_b) {
-		free(t->ino_b);
-		free(t->name_b);
+	if (htab_init(&t->by_ino, ITAB_MIN, node_ino_hash, HTAB_BULK)) {
+		free(t);
+		return -ENOMEM;
+	}
+	if (htab_init(&t->by_name, ITAB_MIN, node_name_hash, HTAB_BULK)) {
+		htab_fini(&t->by_ino);
 		free(t);
 		return -ENOMEM;
 	}
@@ -81,93 +94,43 @@ int itab_new(const struct itab_payload_ops *ops, struct itab **out)
 
 void itab_free(struct itab *t)
 {
-	size_t i;
+	uint64_t pos = 0;
+	uintptr_t it;
 
 	if (!t)
 		return;
-	for (i = 0; i < t->nb; i++) {
-		struct node *n = t->ino_b[i], *next;
+	while ((it = htab_walk(&t->by_ino, &pos))) {
+		struct node *n = (struct node *)it;
 
-		for (; n; n = next) {
-			next = n->ino_next;
-			if (n->payload)
-				t->ops.drop(n->payload);
-			free(n->name);
-			free(n);
-		}
+		if (n->payload)
+			t->ops.drop(n->payload);
+		free(n->name);
+		free(n);
 	}
-	free(t->ino_b);
-	free(t->name_b);
+	htab_fini(&t->by_ino);
+	htab_fini(&t->by_name);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
 
 static struct node *node_by_ino(struct itab *t, uint64_t ino)
 {
-	struct node *n = t->ino_b[mix64(ino) & (t->nb - 1)];
-
-	while (n && n->ino != ino)
-		n = n->ino_next;
-	return n;
+	return (struct node *)htab_find(&t->by_ino, ino_hash(ino), node_is_ino, &ino);
 }
 
+/* Room in by_name must have been reserved (or freed by name_unlink). */
 static void name_link(struct itab *t, struct node *n)
 {
-	struct node **b;
-
 	if (!n->name)
 		return;
-	b = &t->name_b[name_hash(n->parent, n->name) & (t->nb - 1)];
-	n->name_next = *b;
-	*b = n;
+	n->nhash = (uint32_t)name_hash(n->parent, n->name);
+	htab_place(&t->by_name, (uintptr_t)n, n->nhash);
 }
 
 static void name_unlink(struct itab *t, struct node *n)
 {
-	struct node **pp;
-
-	if (!n->name)
-		return;
-	pp = &t->name_b[name_hash(n->parent, n->name) & (t->nb - 1)];
-	while (*pp && *pp != n)
-		pp = &(*pp)->name_next;
-	if (*pp)
-		*pp = n->name_next;
-	n->name_next = NULL;
-}
-
-/* Double both indexes when the load passes one; on ENOMEM keep chaining. */
-static void itab_grow(struct itab *t)
-{
-	size_t nb = t->nb * 2, i;
-	struct node **ib = calloc(nb, sizeof(*ib));
-	struct node **nbk = calloc(nb, sizeof(*nbk));
-
-	if (!ib || !nbk) {
-		free(ib);
-		free(nbk);
-		return;
-	}
-	for (i = 0; i < t->nb; i++) {
-		struct node *n = t->ino_b[i], *next;
-
-		for (; n; n = next) {
-			next = n->ino_next;
-			n->ino_next = ib[mix64(n->ino) & (nb - 1)];
-			ib[mix64(n->ino) & (nb - 1)] = n;
-			if (n->name) {
-				size_t h = name_hash(n->parent, n->name) & (nb - 1);
-
-				n->name_next = nbk[h];
-				nbk[h] = n;
-			}
-		}
-	}
-	free(t->ino_b);
-	free(t->name_b);
-	t->ino_b = ib;
-	t->name_b = nbk;
-	t->nb = nb;
+	if (n->name)
+		htab_del(&t->by_name, (uintptr_t)n);
 }
 
 static void node_set_name(struct itab *t, struct node *n, uint64_t parent,
@@ -177,6 +140,8 @@ static void node_set_name(struct itab *t, struct node *n, uint64_t parent,
 
 	if (n->name && n->parent == parent && strcmp(n->name, name) == 0)
 		return;
+	if (!n->name && htab_reserve(&t->by_name))
+		return;	/* no name: only bookkeeping suffers */
 	copy = strdup(name);
 	if (!copy)
 		return;	/* keep the old name: only bookkeeping suffers */
@@ -187,6 +152,21 @@ static void node_set_name(struct itab *t, struct node *n, uint64_t parent,
 	name_link(t, n);
 }
 
+/* A new node for ino, in by_ino; NULL if out of memory. */
+static struct node *node_add(struct itab *t, uint64_t ino)
+{
+	struct node *n;
+
+	if (htab_reserve(&t->by_ino))
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->ino = ino;
+	htab_place(&t->by_ino, (uintptr_t)n, ino_hash(ino));
+	return n;
+}
+
 void itab_remember(struct itab *t, uint64_t ino, uint64_t parent, const char *name)
 {
 	struct node *n;
@@ -195,33 +175,22 @@ void itab_remember(struct itab *t, uint64_t ino, uint64_t parent, const char *na
 		return;
 	pthread_mutex_lock(&t->lock);
 	n = node_by_ino(t, ino);
-	if (!n) {
-		n = calloc(1, sizeof(*n));
-		if (!n)
-			goto out;
-		n->ino = ino;
-		n->ino_next = t->ino_b[mix64(ino) & (t->nb - 1)];
-		t->ino_b[mix64(ino) & (t->nb - 1)] = n;
-		t->nodes++;
+	if (!n)
+		n = node_add(t, ino);
+	if (n) {
+		n->nlookup++;
+		node_set_name(t, n, parent, name);
 	}
-	n->nlookup++;
-	node_set_name(t, n, parent, name);
-	if (t->nodes > t->nb)
-		itab_grow(t);
-out:
 	pthread_mutex_unlock(&t->lock);
 }
 
 void itab_forget(struct itab *t, uint64_t ino, uint64_t count)
 {
-	struct node **pp, *n;
+	struct node *n;
 	void *p;
 
 	pthread_mutex_lock(&t->lock);
-	pp = &t->ino_b[mix64(ino) & (t->nb - 1)];
-	while (*pp && (*pp)->ino != ino)
-		pp = &(*pp)->ino_next;
-	n = *pp;
+	n = node_by_ino(t, ino);
 	if (n && n->nlookup > count) {
 		n->nlookup -= count;
 		n = NULL;
@@ -230,9 +199,8 @@ void itab_forget(struct itab *t, uint64_t ino, uint64_t count)
 		pthread_mutex_unlock(&t->lock);
 		return;
 	}
-	*pp = n->ino_next;
+	htab_del(&t->by_ino, (uintptr_t)n);
 	name_unlink(t, n);
-	t->nodes--;
 	p = n->payload;
 	pthread_mutex_unlock(&t->lock);
 	free(n->name);
@@ -317,22 +285,25 @@ int itab_get_hint(struct itab *t, uint64_t ino)
 void itab_rename(struct itab *t, uint64_t op, const char *on, uint64_t np, const char *nn)
 {
 	struct node *n, *next, *moved = NULL;
+	struct htab_probe pr;
+	uintptr_t it;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->name_b[name_hash(op, on) & (t->nb - 1)];
-	for (; n; n = next) {
-		next = n->name_next;
+	/* Collected first: the table may not change during a probe. */
+	for (it = htab_probe(&t->by_name, (uint32_t)name_hash(op, on), &pr); it;
+	     it = htab_more(&pr)) {
+		n = (struct node *)it;
 		if (n->parent == op && strcmp(n->name, on) == 0) {
-			name_unlink(t, n);
-			n->name_next = moved;
+			n->moved = moved;
 			moved = n;
 		}
 	}
 	for (n = moved; n; n = next) {
 		char *copy = strdup(nn);
 
-		next = n->name_next;
-		n->name_next = NULL;
+		next = n->moved;
+		n->moved = NULL;
+		name_unlink(t, n);
 		if (copy) {
 			free(n->name);
 			n->name = copy;
@@ -348,22 +319,19 @@ size_t itab_count(struct itab *t)
 	size_t n;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->nodes;
+	n = (size_t)t->by_ino.count;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
 
 void itab_foreach(struct itab *t, void (*fn)(void *arg, uint64_t ino), void *arg)
 {
-	size_t i;
+	uint64_t pos = 0;
+	uintptr_t it;
 
 	pthread_mutex_lock(&t->lock);
-	for (i = 0; i < t->nb; i++) {
-		struct node *n;
-
-		for (n = t->ino_b[i]; n; n = n->ino_next)
-			fn(arg, n->ino);
-	}
+	while ((it = htab_walk(&t->by_ino, &pos)))
+		fn(arg, ((const struct node *)it)->ino);
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -14,7 +14,7 @@
 
 static uint32_t name_hash(uint64_t parent, const char *name, size_t nlen)
 {
-	uint64_t h = hash_xxh3(name, nlen) ^ htab_mix64(parent);
+	uint64_t h = hash_xxh3(name, nlen) ^ hash_mix64(parent);
 
 	return (uint32_t)(h ^ (h >> 32));
 }
@@ -54,7 +54,7 @@ static uint64_t item_id(uintptr_t it)
 
 static uint32_t id_hash(uint64_t id)
 {
-	return (uint32_t)htab_mix64(id);
+	return (uint32_t)hash_mix64(id);
 }
 
 static uint32_t ids_hash(uintptr_t it)
@@ -64,9 +64,9 @@ static uint32_t ids_hash(uintptr_t it)
 
 int dir_index_init(struct dir *d)
 {
-	if (htab_init(&d->names, HTAB_MIN, names_hash))
+	if (htab_init(&d->names, HTAB_MIN, names_hash, HTAB_INCREMENTAL))
 		return -ENOMEM;
-	if (htab_init(&d->ids, HTAB_MIN, ids_hash)) {
+	if (htab_init(&d->ids, HTAB_MIN, ids_hash, HTAB_INCREMENTAL)) {
 		htab_fini(&d->names);
 		return -ENOMEM;
 	}

@@ -4,15 +4,15 @@
  * byte and name counts in wire form) and the Prometheus text exposition
  * (format 0.0.4) of STATS: pool accounting, directory counters, server
  * counters (the event loops' among them) and one request counter per served
- * op. No lock of its own; the counters it reads are atomics.
+ * op, written with the shared Prometheus writer (prom.h). No lock of its
+ * own; the counters it reads are atomics.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
+#include <stddef.h>
 
 #include "ext.h"
 #include "handlers.h"
+#include "prom.h"
 #include "rdma.h"
 #include "server_priv.h"
 
@@ -40,26 +40,19 @@ struct metric {
 	uint64_t value;
 };
 
-static int put_text(struct pbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int put_text(struct pbuf *out, const char *fmt, ...)
+static void put_metric(struct prom *p, const struct metric *m)
 {
-	char line[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -EOVERFLOW;
-	return pbuf_put(out, line, (size_t)n);
+	prom_head(p, m->name, m->type, m->help);
+	prom_sample(p, m->name, NULL, m->value);
 }
 
-static int put_metric(struct pbuf *out, const struct metric *m)
+/* What p holds goes to out; p is emptied for the next part. */
+static int flush(struct prom *p, struct pbuf *out)
 {
-	return put_text(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", m->name, m->help,
-			m->name, m->type, m->name, (unsigned long long)m->value);
+	int rc = p->err ? p->err : pbuf_put(out, p->buf, p->len);
+
+	prom_reset(p);
+	return rc;
 }
 
 /* Requests of op, off the loops and on each of them. */
@@ -73,23 +66,19 @@ static uint64_t ops_of(struct server *srv, unsigned int op)
 	return n;
 }
 
-static int put_ops(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
+static void put_ops(struct server *srv, const unsigned char served[OP_MAX], struct prom *p)
 {
 	unsigned int op;
-	int rc;
 
-	rc = put_text(out, "# HELP marud_ops_total Requests handled, by op.\n"
-		      "# TYPE marud_ops_total counter\n");
-	for (op = 1; op < OP_MAX && !rc; op++)
+	prom_head(p, "marud_ops_total", "counter", "Requests handled, by op.");
+	for (op = 1; op < OP_MAX; op++)
 		if (served[op])
-			rc = put_text(out, "marud_ops_total{op=\"%s\"} %llu\n",
-				      proto_op_name((uint16_t)op),
-				      (unsigned long long)ops_of(srv, op));
-	return rc;
+			prom_label(p, "marud_ops_total", "op", proto_op_name((uint16_t)op),
+				   ops_of(srv, op));
 }
 
 /* The event loops' passes and sends, summed over the loops. */
-static int put_loops(struct server *srv, struct pbuf *out)
+static void put_loops(struct server *srv, struct prom *p)
 {
 	struct metric m[] = {
 		{ "marud_loop_passes_total", "counter",
@@ -100,18 +89,17 @@ static int put_loops(struct server *srv, struct pbuf *out)
 		  "however many requests it answers.", 0 },
 	};
 	unsigned int i;
-	int rc;
 
 	for (i = 0; i < CONN_LOOPS_MAX; i++) {
 		m[0].value += atomic_load_explicit(&srv->loops[i].passes, memory_order_relaxed);
 		m[1].value += atomic_load_explicit(&srv->loops[i].sends, memory_order_relaxed);
 	}
-	rc = put_metric(out, &m[0]);
-	return rc ? rc : put_metric(out, &m[1]);
+	put_metric(p, &m[0]);
+	put_metric(p, &m[1]);
 }
 
 /* Hints and the region extension (handlers/hint.c, daemon/ext/). */
-static int put_hints(struct server *srv, struct pbuf *out)
+static void put_hints(struct server *srv, struct prom *p)
 {
 	struct ext_stats z = { 0 }, *e = srv->ext ? ext_stats(srv->ext) : &z;
 	const struct metric m[] = {
@@ -134,18 +122,31 @@ static int put_hints(struct server *srv, struct pbuf *out)
 		  (uint64_t)ext_region_ok(srv->ext) },
 	};
 	size_t i;
-	int rc = 0;
 
-	for (i = 0; i < sizeof(m) / sizeof(m[0]) && !rc; i++)
-		rc = put_metric(out, &m[i]);
-	return rc;
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		put_metric(p, &m[i]);
+}
+
+/* After the pool's and directory's: rdma's (its own text), loops', hints', ops'. */
+static int put_rest(struct server *srv, const unsigned char served[OP_MAX], struct prom *p,
+		    struct pbuf *out)
+{
+	int rc = rdma_stats(srv->rdma, out);
+
+	if (rc)
+		return rc;
+	put_loops(srv, p);
+	put_hints(srv, p);
+	put_ops(srv, served, p);
+	return flush(p, out);
 }
 
 int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
+	struct prom p = PROM_INIT;
 	struct dir_stats st;
 	size_t i;
-	int rc = 0;
+	int rc;
 
 	dir_stats(srv->dir, &st);
 	const struct metric m[] = {
@@ -210,13 +211,11 @@ int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pb
 		  st.free + st.used + st.pending + st.orphaned == st.capacity },
 	};
 
-	for (i = 0; i < sizeof(m) / sizeof(m[0]) && !rc; i++)
-		rc = put_metric(out, &m[i]);
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		put_metric(&p, &m[i]);
+	rc = flush(&p, out);
 	if (!rc)
-		rc = rdma_stats(srv->rdma, out);
-	if (!rc)
-		rc = put_loops(srv, out);
-	if (!rc)
-		rc = put_hints(srv, out);
-	return rc ? rc : put_ops(srv, served, out);
+		rc = put_rest(srv, served, &p, out);
+	prom_fini(&p);
+	return rc;
 }

@@ -22,6 +22,7 @@
 #include "conf.h"
 #include "log.h"
 #include "pool.h"
+#include "prom.h"
 #include "rdma_priv.h"
 #include "server_priv.h"
 
@@ -373,47 +374,37 @@ void rdma_srv_close(struct rdma_srv *r)
 
 /* ---- stats ---- */
 
-static int stat_line(struct pbuf *out, const char *name, const char *help,
-		     const char *type, long long v)
-{
-	char line[256];
-	int n = snprintf(line, sizeof(line), "# HELP marud_%s %s\n# TYPE marud_%s %s\n"
-			 "marud_%s %lld\n", name, help, name, type, name, v);
-
-	return pbuf_put(out, line, (size_t)n);
-}
-
 int rdma_stats(struct rdma_srv *r, struct pbuf *out)
 {
 	const struct rdma_stat *s;
+	struct prom p = PROM_INIT;
 	int rc;
 
 	if (!r)
 		return 0;
 	s = &r->st;
-	rc = stat_line(out, "rdma_pool_exposed", "1: no memory windows, one MR exposes "
-		       "the whole pool to every rdma client", "gauge", r->whole_pool);
-	rc = rc ?: stat_line(out, "rdma_qps", "client QPs attached", "gauge",
-			     (long long)atomic_load(&s->conns));
-	rc = rc ?: stat_line(out, "rdma_windows", "live rkeys (memory windows bound)",
-			     "gauge", (long long)atomic_load(&s->windows));
-	rc = rc ?: stat_line(out, "rdma_quarantined_bytes", "bytes held until a QP "
-			     "is fenced", "gauge", (long long)atomic_load(&s->quarantined));
-	rc = rc ?: stat_line(out, "rdma_quarantined_bytes_total", "bytes ever held "
-			     "for a fence", "counter", (long long)atomic_load(&s->quarantined_total));
-	rc = rc ?: stat_line(out, "rdma_fences_total", "QPs moved to error, drained "
-			     "and destroyed", "counter", (long long)atomic_load(&s->fences));
-	rc = rc ?: stat_line(out, "rdma_binds_total", "windows bound", "counter",
-			     (long long)atomic_load(&s->binds));
-	rc = rc ?: stat_line(out, "rdma_revokes_total", "windows invalidated", "counter",
-			     (long long)atomic_load(&s->revokes));
-	rc = rc ?: stat_line(out, "rdma_accepted_total", "QPs accepted", "counter",
-			     (long long)atomic_load(&s->accepted));
-	rc = rc ?: stat_line(out, "rdma_rejected_total", "connection requests refused",
-			     "counter", (long long)atomic_load(&s->rejected));
-	rc = rc ?: stat_line(out, "rdma_rkey_refused_total", "RKEY asked for a version "
-			     "not held so", "counter", (long long)atomic_load(&s->refused_rkey));
-	rc = rc ?: stat_line(out, "rdma_bind_errors_total", "window binds that failed",
-			     "counter", (long long)atomic_load(&s->bind_errors));
+	prom_gauge(&p, "marud_rdma_pool_exposed", "1: no memory windows, one MR exposes "
+		   "the whole pool to every rdma client", (uint64_t)r->whole_pool);
+	prom_gauge_signed(&p, "marud_rdma_qps", "client QPs attached", atomic_load(&s->conns));
+	prom_gauge_signed(&p, "marud_rdma_windows", "live rkeys (memory windows bound)",
+			  atomic_load(&s->windows));
+	prom_gauge_signed(&p, "marud_rdma_quarantined_bytes", "bytes held until a QP "
+			  "is fenced", atomic_load(&s->quarantined));
+	prom_counter(&p, "marud_rdma_quarantined_bytes_total", "bytes ever held for a fence",
+		     atomic_load(&s->quarantined_total));
+	prom_counter(&p, "marud_rdma_fences_total", "QPs moved to error, drained "
+		     "and destroyed", atomic_load(&s->fences));
+	prom_counter(&p, "marud_rdma_binds_total", "windows bound", atomic_load(&s->binds));
+	prom_counter(&p, "marud_rdma_revokes_total", "windows invalidated",
+		     atomic_load(&s->revokes));
+	prom_counter(&p, "marud_rdma_accepted_total", "QPs accepted", atomic_load(&s->accepted));
+	prom_counter(&p, "marud_rdma_rejected_total", "connection requests refused",
+		     atomic_load(&s->rejected));
+	prom_counter(&p, "marud_rdma_rkey_refused_total", "RKEY asked for a version "
+		     "not held so", atomic_load(&s->refused_rkey));
+	prom_counter(&p, "marud_rdma_bind_errors_total", "window binds that failed",
+		     atomic_load(&s->bind_errors));
+	rc = p.err ? p.err : pbuf_put(out, p.buf, p.len);
+	prom_fini(&p);
 	return rc;
 }

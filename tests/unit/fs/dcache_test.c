@@ -2,7 +2,7 @@
 /*
  * tests/unit/fs/dcache_test.c: fs/dcache.c, the dentry table: entries kept
  * once per name with the later expiry, non-positive timeouts ignored, growth,
- * take_all, and the per-directory change counters.
+ * expired entries pruned by later inserts, take_all, and the per-directory change counters.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "clock.h"
@@ -103,6 +104,30 @@ static void test_grow(void **state)
 	assert_int_equal(n, 20000);
 }
 
+/*
+ * Expired entries are swept out a few slots per insert: 5000 names whose
+ * time is up are gone after 2000 new notes, without a take_all.
+ */
+static void test_prune(void **state)
+{
+	struct dcache *dc = *state;
+	char name[16];
+	size_t i;
+
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "old%zu", i);
+		dcache_note(dc, 3, name, 1e-9);	/* expires after the 1 s slack */
+	}
+	assert_int_equal(dcache_count(dc), 5000);
+	usleep(1100 * 1000);
+	for (i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "new%zu", i);
+		dcache_note(dc, 3, name, 60.0);
+	}
+	assert_true(dcache_count(dc) >= 2000);
+	assert_true(dcache_count(dc) < 2000 + 50);
+}
+
 static void test_dir_seq(void **state)
 {
 	struct dcache *dc = *state;
@@ -123,6 +148,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_note_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_all_frees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_seq, setup, teardown),
 	};
 

@@ -158,6 +158,48 @@ static void test_grow_and_foreach(void **state)
 	assert_string_equal(name, "g17");
 }
 
+/*
+ * Two inodes last seen under one name (a replaced file the kernel still
+ * holds) are both renamed; with thousands of nodes moving between the
+ * indexes while they double, every name stays findable and forgetting them
+ * all empties the table.
+ */
+static void test_shared_name_and_churn(void **state)
+{
+	struct itab *t = *state;
+	char name[16], want[16];
+	uint64_t parent, i;
+
+	itab_remember(t, 60, 4, "same");
+	itab_remember(t, 61, 4, "same");
+	itab_rename(t, 4, "same", 4, "after");
+	assert_int_equal(itab_name(t, 60, &parent, name, sizeof(name)), 0);
+	assert_string_equal(name, "after");
+	assert_int_equal(itab_name(t, 61, &parent, name, sizeof(name)), 0);
+	assert_string_equal(name, "after");
+	for (i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "c%llu", (unsigned long long)i);
+		itab_remember(t, 100000 + i, 9, name);
+		if (i % 3 == 0) {
+			snprintf(want, sizeof(want), "r%llu", (unsigned long long)i);
+			itab_rename(t, 9, name, 10, want);
+		}
+	}
+	for (i = 0; i < 20000; i++) {
+		assert_int_equal(itab_name(t, 100000 + i, &parent, name, sizeof(name)), 0);
+		snprintf(want, sizeof(want), "%c%llu", i % 3 ? 'c' : 'r', (unsigned long long)i);
+		assert_string_equal(name, want);
+		assert_int_equal(parent, i % 3 ? 9 : 10);
+	}
+	assert_int_equal(itab_count(t), 20002);
+	for (i = 0; i < 20000; i++)
+		itab_forget(t, 100000 + i, 1);
+	itab_forget(t, 60, 1);
+	itab_forget(t, 61, 1);
+	assert_int_equal(itab_count(t), 0);
+	assert_int_equal(itab_name(t, 100005, &parent, name, sizeof(name)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +209,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_payload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grow_and_foreach, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_name_and_churn, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("fs/inode", tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * LOOKUP after a stale open and its OPEN: a want is consumed by one lookup,
  * a pin is taken over by one open, a newer pin of an inode replaces the
  * older, unused pins expire after PIN_TTL_MS, a pending's pin detaches its
- * reader when dropped, and a full table drops what it cannot hold.
+ * reader when dropped, and a full table drops (or, for wants, ignores)
+ * what it cannot hold.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -113,6 +114,26 @@ static void test_full_table(void **state)
 	assert_int_equal(fk.files_open, 0);
 }
 
+/*
+ * Wants are told apart by parent and name (same name under 64 parents),
+ * the 65th is not kept, and each is consumed once.
+ */
+static void test_wants_full(void **state)
+{
+	uint64_t parent;
+
+	for (parent = 1; parent <= 65; parent++)
+		pin_want(m.pins, parent, "w");
+	assert_false(pin_wanted(m.pins, 65, "w"));	/* the table was full */
+	assert_false(pin_wanted(m.pins, 1, "x"));
+	for (parent = 1; parent <= 64; parent++)
+		assert_true(pin_wanted(m.pins, parent, "w"));
+	for (parent = 1; parent <= 64; parent++)
+		assert_false(pin_wanted(m.pins, parent, "w"));
+	pin_want(m.pins, 65, "w");	/* room again */
+	assert_true(pin_wanted(m.pins, 65, "w"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +142,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wants_full, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("fs/pin", tests, NULL, NULL);

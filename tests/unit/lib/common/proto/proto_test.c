@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/unit/lib/common/proto_test.c: the wire codec. Every request op is built with
+ * tests/unit/lib/common/proto/proto_test.c: the wire codec. Every request op is built with
  * pbuf, framed, and must pass proto_hdr_check and proto_req_check; every
  * shorter (and one longer) length of it must fail. Headers with bad magic,
  * version, op or length, names that marufs-design(7) §2 forbids, replies as libmaru

@@ -1,40 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/dir/htab.c: the generic open-addressing hash table of htab.h. It
- * knows nothing of directories: it stores tagged pointers, asks the owner's
- * hkey_fn for an item's hash when it has to move one, and never calls out
- * of this file except to calloc/free/madvise and fatalx.
+ * lib/common/htab.c: the open-addressing hash table of htab.h. It knows
+ * nothing of its owners: it stores tagged pointers, asks the owner's
+ * htab_hash_fn for an item's hash when it has to move one, and never calls
+ * out of this file except to calloc/free/madvise, the owner's compare and
+ * fatalx.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "htab.h"
 #include "log.h"
 
-#define ITEM_BITS	48
-#define ITEM_MASK	((UINT64_C(1) << ITEM_BITS) - 1)
-#define FP_MASK		(~ITEM_MASK)
+#define ITEM_BITS	HTAB_ITEM_BITS
+#define ITEM_MASK	HTAB_ITEM_MASK
+#define FP_MASK		HTAB_FP_MASK
 /* Emptied old slots handed back to the kernel in runs of this many (64 KiB). */
 #define RELEASE_SLOTS	8192u
-
-uint64_t htab_mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-/* Mixed so neighbours in a probe run differ. */
-uint16_t htab_fp(uint32_t h)
-{
-	uint16_t f = (uint16_t)((h * 0x9e3779b1u) >> 16);
-
-	return f ? f : 1;
-}
 
 static uint64_t slot_fp(uint32_t h)
 {
@@ -50,7 +34,7 @@ static int arr_init(struct htab_arr *a, uint64_t size)
 	return 0;
 }
 
-int htab_init(struct htab *t, uint64_t size, hkey_fn fn)
+int htab_init(struct htab *t, uint64_t size, htab_hash_fn fn, enum htab_grow grow)
 {
 	if (arr_init(&t->cur, size))
 		return -ENOMEM;
@@ -58,6 +42,7 @@ int htab_init(struct htab *t, uint64_t size, hkey_fn fn)
 	t->old.mask = 0;
 	t->start = t->done = 0;
 	t->count = t->moved = 0;
+	t->step = grow == HTAB_BULK ? UINT64_MAX : HTAB_STEP;
 	t->hash = fn;
 	return 0;
 }
@@ -68,6 +53,16 @@ void htab_fini(struct htab *t)
 	free(t->old.slot);
 	t->cur.slot = NULL;
 	t->old.slot = NULL;
+	t->count = 0;
+}
+
+void htab_clear(struct htab *t)
+{
+	memset(t->cur.slot, 0, (t->cur.mask + 1) * sizeof(*t->cur.slot));
+	free(t->old.slot);
+	t->old.slot = NULL;
+	t->old.mask = 0;
+	t->start = t->done = 0;
 	t->count = 0;
 }
 
@@ -110,7 +105,7 @@ static void arr_place(struct htab_arr *a, uint64_t s, uint32_t h)
 void htab_place(struct htab *t, uintptr_t item, uint32_t h)
 {
 	if ((uint64_t)item & FP_MASK)
-		fatalx("dir: hash table item above 2^48");
+		fatalx("htab: item above 2^48");
 	arr_place(&t->cur, slot_fp(h) | item, h);
 	t->count++;
 }
@@ -171,19 +166,25 @@ static int grow(struct htab *t)
 }
 
 /*
- * Doubling at 3/4 load. A doubling moves HTAB_STEP old slots per call: the
- * new array (twice the size) reaches 3/4 only after as many inserts as old
- * has slots, by when the HTAB_STEP >= 2 steps have emptied it.
+ * Doubling at 3/4 load. An incremental doubling moves HTAB_STEP old slots
+ * per call: the new array (twice the size) reaches 3/4 only after as many
+ * inserts as old has slots, by when the HTAB_STEP >= 2 steps have emptied
+ * it. A bulk one empties old in the call that starts it.
  */
 int htab_reserve(struct htab *t)
 {
+	int rc;
+
 	if (t->old.slot)
-		migrate(t, HTAB_STEP);
+		migrate(t, t->step);
 	if ((t->count + 1) * 4 <= (t->cur.mask + 1) * 3)
 		return 0;
 	if (t->old.slot)
 		migrate(t, UINT64_MAX);	/* not reached: see above */
-	return grow(t);
+	rc = grow(t);
+	if (!rc && t->step == UINT64_MAX)
+		migrate(t, UINT64_MAX);
+	return rc;
 }
 
 static uintptr_t probe_scan(struct htab_probe *p)
@@ -219,19 +220,55 @@ uintptr_t htab_more(struct htab_probe *p)
 	return probe_scan(p);
 }
 
+uintptr_t htab_find_old(const struct htab *t, uint32_t h, htab_eq_fn eq, const void *key)
+{
+	uint64_t fp = slot_fp(h), i = arr_home(t, &t->old, h), s;
+
+	while ((s = t->old.slot[i])) {
+		if ((s & FP_MASK) == fp && eq((uintptr_t)(s & ITEM_MASK), key))
+			return (uintptr_t)(s & ITEM_MASK);
+		i = (i + 1) & t->old.mask;
+	}
+	return 0;
+}
+
+/* Slots of cur then old, walked as one range. */
+static uint64_t nslots(const struct htab *t)
+{
+	return t->cur.mask + 1 + (t->old.slot ? t->old.mask + 1 : 0);
+}
+
+static uint64_t slot_at(const struct htab *t, uint64_t pos)
+{
+	uint64_t ncur = t->cur.mask + 1;
+
+	return pos < ncur ? t->cur.slot[pos] : t->old.slot[pos - ncur];
+}
+
 uintptr_t htab_walk(const struct htab *t, uint64_t *pos)
 {
-	uint64_t ncur = t->cur.mask + 1, nold = t->old.slot ? t->old.mask + 1 : 0;
 	uint64_t s;
 
-	while (*pos < ncur + nold) {
-		if (*pos < ncur)
-			s = t->cur.slot[*pos];
-		else
-			s = t->old.slot[*pos - ncur];
-		(*pos)++;
+	while (*pos < nslots(t)) {
+		s = slot_at(t, (*pos)++);
 		if (s)
 			return (uintptr_t)(s & ITEM_MASK);
+	}
+	return 0;
+}
+
+uintptr_t htab_sweep(const struct htab *t, uint64_t *pos, uint64_t *budget)
+{
+	uint64_t s;
+
+	for (; *budget; (*budget)--) {
+		if (*pos >= nslots(t))
+			*pos = 0;
+		s = slot_at(t, (*pos)++);
+		if (s) {
+			(*budget)--;
+			return (uintptr_t)(s & ITEM_MASK);
+		}
 	}
 	return 0;
 }
@@ -247,7 +284,7 @@ static uint64_t find(struct htab *t, uintptr_t item, struct htab_arr **ap)
 			*ap = (struct htab_arr *)p.a;
 			return p.i;
 		}
-	fatalx("dir: hash table lost an item");
+	fatalx("htab: lost an item");
 }
 
 /* Backward-shift deletion keeps probe runs unbroken without tombstones. */
@@ -284,6 +321,6 @@ void htab_replace(struct htab *t, uintptr_t from, uintptr_t to)
 	uint64_t i = find(t, from, &a);
 
 	if ((uint64_t)to & FP_MASK)
-		fatalx("dir: hash table item above 2^48");
+		fatalx("htab: item above 2^48");
 	a->slot[i] = (a->slot[i] & FP_MASK) | to;
 }
