@@ -33,6 +33,7 @@ size_t name_req_pack(void *buf, const void *head, size_t hlen, const char *name,
 void attr_from_proto(const struct proto_attr *p, struct maru_attr *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->attr_size = sizeof(*out);
 	out->ino = p->ino;
 	out->parent = p->parent;
 	out->size = p->size;

@@ -28,6 +28,8 @@
 #include "clog.h"
 
 struct dp_ops;
+struct lease_cache;
+struct splice_src;
 struct pool_map;
 struct rdma_dp;
 struct rdma_keys;
@@ -112,6 +114,8 @@ struct maru_client {
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
+	struct splice_src *splice;	/* splice.c: the splice descriptor */
+	struct lease_cache *lc;		/* lease_cache.c; NULL: none */
 };
 
 struct maru_file {
