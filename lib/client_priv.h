@@ -12,6 +12,8 @@
  *   maru_file.lock (rwlock)  ->  maru_client.hello_lock  ->  maru_client.lock
  *   maru_client.dp_lock (rwlock) is taken alone, around pool-mapping access,
  *   or inside maru_file.lock.
+ *   splice_src.lock (splice.c, inside dp_lock) and lease_cache.lock
+ *   (lease_cache.c) are leaves.
  * No libmaru lock is held while the generation callback runs.
  */
 #ifndef MARU_CLIENT_PRIV_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/compat.c: the MARU_0.1 versions of the calls whose structs grew in
- * MARU_0.2 (struct maru_attr and struct maru_pool_info gained their size
- * field first). A binary built against MARU_0.1's libmaru.h is bound to
+ * MARU_0.2 (struct maru_attr, maru_pool_info, maru_setattr, maru_statfs
+ * and maru_event gained their size field first). A binary built against MARU_0.1's libmaru.h is bound to
  * these by the symbol versions in libmaru.sym; each calls the current
  * function into the current struct and copies the fields the old, smaller
  * layout has.
@@ -14,6 +14,8 @@
  * The static copy the unit tests link has the plain names and the *_v1
  * functions without versions.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compat.h"
@@ -34,6 +36,29 @@ void attr_to_v1(const struct maru_attr *a, struct maru_attr_v1 *o)
 		.xxh3 = a->xxh3, .atime = a->atime, .mtime = a->mtime,
 		.ctime = a->ctime, .rdev = a->rdev,
 	};
+}
+
+void setattr_from_v1(const struct maru_setattr_v1 *o, struct maru_setattr *sa)
+{
+	*sa = (struct maru_setattr){
+		.sa_size = sizeof(*sa), .mask = o->mask, .mode = o->mode, .uid = o->uid,
+		.gid = o->gid, .atime = o->atime, .mtime = o->mtime,
+	};
+}
+
+void event_to_v1(const struct maru_event *e, struct maru_event_v1 *o)
+{
+	o->seq = e->seq;
+	o->time_ns = e->time_ns;
+	o->type = e->type;
+	o->flags = e->flags;
+	o->ino = e->ino;
+	o->parent = e->parent;
+	o->parent2 = e->parent2;
+	memcpy(o->name, e->name, sizeof(o->name));
+	memcpy(o->name2, e->name2, sizeof(o->name2));
+	memcpy(o->path, e->path, sizeof(o->path));
+	memcpy(o->path2, e->path2, sizeof(o->path2));
 }
 
 /* rc of a call that filled a; a copied to o when both are there. */
@@ -94,12 +119,53 @@ int maru_getattr_v1(struct maru_client *c, uint64_t ino, struct maru_attr_v1 *ou
 }
 
 V1(maru_setattr)
-int maru_setattr_v1(struct maru_client *c, uint64_t ino, const struct maru_setattr *sa,
+int maru_setattr_v1(struct maru_client *c, uint64_t ino, const struct maru_setattr_v1 *sa,
 		    struct maru_attr_v1 *out)
 {
 	struct maru_attr a = { 0 };
+	struct maru_setattr s;
 
-	return attr_out(maru_setattr(c, ino, sa, out ? &a : NULL), &a, out);
+	if (!sa)
+		return -EINVAL;
+	setattr_from_v1(sa, &s);
+	return attr_out(maru_setattr(c, ino, &s, out ? &a : NULL), &a, out);
+}
+
+V1(maru_statfs)
+int maru_statfs_v1(struct maru_client *c, struct maru_statfs_v1 *out)
+{
+	struct maru_statfs s;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	rc = maru_statfs(c, &s);
+	if (rc == 0)
+		*out = (struct maru_statfs_v1){
+			.capacity = s.capacity, .free = s.free, .evictable = s.evictable,
+			.used = s.used, .pending = s.pending, .orphaned = s.orphaned,
+			.names = s.names, .dirs = s.dirs, .block = s.block,
+		};
+	return rc;
+}
+
+V1(maru_events_next)
+int maru_events_next_v1(struct maru_events *ev, struct maru_event_v1 *out, int timeout_ms)
+{
+	struct maru_event *e;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	/* 8 KiB and more: not on the caller's stack twice */
+	e = malloc(sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	rc = maru_events_next(ev, e, timeout_ms);
+	if (rc == 1)
+		event_to_v1(e, out);
+	free(e);
+	return rc;
 }
 
 V1(maru_symlink)
@@ -217,5 +283,17 @@ V2(maru_file_publish_dir)
 int maru_file_publish_dir_v2(struct maru_file *f, struct maru_attr *dir)
 {
 	return maru_file_publish_dir(f, dir);
+}
+
+V2(maru_statfs)
+int maru_statfs_v2(struct maru_client *c, struct maru_statfs *out)
+{
+	return maru_statfs(c, out);
+}
+
+V2(maru_events_next)
+int maru_events_next_v2(struct maru_events *ev, struct maru_event *out, int timeout_ms)
+{
+	return maru_events_next(ev, out, timeout_ms);
 }
 #endif

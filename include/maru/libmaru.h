@@ -13,9 +13,10 @@
  * ABI: the layout of every struct below is pinned per symbol version
  * (lib/libmaru.sym; tests/unit/include/maru/abi_test.c fails when one
  * changes). A struct the caller hands in starts with its size (opts_size,
- * set by maru_client_opts_init()): the library takes the caller's smaller,
- * older struct as it was. A struct the library fills starts with the size
- * it filled (attr_size, info_size); a binary built against an older
+ * set by maru_client_opts_init(); sa_size): the library takes the caller's
+ * smaller, older struct as it was. A struct the library fills starts with
+ * the size it filled (attr_size, info_size, statfs_size, event_size); a
+ * binary built against an older
  * libmaru.h is bound to the older versions of those calls, which fill the
  * older, smaller layout.
  *
@@ -186,6 +187,7 @@ enum maru_setattr_mask {
 };
 
 struct maru_setattr {
+	size_t sa_size;		/* sizeof(*sa) as the caller knows it; 0: MARU_0.2's */
 	uint32_t mask;		/* enum maru_setattr_mask */
 	uint32_t mode, uid, gid;
 	struct timespec atime, mtime;
@@ -288,6 +290,7 @@ int maru_exists(struct maru_client *c, uint64_t parent, const char *const *names
 		size_t n, uint8_t *out);
 
 struct maru_statfs {
+	size_t statfs_size;	/* set by libmaru: the bytes it filled */
 	uint64_t capacity;	/* data bytes of the pool */
 	uint64_t free;
 	uint64_t evictable;	/* published, unleased, evictable bytes */
@@ -499,6 +502,7 @@ enum maru_event_type {
 #define MARU_EV_F_OWN	1u
 
 struct maru_event {
+	size_t event_size;	/* set by libmaru: the bytes it filled */
 	uint64_t seq;
 	uint64_t time_ns;	/* CLOCK_REALTIME */
 	uint32_t type;

@@ -2,10 +2,10 @@
 /*
  * tests/unit/lib/compat_test.c: the MARU_0.1 calls of lib/compat.c, which
  * libmaru.so exports as NAME@MARU_0.1 for binaries built before struct
- * maru_attr and struct maru_pool_info carried their size: each fills the
- * old layout with what the current call filled, field by field, and never
- * writes past the old, smaller struct; the current calls say the size
- * they filled. Against the fake marud's one-file store.
+ * maru_attr, maru_pool_info, maru_setattr, maru_statfs and maru_event
+ * carried their size: each fills the old layout with what the current call
+ * filled (or takes the old setattr), field by field, and never writes past
+ * the old, smaller struct; the current calls say the size they filled. Against the fake marud's one-file store.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -167,12 +167,104 @@ static void test_pool_info_v1(void **state)
 	assert_int_equal(maru_client_pool_info_v1(x->c, NULL), -EINVAL);
 }
 
+/* marud's STATFS from the fake's default handler. */
+static void test_statfs_v1(void **state)
+{
+	struct fake_marud f;
+	struct maru_client *c;
+	struct maru_statfs s;
+	struct {
+		struct maru_statfs_v1 s;
+		uint8_t canary[64];
+	} box;
+	size_t i;
+
+	(void)state;
+	fake_start(&f, NULL, NULL);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	memset(&s, 0xee, sizeof(s));
+	assert_int_equal(maru_statfs(c, &s), 0);
+	assert_int_equal(s.statfs_size, sizeof(s));
+	memset(&box, 0xc5, sizeof(box));
+	assert_int_equal(maru_statfs_v1(c, &box.s), 0);
+	assert_int_equal(box.s.capacity, FAKE_CAPACITY);
+	assert_int_equal(box.s.capacity, s.capacity);
+	assert_int_equal(box.s.free, s.free);
+	assert_int_equal(box.s.evictable, s.evictable);
+	assert_int_equal(box.s.used, s.used);
+	assert_int_equal(box.s.pending, s.pending);
+	assert_int_equal(box.s.orphaned, s.orphaned);
+	assert_int_equal(box.s.names, s.names);
+	assert_int_equal(box.s.dirs, s.dirs);
+	assert_int_equal(box.s.block, s.block);
+	for (i = 0; i < sizeof(box.canary); i++)
+		assert_int_equal(box.canary[i], 0xc5);
+	assert_int_equal(maru_statfs_v1(c, NULL), -EINVAL);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
+/* An old caller's setattr and event, field by field. */
+static void test_setattr_event_v1(void **state)
+{
+	struct maru_setattr_v1 o = { .mask = MARU_SET_MODE | MARU_SET_MTIME, .mode = 0640,
+				     .uid = 7, .gid = 8, .atime = { 1, 2 }, .mtime = { 3, 4 } };
+	struct maru_event *e = calloc(1, sizeof(*e));
+	struct maru_event_v1 *v = malloc(sizeof(*v));
+	struct maru_setattr sa;
+
+	(void)state;
+	assert_non_null(e);
+	assert_non_null(v);
+	memset(&sa, 0xee, sizeof(sa));
+	setattr_from_v1(&o, &sa);
+	assert_int_equal(sa.sa_size, sizeof(sa));
+	assert_int_equal(sa.mask, o.mask);
+	assert_int_equal(sa.mode, 0640);
+	assert_int_equal(sa.uid, 7);
+	assert_int_equal(sa.gid, 8);
+	assert_int_equal(sa.atime.tv_nsec, 2);
+	assert_int_equal(sa.mtime.tv_sec, 3);
+	assert_int_equal(maru_setattr_v1(NULL, 1, NULL, NULL), -EINVAL);
+
+	e->event_size = sizeof(*e);
+	e->seq = 11;
+	e->time_ns = 12;
+	e->type = MARU_EV_RENAME;
+	e->flags = MARU_EV_F_OWN;
+	e->ino = 13;
+	e->parent = 14;
+	e->parent2 = 15;
+	strcpy(e->name, "a");
+	strcpy(e->name2, "b");
+	strcpy(e->path, "/x/a");
+	strcpy(e->path2, "/y/b");
+	memset(v, 0xee, sizeof(*v));
+	event_to_v1(e, v);
+	assert_int_equal(v->seq, 11);
+	assert_int_equal(v->time_ns, 12);
+	assert_int_equal(v->type, MARU_EV_RENAME);
+	assert_int_equal(v->flags, MARU_EV_F_OWN);
+	assert_int_equal(v->ino, 13);
+	assert_int_equal(v->parent, 14);
+	assert_int_equal(v->parent2, 15);
+	assert_string_equal(v->name, "a");
+	assert_string_equal(v->name2, "b");
+	assert_string_equal(v->path, "/x/a");
+	assert_string_equal(v->path2, "/y/b");
+	assert_int_equal(maru_events_next_v1(NULL, v, 0), -EINVAL);
+	free(e);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_attr_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_dir_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_info_v1, setup, teardown),
+		cmocka_unit_test(test_statfs_v1),
+		cmocka_unit_test(test_setattr_event_v1),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
