@@ -29,7 +29,6 @@
 #include "events.h"
 #include "evring.h"
 #include "inode.h"
-#include "lcache.h"
 #include "log.h"
 #include "notify.h"
 
@@ -154,14 +153,14 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	case MARU_EV_OVERFLOW:
 	case MARU_EV_GENERATION:
 		__atomic_add_fetch(&m->overflows, 1, __ATOMIC_ACQ_REL);	/* handle.c */
-		lcache_drop_all(m->lc);	/* missed removals, or other leases */
+		maru_lease_cache_clear(m->lc);	/* missed removals, or other leases */
 		dattr_stream(m->da, 1);	/* every directory may have changed */
 		notify_inval_all(m->nt);
 		break;
 	}
 	/* a removed version's bytes are kept by no lease of ours */
 	if ((e->type == MARU_EV_UNLINK || e->type == MARU_EV_EVICT) && e->ino)
-		lcache_drop(m->lc, e->ino);
+		maru_lease_cache_drop(m->lc, e->ino);
 }
 
 /* Subscribe; events between a loss and this subscription are gone. */
@@ -235,7 +234,7 @@ static void *event_main(void *arg)
 		/* Caught up (or busy for long): ack once the invalidations
 		 * queued so far ran. */
 		if (rc == 0)
-			lcache_expire(ev->m->lc);
+			maru_lease_cache_expire(ev->m->lc);
 		if (unacked && (rc == 0 || since_ack >= ACK_EVERY)) {
 			notify_call(ev->m->nt, run_ack, ev, unacked);
 			unacked = 0;

@@ -34,7 +34,6 @@
 #include "handle.h"
 #include "hints.h"
 #include "inode.h"
-#include "lcache.h"
 #include "log.h"
 #include "notify.h"
 #include "ops.h"
@@ -44,6 +43,8 @@
 
 #define DEFAULT_IDLE_THREADS	16
 #define DEFAULT_MAX_THREADS	64
+/* Leases libmaru keeps for reopening (opts.lease_cache): as many as before. */
+#define MFS_LEASE_CACHE		4096
 
 #define LOGFILE_MODE		0640
 
@@ -231,6 +232,8 @@ static int client_connect(struct mfs *m, struct maru_client **out)
 		return -EINVAL;
 	}
 	co.spin_us = (unsigned int)m->o.spin_us;
+	/* leases of small files the kernel still holds, for their next open */
+	co.lease_cache = MFS_LEASE_CACHE;
 	snprintf(name, sizeof(name), "marufs:%s", m->o.mountpoint);
 	co.client_name = name;
 	rc = maru_client_new(&co, out);
@@ -251,7 +254,7 @@ static int client_ready(struct mfs *m, struct maru_client *c)
 		return rc;
 	}
 	m->generation = m->info.generation;
-	lcache_set_budget(m->lc, m->info.size);
+	m->lc = c;
 	return 0;
 }
 
@@ -261,7 +264,7 @@ static int tables_new(struct mfs *m)
 {
 	clock_gettime(CLOCK_REALTIME, &m->mounted);
 	if (itab_new(&pend_payload_ops, &m->tab) < 0 || ptab_new(&m->pt) < 0 ||
-	    dcache_new(&m->dc) < 0 || dattr_new(m->o.attr_timeout, &m->da) < 0 || pins_new(&m->pins) < 0 || lcache_new(&m->lc) < 0 || hreg_new(&m->hr) < 0 ||
+	    dcache_new(&m->dc) < 0 || dattr_new(m->o.attr_timeout, &m->da) < 0 || pins_new(&m->pins) < 0 || hreg_new(&m->hr) < 0 ||
 	    notify_new(m, &m->nt) < 0 || evring_new(m, &m->ring) < 0)
 		return -ENOMEM;
 	return 0;
@@ -276,7 +279,8 @@ static void tables_drop_files(struct mfs *m)
 	m->pins = NULL;
 	itab_free(m->tab);
 	m->tab = NULL;
-	lcache_free(m->lc);	/* last: closing pendings may keep leases */
+	/* closing pendings may have kept leases: maru_client_free() closes
+	 * them; from now on a close closes */
 	m->lc = NULL;
 }
 

@@ -11,7 +11,6 @@
 #include "dcache.h"
 #include "hints.h"
 #include "inode.h"
-#include "lcache.h"
 #include "metrics.h"
 #include "pending.h"
 #include "pin.h"
@@ -150,6 +149,6 @@ void metrics_gauges(struct mfs *m, struct metrics_gauges *g)
 	g->inodes = itab_count(m->tab);
 	g->pendings = pend_count(m);
 	g->pins = pin_count(m->pins);
-	g->leases_kept = lcache_count(m->lc);
+	g->leases_kept = maru_lease_cache_count(m->lc);
 	g->dentries = dcache_count(m->dc);
 }

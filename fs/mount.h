@@ -83,7 +83,6 @@ struct events;
 struct evring;
 struct dcache;
 struct pins;
-struct lcache;
 struct hreg;
 struct hintq;
 struct lookup_hints;
@@ -102,7 +101,8 @@ struct mfs {
 	struct dcache *dc;		/* dcache.c */
 	struct dattr *da;		/* dattr.c */
 	struct pins *pins;		/* pin.c */
-	struct lcache *lc;		/* lcache.c */
+	/* c while libmaru's lease cache is on (opts.lease_cache), else NULL */
+	struct maru_client *lc;
 	struct hreg *hr;		/* handle.c */
 	struct hintq *hq;		/* hints.c */
 	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */

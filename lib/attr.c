@@ -30,9 +30,22 @@ size_t name_req_pack(void *buf, const void *head, size_t hlen, const char *name,
 	return hlen + n;
 }
 
+int setattr_in(const struct maru_setattr *in, struct maru_setattr *out)
+{
+	size_t n = in->sa_size ? in->sa_size : sizeof(*in);
+
+	if (n < offsetof(struct maru_setattr, mask) + sizeof(in->mask))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, in, n < sizeof(*out) ? n : sizeof(*out));
+	out->sa_size = sizeof(*out);
+	return 0;
+}
+
 void attr_from_proto(const struct proto_attr *p, struct maru_attr *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->attr_size = sizeof(*out);
 	out->ino = p->ino;
 	out->parent = p->parent;
 	out->size = p->size;

@@ -18,7 +18,9 @@
 #include "config.h"
 #include "auth.h"
 #include "client_priv.h"
+#include "lease_cache.h"
 #include "session.h"
+#include "splice.h"
 #include "transport.h"
 
 #define DEFAULT_TIMEOUT_MS	5000
@@ -26,6 +28,7 @@
 #define MAX_CONNS_LIMIT		256
 #define DEFAULT_SPIN_US		50
 #define SPIN_US_LIMIT		10000
+#define DEFAULT_LEASE_CACHE_MS	5000
 
 void maru_client_opts_init(struct maru_client_opts *opts, size_t size)
 {
@@ -37,6 +40,7 @@ void maru_client_opts_init(struct maru_client_opts *opts, size_t size)
 		.max_conns = DEFAULT_MAX_CONNS,
 		.log_priority = LOG_INFO,
 		.spin_us = DEFAULT_SPIN_US,
+		.lease_cache_ms = DEFAULT_LEASE_CACHE_MS,
 	};
 
 	if (!opts || size < sizeof(size_t))
@@ -156,7 +160,11 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	rc = client_init_sync(c);
 	if (rc)
 		goto out_free;
-	rc = transport_connect_first(c);
+	rc = splice_src_new(c);
+	if (!rc)
+		rc = lease_cache_new(c);
+	if (!rc)
+		rc = transport_connect_first(c);
 	if (!rc)
 		rc = session_dp_select(c);
 	if (rc)
@@ -169,6 +177,8 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 out_close:
 	transport_close_conns(c);
 	client_destroy_sync(c);
+	lease_cache_free(c);
+	splice_src_free(c);
 out_free:
 	sodium_memzero(c->key, sizeof(c->key));
 	free(c->conns);
@@ -182,6 +192,7 @@ void maru_client_free(struct maru_client *c)
 
 	if (!c)
 		return;
+	lease_cache_free(c);	/* its leases are among the files below */
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		f = c->files;
@@ -193,6 +204,7 @@ void maru_client_free(struct maru_client *c)
 	transport_close_conns(c);
 	/* before the locks go: closing the path takes dp_lock */
 	session_dp_close(c);
+	splice_src_free(c);
 	client_destroy_sync(c);
 	sodium_memzero(c->key, sizeof(c->key));
 	free(c->conns);
@@ -206,6 +218,7 @@ int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out)
 	if (!c || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
+	out->info_size = sizeof(*out);
 	pthread_mutex_lock(&c->lock);
 	memcpy(out->uuid, c->s.uuid, sizeof(out->uuid));
 	out->generation = c->s.generation;

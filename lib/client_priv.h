@@ -17,6 +17,8 @@
  *   dp_lock is held for reading around a transfer of a data path with
  *   state of its own (the shm mapping, the rdma QP), for writing while
  *   session.c opens or closes one; the rdma path's own lock comes after it.
+ *   splice_src.lock (splice.c, inside dp_lock) and lease_cache.lock
+ *   (lease_cache.c) are leaves.
  * No libmaru lock is held while the generation callback runs.
  */
 #ifndef MARU_CLIENT_PRIV_H
@@ -34,6 +36,8 @@
 
 struct dp_ops;
 struct maru_client;
+struct lease_cache;
+struct splice_src;
 struct pool_map;
 struct rdma_dp;
 struct rdma_keys;
@@ -147,6 +151,8 @@ struct maru_client {
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
+	struct splice_src *splice;	/* splice.c: the splice descriptor */
+	struct lease_cache *lc;		/* lease_cache.c; NULL: none */
 };
 
 struct maru_file {

@@ -195,6 +195,7 @@ static int decode_event(const uint8_t *p, uint32_t len, struct maru_event *out)
 	if (off + e.namelen + e.name2len + e.pathlen + e.path2len > len)
 		return -EPROTO;
 	memset(out, 0, sizeof(*out));
+	out->event_size = sizeof(*out);
 	out->seq = e.seq;
 	out->time_ns = e.time_ns;
 	/* DEV_* and MARU_EV_* share values; DEV_OVERFLOW is MARU_EV_OVERFLOW */
@@ -239,6 +240,7 @@ static int read_event(struct maru_events *ev, struct maru_event *out)
 static void gen_event(struct maru_events *ev, struct maru_event *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->event_size = sizeof(*out);
 	out->type = MARU_EV_GENERATION;
 	out->time_ns = now_ns();
 	ev->gen_pending = 0;

@@ -109,13 +109,14 @@ static uint64_t ts_ns(const struct timespec *ts)
 }
 
 int maru_setattr(struct maru_client *c, uint64_t ino,
-		 const struct maru_setattr *sa, struct maru_attr *out)
+		 const struct maru_setattr *in, struct maru_attr *out)
 {
 	struct proto_setattr_req q = { .ino = ino };
 	struct req r = { .op = OP_SETATTR, .p1 = &q, .n1 = sizeof(q) };
 	uint64_t now = now_ns();
+	struct maru_setattr s, *sa = &s;
 
-	if (!c || !sa)
+	if (!c || !in || setattr_in(in, &s))
 		return -EINVAL;
 	q.mask = (sa->mask & MARU_SET_MODE ? SETATTR_MODE : 0) |
 		 (sa->mask & MARU_SET_UID ? SETATTR_UID : 0) |

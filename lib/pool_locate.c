@@ -226,6 +226,30 @@ static int map_fd(int fd, uint64_t size, struct pool_map *m, const char **why)
 	return 0;
 }
 
+/*
+ * A read-only descriptor of the file fd maps, for splice: opened by name
+ * again (the mapping's own descriptor can write) and kept only when it is
+ * that same regular file; else -1, and the client copies instead.
+ */
+static void keep_rofd(int fd, const char *where, struct pool_map *m)
+{
+	struct stat st, ro;
+
+	m->rofd = -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return;
+	m->rofd = open(where, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (m->rofd < 0)
+		return;
+	if (fstat(m->rofd, &ro) || ro.st_dev != st.st_dev || ro.st_ino != st.st_ino) {
+		close(m->rofd);
+		m->rofd = -1;
+		return;
+	}
+	m->dev = (uint64_t)st.st_dev;
+	m->ino = (uint64_t)st.st_ino;
+}
+
 int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
 		  struct pool_map **out, const char **why)
 {
@@ -246,6 +270,8 @@ int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
 	}
 	m = calloc(1, sizeof(*m));
 	rc = m ? map_fd(fd, size, m, why) : -ENOMEM;
+	if (m)
+		keep_rofd(fd, where, m);
 	close(fd);
 	if (!rc)
 		rc = map_check(m, uuid, why);
@@ -264,5 +290,7 @@ void pool_map_close(struct pool_map *m)
 		return;
 	if (m->base)
 		munmap(m->base, m->size);
+	if (m->rofd >= 0)
+		close(m->rofd);
 	free(m);
 }

@@ -39,11 +39,19 @@ struct pool_map {
 	uint8_t *base;
 	uint64_t size;
 	uint8_t uuid[16];
+	/*
+	 * A read-only descriptor of the same pool file, the source splice
+	 * reads from (splice.c); -1 for a device-DAX, which has no read().
+	 * dev and ino name that file.
+	 */
+	int rofd;
+	uint64_t dev, ino;
 };
 
 /*
  * Locate the pool marud calls path (pool_locate) and map all size bytes of
- * it; its superblock must carry uuid and size. -ENODEV with a reason in
+ * it; its superblock must carry uuid and size. A regular pool file is also
+ * kept open read-only (rofd). -ENODEV with a reason in
  * *why when it cannot be found, opened, mapped or checked.
  */
 int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,

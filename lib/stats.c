@@ -30,6 +30,7 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 	if (rc)
 		return rc;
 	p = r.rep;
+	out->statfs_size = sizeof(*out);
 	out->capacity = p->capacity;
 	out->free = p->free;
 	out->evictable = p->evictable;

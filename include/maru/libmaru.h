@@ -10,6 +10,16 @@
  * a negative errno on failure; errno itself is never an output. All objects
  * are opaque and every function is thread-safe unless it says otherwise.
  *
+ * ABI: the layout of every struct below is pinned per symbol version
+ * (lib/libmaru.sym; tests/unit/include/maru/abi_test.c fails when one
+ * changes). A struct the caller hands in starts with its size (opts_size,
+ * set by maru_client_opts_init(); sa_size): the library takes the caller's
+ * smaller, older struct as it was. A struct the library fills starts with
+ * the size it filled (attr_size, info_size, statfs_size, event_size); a
+ * binary built against an older
+ * libmaru.h is bound to the older versions of those calls, which fill the
+ * older, smaller layout.
+ *
  * Objects:
  *   a directory is a namespace, identified by a 64-bit id (root: MARU_ROOT_ID);
  *   a version is the content of a chunk file, identified by a 64-bit id that is
@@ -96,6 +106,14 @@ struct maru_client_opts {
 	 * this makes a serial request several times faster for a little CPU.
 	 */
 	unsigned int spin_us;
+	/*
+	 * Since MARU_0.2 (an older, smaller opts leaves them 0). Leases of
+	 * small published files the caller closes with maru_lease_cache_put()
+	 * are kept for at most this many files, so that reopening one costs
+	 * marud no round trip (maru_lease_cache_take()); 0 (default): none.
+	 */
+	unsigned int lease_cache;
+	unsigned int lease_cache_ms;	/* how long one is kept; default 5000 */
 };
 
 /* Fill opts with defaults. size is sizeof(*opts) as the caller knows it. */
@@ -112,6 +130,7 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 void maru_client_free(struct maru_client *c);
 
 struct maru_pool_info {
+	size_t info_size;	/* set by libmaru: the bytes it filled */
 	uint8_t uuid[16];
 	uint64_t generation;	/* changes on every marud start */
 	uint64_t size;		/* capacity in bytes */
@@ -142,6 +161,7 @@ enum maru_state {
 };
 
 struct maru_attr {
+	size_t attr_size;	/* set by libmaru: the bytes it filled (0: none) */
 	uint64_t ino;		/* directory id or version id */
 	uint64_t parent;	/* directory holding the name (0 if none) */
 	uint64_t size;		/* bytes; directories: number of entries */
@@ -167,6 +187,7 @@ enum maru_setattr_mask {
 };
 
 struct maru_setattr {
+	size_t sa_size;		/* sizeof(*sa) as the caller knows it; 0: MARU_0.2's */
 	uint32_t mask;		/* enum maru_setattr_mask */
 	uint32_t mode, uid, gid;
 	struct timespec atime, mtime;
@@ -269,6 +290,7 @@ int maru_exists(struct maru_client *c, uint64_t parent, const char *const *names
 		size_t n, uint8_t *out);
 
 struct maru_statfs {
+	size_t statfs_size;	/* set by libmaru: the bytes it filled */
 	uint64_t capacity;	/* data bytes of the pool */
 	uint64_t free;
 	uint64_t evictable;	/* published, unleased, evictable bytes */
@@ -369,6 +391,57 @@ ssize_t maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t m
  */
 int maru_file_recheck(struct maru_file *f);
 
+/*
+ * Where file byte off of a lease lies in a descriptor, for splice(2) or a
+ * FUSE reply that names a descriptor as its source: *fd (read-only, owned
+ * by the client: valid until maru_client_free(), never closed or reused
+ * for another file before, and not to be closed by the caller), *fd_off
+ * the offset in it, *len the bytes from there that are the file's, in
+ * order (to the end of the piece of pool memory holding off, at most to
+ * the file's end; 0 at or past the end). A range of several pieces takes
+ * one call per piece. Checks, without a round trip, that the pool still
+ * belongs to the handle's marud generation: a caller reading through fd
+ * later than this call races a marud restart, as a direct read does.
+ * -EOPNOTSUPP when the bytes cannot be named this way (data path other
+ * than shm, coherence=flush, a device-DAX pool, a pending handle): read
+ * them with maru_file_pread() then. -ESTALE / -EIO as maru_file_pread().
+ */
+int maru_file_splice_src(struct maru_file *f, uint64_t off, int *fd, uint64_t *fd_off,
+			 size_t *len);
+
+/* ---- the lease cache (opts.lease_cache) ----
+ *
+ * A held lease keeps its version's bytes in the pool (marud neither evicts
+ * nor frees them), so the cache is bounded every way: files of at most
+ * MARU_LEASE_CACHE_FILE_MAX bytes, at most opts.lease_cache of them, within
+ * 1/32 of the pool and at most 64 MiB, each for opts.lease_cache_ms. The
+ * caller says which versions it still wants: a kept lease is found only by
+ * its ino, and it stays valid after the version's name went (a lease does),
+ * so a caller that must not see a replaced version drops it when its events
+ * say so. Leases of an older session or generation are never handed out.
+ */
+#define MARU_LEASE_CACHE_FILE_MAX	(64u * 1024)
+
+/*
+ * Close f, keeping its lease for a later maru_lease_cache_take() of its
+ * ino when it is a lease of a published file that fits the cache (oldest
+ * leases make room); else a plain maru_file_close(). f is gone either way.
+ */
+void maru_lease_cache_put(struct maru_file *f);
+/* The lease kept for version ino, now the caller's: 0, or -ENOENT. */
+int maru_lease_cache_take(struct maru_client *c, uint64_t ino, struct maru_file **out);
+/* Close what is kept for ino (its version went, or the caller forgot it). */
+void maru_lease_cache_drop(struct maru_client *c, uint64_t ino);
+/* Close every kept lease (events were lost, the caller starts over). */
+void maru_lease_cache_clear(struct maru_client *c);
+/*
+ * Close the leases kept longer than opts.lease_cache_ms. put and take do
+ * it too; a caller that may go idle calls this now and then (each second).
+ */
+void maru_lease_cache_expire(struct maru_client *c);
+/* Leases kept now. */
+unsigned int maru_lease_cache_count(struct maru_client *c);
+
 /* ---- hints (marufs-design(7) §4.3; advice, never needed for correctness) ---- */
 
 enum maru_hint_action {
@@ -429,6 +502,7 @@ enum maru_event_type {
 #define MARU_EV_F_OWN	1u
 
 struct maru_event {
+	size_t event_size;	/* set by libmaru: the bytes it filled */
 	uint64_t seq;
 	uint64_t time_ns;	/* CLOCK_REALTIME */
 	uint32_t type;

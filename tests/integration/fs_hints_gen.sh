@@ -40,7 +40,7 @@ wait_for 10 grep -q "memory generation unknown for 300 ms: opens and writes refu
 	"$T/marud.log" || fail "no log line for an unknown generation"
 assert_eq "$(stat_value marud_region_in_use)" 0 "out of use while unknown"
 # marud tells the mounts (an overflow event): the lease of d/a this mount
-# kept for its next open (fs/lcache.c) must go, or the open below would not
+# kept for its next open (libmaru's lease cache) must go, or the open below would not
 # reach marud
 no_kept() { [ "$(stat_value marufs_leases_kept)" = 0 ]; }
 wait_for 10 no_kept || fail "the mount still serves opens from kept leases while unknown"

@@ -3,7 +3,8 @@
  * tests/unit/lib/attr_test.c: the shared translations of lib/attr.c: which
  * names name_check() lets reach the wire (and the length it reports), and
  * every field of a proto_attr carried into a maru_attr, times split into
- * seconds and nanoseconds.
+ * seconds and nanoseconds, and a caller's struct maru_setattr taken as far
+ * as its sa_size says (0: all of it), the rest zero.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -78,11 +79,43 @@ static void test_attr_from_proto(void **state)
 	assert_int_equal(a.ctime.tv_nsec, 999999999);
 }
 
+static void test_setattr_in(void **state)
+{
+	struct maru_setattr in = { .mask = MARU_SET_MODE | MARU_SET_MTIME, .mode = 0600,
+				   .uid = 5, .gid = 6, .mtime = { 9, 10 } };
+	struct maru_setattr out;
+
+	(void)state;
+	/* 0: this header's layout, all of it */
+	memset(&out, 0xee, sizeof(out));
+	assert_int_equal(setattr_in(&in, &out), 0);
+	assert_int_equal(out.sa_size, sizeof(out));
+	assert_int_equal(out.mask, in.mask);
+	assert_int_equal(out.mode, 0600);
+	assert_int_equal(out.gid, 6);
+	assert_int_equal(out.mtime.tv_nsec, 10);
+	/* a caller whose struct ends after gid: the times it lacks are zero */
+	in.sa_size = offsetof(struct maru_setattr, atime);
+	memset(&out, 0xee, sizeof(out));
+	assert_int_equal(setattr_in(&in, &out), 0);
+	assert_int_equal(out.gid, 6);
+	assert_int_equal(out.mtime.tv_sec, 0);
+	assert_int_equal(out.mtime.tv_nsec, 0);
+	/* a larger, newer struct: what this library knows */
+	in.sa_size = sizeof(in) + 64;
+	assert_int_equal(setattr_in(&in, &out), 0);
+	assert_int_equal(out.mtime.tv_sec, 9);
+	/* too small to hold the mask */
+	in.sa_size = offsetof(struct maru_setattr, mask);
+	assert_int_equal(setattr_in(&in, &out), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_check),
 		cmocka_unit_test(test_attr_from_proto),
+		cmocka_unit_test(test_setattr_in),
 	};
 
 	return cmocka_run_group_tests_name("attr", tests, NULL, NULL);

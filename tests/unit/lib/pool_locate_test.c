@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -271,6 +272,38 @@ static void test_locate(void **state)
 	assert_non_null(strstr(why, "not found"));
 }
 
+/*
+ * The shm mapping of a regular pool file keeps a read-only descriptor of
+ * that same file (the client's splice source) and closes it with the map.
+ */
+static void test_map_keeps_rofd(void **state)
+{
+	struct stat st, ro;
+	struct pool_map *m = NULL;
+	const char *why = NULL;
+	uint8_t uuid[16];
+	int fd;
+
+	pool_file(0xe5);
+	fd = open(tmpfile_path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 64 * MiB), 0);	/* sparse: the size sb_make says */
+	close(fd);
+	memset(uuid, 0xe5, sizeof(uuid));
+	assert_int_equal(pool_map_open(tmpfile_path, uuid, 64 * MiB, &m, &why), 0);
+	assert_true(m->rofd >= 0);
+	assert_int_equal(fcntl(m->rofd, F_GETFL) & O_ACCMODE, O_RDONLY);
+	assert_true(fcntl(m->rofd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(stat(tmpfile_path, &st), 0);
+	assert_int_equal(fstat(m->rofd, &ro), 0);
+	assert_int_equal(ro.st_ino, st.st_ino);
+	assert_int_equal(m->ino, (uint64_t)st.st_ino);
+	assert_int_equal(m->dev, (uint64_t)st.st_dev);
+	fd = m->rofd;
+	pool_map_close(m);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);	/* closed with the map */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +311,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_find_uuid_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dev_align, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_keeps_rofd, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("dax_client", tests, NULL, NULL);
