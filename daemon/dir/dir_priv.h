@@ -15,13 +15,13 @@
  *     persist/ is handed)          replay.c (what a replayed record means)
  *   link.c, links.c (hard links, symlinks; the index of link nodes)
  *   node.c (records: nodes, pending and orphaned versions, extents, attrs)
- *   index.c (the names and ids tables over htab.c) -> htab.c
+ *   index.c (the names and ids tables over lib/common/htab.c)
  *
  * Warm restart lives in daemon/persist/: record.c (and ns.c, version.c,
  * link.c for dir_record_room) call into it through persist.h; persist/
  * never calls a dir/ function by name, only the tables it is handed:
- * the owner table record.c fills (dir_persist_owner: walk_items and
- * id_next in record.c, apply_item, drop_version and replayed in
+ * the owner table replay.c fills (dir_persist_owner: dir_record_walk and
+ * dir_record_id_next in record.c, apply_item, drop_version and replayed in
  * replay.c) and, for `marud -n`, dir.c's dir_scratch; so no file of
  * persist/ is in a cycle with one of dir/. Every *_locked or internal function here runs
  * with d->lock held; see dir.c for the lock rules.
@@ -323,6 +323,10 @@ struct persist_restore_stats;
 int dir_replay_item(void *dir, const struct persist_item *it);
 void dir_replay_drop(void *dir, uint64_t id);
 void dir_replayed(void *dir, uint64_t max_id, struct persist_restore_stats *st);
+/* record.c: the live directory as items, and the next id (the owner table). */
+int dir_record_walk(void *dir, int (*emit)(void *arg, const struct persist_item *it),
+		    void *arg);
+uint64_t dir_record_id_next(void *dir);
 
 static inline int ver_regular(const struct ver *v)
 {

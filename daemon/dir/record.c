@@ -3,8 +3,8 @@
  * daemon/dir/record.c: the directory's side of warm restart, over
  * daemon/persist/persist.h. It describes nodes as struct persist_item for
  * persist/ to record, and hands persist/ the table it reaches the
- * directory through (dir_persist_owner: the lock, the walk below, and
- * replay.c's calls), so calls go from dir/ to persist/ only.
+ * directory through (dir_persist_owner, in replay.c: the lock, the walk below,
+ * and replay.c's calls), so calls go from dir/ to persist/ only.
  *
  * Writing: every change that subscribers see as an event is also what the
  * journal must hold, so the one hook is in dir_ev_push() (event.c), called
@@ -316,7 +316,7 @@ static int walk_tree(struct dir *d, persist_emit_fn emit, void *arg)
 	return rc;
 }
 
-static int walk_items(void *dir, persist_emit_fn emit, void *arg)
+int dir_record_walk(void *dir, persist_emit_fn emit, void *arg)
 {
 	struct dir *d = dir;
 	struct persist_item root;
@@ -331,22 +331,9 @@ static int walk_items(void *dir, persist_emit_fn emit, void *arg)
 	return rc;
 }
 
-static uint64_t id_next(void *dir)
+uint64_t dir_record_id_next(void *dir)
 {
 	return ((struct dir *)dir)->next_id;
-}
-
-static const struct persist_ops dir_ops = {
-	.walk_items = walk_items,
-	.id_next = id_next,
-	.apply_item = dir_replay_item,
-	.drop_version = dir_replay_drop,
-	.replayed = dir_replayed,
-};
-
-void dir_persist_owner(struct dir *d, struct persist_owner *out)
-{
-	*out = (struct persist_owner){ &dir_ops, d, &d->lock };
 }
 
 void dir_set_persist(struct dir *d, struct persist *p)

@@ -2,7 +2,7 @@
 /*
  * daemon/dir/replay.c: what each journal record means to the directory,
  * applied in log order as persist/restore.c replays them (dir_replay_item,
- * through the owner table of record.c), with node.c's calls, without
+ * through the owner table kept at the end of this file), with node.c's calls, without
  * events and without writing anything: a JR_FILE binds its version under
  * its name (dropping what was there) and claims its extents in the
  * allocator, JR_REMOVE drops by id, JR_RENAME drops what is at the target
@@ -475,4 +475,20 @@ void dir_replayed(void *dir, uint64_t max_id, struct persist_restore_stats *st)
 	st->dirs = d->ndirs;
 	st->files = d->nnames;
 	st->bytes = d->used;
+}
+
+/* The table persist/ reaches the directory through: record.c's walk, the
+ * replay calls above. It lives here so that record.c, which event.c calls
+ * for every change, never calls replay.c (whose calls lead back to events). */
+static const struct persist_ops dir_ops = {
+	.walk_items = dir_record_walk,
+	.id_next = dir_record_id_next,
+	.apply_item = dir_replay_item,
+	.drop_version = dir_replay_drop,
+	.replayed = dir_replayed,
+};
+
+void dir_persist_owner(struct dir *d, struct persist_owner *out)
+{
+	*out = (struct persist_owner){ &dir_ops, d, &d->lock };
 }
