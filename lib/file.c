@@ -47,18 +47,13 @@
 
 static int file_check(struct maru_file *f, int want_pending)
 {
-	struct maru_client *c = f->c;
-	uint64_t gen;
+	int rc;
 
 	if (f->dead)
 		return -EIO;
-	if (f->epoch != __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&c->lock);
-		gen = c->s.generation;
-		pthread_mutex_unlock(&c->lock);
-		/* new generation: marud restarted; same one: our session expired */
-		return f->generation != gen ? -ESTALE : -EIO;
-	}
+	rc = session_held_check(f->c, f->epoch, f->generation);
+	if (rc)
+		return rc;
 	if (want_pending && !f->pending)
 		return -EBADF;
 	return 0;

@@ -85,6 +85,19 @@ static void notify_locked(struct maru_client *c, uint64_t old_gen, uint64_t new_
 
 /* ---- data path ---- */
 
+int session_held_check(struct maru_client *c, uint64_t epoch, uint64_t generation)
+{
+	uint64_t gen;
+
+	if (epoch == __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	gen = c->s.generation;
+	pthread_mutex_unlock(&c->lock);
+	/* new generation: marud restarted; same one: our session expired */
+	return generation != gen ? -ESTALE : -EIO;
+}
+
 const char *session_dp_name(enum maru_data_path p)
 {
 	switch (p) {

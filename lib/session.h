@@ -27,6 +27,12 @@ void session_dp_close(struct maru_client *c);
 /* The facts of the current session a data path asks for (c->env.facts). */
 void session_facts(struct maru_client *c, struct dp_facts *out);
 const char *session_dp_name(enum maru_data_path p);
+/*
+ * Whether something held from the session of (epoch, generation) is still
+ * good: 0, -EIO when our session expired (same generation), -ESTALE when
+ * marud restarted (new generation). No round trip.
+ */
+int session_held_check(struct maru_client *c, uint64_t epoch, uint64_t generation);
 /* The thread that runs the generation callback, one per client. */
 int session_notifier_start(struct maru_client *c);
 void session_notifier_stop(struct maru_client *c);

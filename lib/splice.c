@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "session.h"
 #include "extent.h"
 #include "pool_locate.h"
 #include "splice.h"
@@ -88,17 +89,13 @@ static int src_fd(struct splice_src *s, const struct pool_map *m)
  */
 static int lease_live(struct maru_file *f)
 {
-	struct maru_client *c = f->c;
-	uint64_t gen;
+	int rc;
 
 	if (f->dead)
 		return -EIO;
-	if (f->epoch != __atomic_load_n(&c->s.epoch, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&c->lock);
-		gen = c->s.generation;
-		pthread_mutex_unlock(&c->lock);
-		return f->generation != gen ? -ESTALE : -EIO;
-	}
+	rc = session_held_check(f->c, f->epoch, f->generation);
+	if (rc)
+		return rc;
 	return f->pending ? -EOPNOTSUPP : 0;
 }
 

@@ -9,7 +9,8 @@
  * HELLO's max_frame sets what our frames may carry. The data path is
  * chosen through the tables (a forced path that cannot open says why), and
  * the client hands the paths transport_call and session_facts, which
- * answers the current session's facts.
+ * answers the current session's facts; session_held_check says what a
+ * handle held from an older session is worth.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -284,6 +285,31 @@ static void test_env_and_facts(void **state)
 	fake_stop(&f);
 }
 
+/* What a handle or a splice source held from a session is worth later. */
+static void test_held_check(void **state)
+{
+	struct maru_client *c;
+	struct fake_marud f;
+	uint64_t epoch, gen;
+
+	(void)state;
+	fake_start(&f, NULL, NULL);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	epoch = c->s.epoch;
+	gen = c->s.generation;
+	assert_int_equal(session_held_check(c, epoch, gen), 0);
+	/* our session expired under the same marud: -EIO */
+	assert_int_equal(session_held_check(c, epoch + 1, gen), -EIO);
+	/* marud restarted: a new generation, -ESTALE for what the old one gave */
+	fake_restart(&f);
+	transport_ping(c);
+	assert_int_not_equal(c->s.epoch, epoch);
+	assert_int_equal(session_held_check(c, epoch, gen), -ESTALE);
+	assert_int_equal(session_held_check(c, c->s.epoch, c->s.generation), 0);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_auto_falls_back_to_tcp),
 		cmocka_unit_test(test_forced_rdma_says_why),
 		cmocka_unit_test(test_env_and_facts),
+		cmocka_unit_test(test_held_check),
 	};
 
 	return cmocka_run_group_tests_name("session", tests, NULL, NULL);
