@@ -34,7 +34,7 @@
  *
  * PUBLISHED and ABANDONED are final. In either, handles still attached
  * read the bytes until the last goes (the file closes then, or its lease
- * is kept in lcache.c for a new file). Any state can be stale: made before
+ * is kept in libmaru's lease cache for a new file). Any state can be stale: made before
  * marud's pool generation changed, every use fails with EIO.
  *
  * Locks, outermost first: p->rw (rdlock: I/O on p->file; wrlock: a state
