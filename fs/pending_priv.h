@@ -18,7 +18,7 @@
 #include "pending.h"
 
 /* Slots the name table starts with: few files are written at once, and it
- * doubles (lib/common/htab.h). */
+ * doubles (htab.h, the table marud and marufs share). */
 #define PTAB_MIN	64u
 
 /*
