@@ -4,8 +4,9 @@
  * (also as mount.fuse3 passes it from fstab) parsed with libfuse's option
  * parser into struct mfs_opts, the help text of marufs's options, the
  * arguments every mount adds for libfuse, the words of data= and
- * coherence= as libmaru's values, and sizes as users write them. Kept apart from main.c so that the unit
- * tests parse command lines without mounting.
+ * coherence= as libmaru's values, and sizes as users write them. Kept
+ * apart from mfs.c so that the unit tests parse command lines without
+ * mounting.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
 /*
  * fs/opts.h: the marufs command line (opts.c): the -o options into struct
  * mfs_opts, the help text, the arguments every mount passes on to libfuse,
- * and the option words turned into libmaru's values. main.c calls these;
- * nothing here connects or mounts.
+ * the option words turned into libmaru's values, and sizes. mfs.c and
+ * xattr.c call these; nothing here connects or mounts.
  */
 #ifndef MARUFS_OPTS_H
 #define MARUFS_OPTS_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * tests/unit/fs/opts_test.c: the marufs command line (fs/opts.c, what
- * fs/main.c parses with): the timeouts' defaults; every -o option into its
+ * fs/mfs.c parses with): the timeouts' defaults; every -o option into its
  * field; the first non-option is the pool and the mountpoint stays for
  * libfuse with libfuse's own options; fstab-only words are dropped; -h and
  * -V only set their flags; the arguments every mount adds (fsname only for
