@@ -11,7 +11,8 @@
  * freed at exit (at unmount the kernel may drop queued background RELEASEs).
  * A read of a published version over shm can name the pool file itself as
  * the source of the reply (handle_read_src): the kernel then splices the
- * pool's pages into it, with no copy through marufs (poolsrc.c).
+ * pool's pages into it, with no copy through marufs (libmaru names them:
+ * maru_file_splice_src()).
  * A descriptor open for writing only is direct_io (pendslot.c says why).
  *
  * Locks: h->lock guards h->lease, and is taken before the seat's lock and
@@ -28,16 +29,13 @@
 #include "failpoint.h"
 #include "fileio.h"
 #include "handle.h"
-#include "lcache.h"
 #include "notify.h"
 #include "pending.h"
 #include "pin.h"
-#include "poolsrc.h"
 
 #define ROOT_INO		1
 #define TLS_BUF_MIN		65536
 #define TASK_PF_EXITING		0x00000004	/* include/linux/sched.h */
-#define SRC_EXTENTS		64	/* more: the copy path */
 
 struct handle {
 	struct mfs *m;
@@ -151,8 +149,8 @@ static void handle_free(struct handle *h, int failed)
 		failed = 1;
 	had = pend_slot_release(&h->ps, failed);
 	/* a reader's own lease of the kernel's inode: kept for its next open */
-	if (h->lease && !had && !h->writer && !failed && !stale(h))
-		lcache_put(h->m->lc, h->ino, h->epoch, h->lease);
+	if (h->lease && !had && !h->writer && !failed && !stale(h) && h->m->lc)
+		maru_lease_cache_put(h->lease);
 	else if (h->lease)
 		maru_file_close(h->lease);
 	pthread_mutex_lock(&hr->lock);
@@ -241,11 +239,9 @@ static int open_reader(struct mfs *m, uint64_t ino, struct handle **out, int *ke
 		return pend_slot_reader(&h->ps, p);
 	if (!h->lease && pend_slot_reader(&h->ps, NULL) == 0)
 		return 0;
-	if (!h->lease) {
-		h->lease = lcache_take(m->lc, ino, h->epoch);
-		if (h->lease)
-			CNT_INC(m, lease_cache_hits);
-	}
+	/* take leaves h->lease NULL when nothing is kept */
+	if (!h->lease && m->lc && maru_lease_cache_take(m->lc, ino, &h->lease) == 0)
+		CNT_INC(m, lease_cache_hits);
 	rc = h->lease ? 0 : lease_open(h);
 	if (rc < 0) {
 		handle_free(h, 0);
@@ -361,27 +357,33 @@ ssize_t handle_read(struct handle *h, size_t size, off_t off, char **out)
 
 /* ---- reads with the pool file as the source ---- */
 
-/* The lease's extents for [off, off+size) of the pool file into src. */
-static int lease_src(struct handle *h, int fd, uint64_t gen, size_t size, off_t off,
-		     struct handle_src *src)
+/*
+ * The lease's bytes [off, off+size) as pieces of the descriptor libmaru
+ * names for them (maru_file_splice_src); h->lock held. -EAGAIN: read by
+ * copy, which also says what is wrong when something is.
+ */
+static int lease_src(struct handle *h, size_t size, off_t off, struct handle_src *src)
 {
-	struct maru_extent ext[SRC_EXTENTS];
-	uint64_t fsize = maru_file_size(h->lease), len;
-	ssize_t n;
+	uint64_t fsize = maru_file_size(h->lease), pos = (uint64_t)off, end, fd_off;
+	struct fuse_bufvec *bv = &src->bv;
+	size_t len;
+	int fd;
 
-	if ((uint64_t)off >= fsize)
+	if (pos >= fsize)
 		return -EAGAIN;	/* EOF: the copy path answers it */
-	len = fsize - (uint64_t)off < size ? fsize - (uint64_t)off : size;
-	n = maru_file_extents(h->lease, ext, SRC_EXTENTS);
-	if (n < 0)
-		return (int)n;
-	if (n > SRC_EXTENTS)
-		return -EAGAIN;
-	if (poolsrc_bufs(&src->bv, HANDLE_SRC_BUFS, fd, ext, n, (uint64_t)off, len))
-		return -EAGAIN;
-	/* a restart since the extents were given would make them another's */
-	if (!poolsrc_is(fd, &h->m->info, gen))
-		return -EAGAIN;
+	end = fsize - pos < size ? fsize : pos + size;
+	*bv = (struct fuse_bufvec){ .count = 0 };
+	while (pos < end) {
+		if (bv->count == HANDLE_SRC_BUFS ||
+		    maru_file_splice_src(h->lease, pos, &fd, &fd_off, &len) < 0 || !len)
+			return -EAGAIN;
+		if (len > end - pos)
+			len = (size_t)(end - pos);
+		bv->buf[bv->count++] = (struct fuse_buf){
+			.size = len, .flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
+			.fd = fd, .pos = (off_t)fd_off };
+		pos += len;
+	}
 	return 0;
 }
 
@@ -392,20 +394,16 @@ static int lease_src(struct handle *h, int fd, uint64_t gen, size_t size, off_t 
  */
 int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src *src)
 {
-	uint64_t gen = __atomic_load_n(&h->m->generation, __ATOMIC_ACQUIRE);
-	int fd, rc;
+	int rc;
 
 	if (stale(h))
 		return -EIO;
 	if (pend_slot_version(&h->ps))
 		return -EAGAIN;	/* a pending version: read by copy */
-	fd = poolsrc_fd(h->m, gen);
-	if (fd < 0)
-		return -EAGAIN;
 	pthread_mutex_lock(&h->lock);
 	rc = lease_get_locked(h);
 	if (rc == 0)
-		rc = lease_src(h, fd, gen, size, off, src);
+		rc = lease_src(h, size, off, src);
 	pthread_mutex_unlock(&h->lock);
 	/* tests: the bytes are read, the reader not answered yet */
 	if (rc == 0)

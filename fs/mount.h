@@ -3,7 +3,7 @@
  * fs/mount.h: the mount context of one marufs, struct mfs: its options, the
  * libmaru client, the FUSE session, the pool generation and epoch, the
  * counters .maru/stats shows, and one pointer to each subsystem's state.
- * main.c builds it; libfuse hands it to every request as
+ * mfs.c builds it (for main.c); libfuse hands it to every request as
  * fuse_req_userdata(), and each handler passes it down. Nothing else here:
  * each subsystem's interface is in its own header.
  */

@@ -18,7 +18,6 @@
 #include "dattr.h"
 #include "dcache.h"
 #include "handle.h"
-#include "lcache.h"
 #include "hints.h"
 #include "notify.h"
 #include "ns.h"
@@ -206,7 +205,7 @@ void ns_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 		if (p)
 			pend_unpin(p);
 	}
-	lcache_drop(m->lc, ino);
+	maru_lease_cache_drop(m->lc, ino);
 	itab_forget(m->tab, ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -217,7 +216,7 @@ void ns_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 	size_t i;
 
 	for (i = 0; i < count; i++) {
-		lcache_drop(m->lc, forgets[i].ino);
+		maru_lease_cache_drop(m->lc, forgets[i].ino);
 		itab_forget(m->tab, forgets[i].ino, forgets[i].nlookup);
 	}
 	fuse_reply_none(req);

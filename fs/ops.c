@@ -18,7 +18,6 @@
 #include "handle.h"
 #include "hints.h"
 #include "ioctl.h"
-#include "lcache.h"
 #include "link.h"
 #include "ns.h"
 #include "ops.h"
@@ -287,7 +286,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	OP(req, RELEASE);
 	pin_expire(req_mfs(req)->pins);
-	lcache_expire(req_mfs(req)->lc);
+	maru_lease_cache_expire(req_mfs(req)->lc);
 	if (ino_is_virt(ino)) {
 		vdir_ops.release(req, ino, fi);
 		return;

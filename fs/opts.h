@@ -2,8 +2,8 @@
 /*
  * fs/opts.h: the marufs command line (opts.c): the -o options into struct
  * mfs_opts, the help text, the arguments every mount passes on to libfuse,
- * and the option words turned into libmaru's values. main.c calls these;
- * nothing here connects or mounts.
+ * the option words turned into libmaru's values, and sizes. mfs.c and
+ * xattr.c call these; nothing here connects or mounts.
  */
 #ifndef MARUFS_OPTS_H
 #define MARUFS_OPTS_H
@@ -28,6 +28,12 @@ int opts_mount_args(const struct mfs_opts *o, struct fuse_args *args);
 /* data= and coherence= as libmaru's values (NULL: the default); -EINVAL. */
 int opts_data_path(const char *s, enum maru_data_path *out);
 int opts_coherence(const char *s, enum maru_coherence *out);
+/*
+ * A size as the user writes one (user.maru.size): decimal bytes, then
+ * optionally K M G T P or E (either case, binary) and "iB" or "B"; nothing
+ * else around it. 0, -EINVAL, or -ERANGE past 2^64.
+ */
+int opts_size(const char *s, uint64_t *out);
 void opts_free(struct mfs_opts *o);
 
 #endif

@@ -34,7 +34,7 @@
  *
  * PUBLISHED and ABANDONED are final. In either, handles still attached
  * read the bytes until the last goes (the file closes then, or its lease
- * is kept in lcache.c for a new file). Any state can be stale: made before
+ * is kept in libmaru's lease cache for a new file). Any state can be stale: made before
  * marud's pool generation changed, every use fails with EIO.
  *
  * Locks, outermost first: p->rw (rdlock: I/O on p->file; wrlock: a state
@@ -51,12 +51,24 @@
 #include "log.h"
 #include "pending_priv.h"
 
+/* The name table's hash of a pending: of the name it is in the table by. */
+static uint32_t pend_name_hash(uintptr_t item)
+{
+	const struct pending *p = (const struct pending *)item;
+
+	return (uint32_t)name_hash(p->parent, p->name);
+}
+
 int ptab_new(struct ptab **out)
 {
 	struct ptab *pt = calloc(1, sizeof(*pt));
 
 	if (!pt)
 		return -ENOMEM;
+	if (htab_init(&pt->names, PTAB_MIN, pend_name_hash, HTAB_BULK)) {
+		free(pt);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&pt->lock, NULL);
 	*out = pt;
 	return 0;
@@ -67,6 +79,7 @@ void ptab_free(struct ptab *pt)
 {
 	if (!pt)
 		return;
+	htab_fini(&pt->names);
 	pthread_mutex_destroy(&pt->lock);
 	free(pt);
 }
@@ -176,42 +189,46 @@ uint64_t pend_ino(const struct pending *p)
 
 /* ---- references and the name table ---- */
 
-static struct pending **bucket(struct ptab *pt, uint64_t parent, const char *name)
+struct pend_key {
+	uint64_t parent;
+	const char *name;
+};
+
+static int pend_is(uintptr_t item, const void *key)
 {
-	return &pt->b[name_hash(parent, name) & (PEND_BUCKETS - 1)];
+	const struct pending *p = (const struct pending *)item;
+	const struct pend_key *k = key;
+
+	return p->parent == k->parent && strcmp(p->name, k->name) == 0;
 }
 
 static struct pending *lookup_locked(struct ptab *pt, uint64_t parent, const char *name)
 {
-	struct pending *p = *bucket(pt, parent, name);
+	struct pend_key k = { parent, name };
 
-	while (p && !(p->parent == parent && strcmp(p->name, name) == 0))
-		p = p->hnext;
-	return p;
+	return (struct pending *)htab_find(&pt->names, (uint32_t)name_hash(parent, name),
+					   pend_is, &k);
 }
 
 static void unlink_locked(struct ptab *pt, struct pending *p)
 {
-	struct pending **pp;
-
 	if (!p->in_table)
 		return;
-	pp = bucket(pt, p->parent, p->name);
-	while (*pp && *pp != p)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = p->hnext;
-	p->hnext = NULL;
+	htab_del(&pt->names, (uintptr_t)p);
 	p->in_table = 0;
 	pt->count--;
 }
 
+/*
+ * Give p its name in the table. Out of memory, p stays out of it: still a
+ * working pending, only not shared with a later open of the name (as one
+ * with no name). After an unlink_locked() there is always room.
+ */
 static void link_locked(struct ptab *pt, struct pending *p)
 {
-	struct pending **b = bucket(pt, p->parent, p->name);
-
-	p->hnext = *b;
-	*b = p;
+	if (htab_reserve(&pt->names))
+		return;
+	htab_place(&pt->names, (uintptr_t)p, (uint32_t)name_hash(p->parent, p->name));
 	p->in_table = 1;
 	pt->count++;
 }

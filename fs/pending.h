@@ -22,7 +22,7 @@
 struct pending;
 struct ptab;
 
-/* ---- the mount's table (main.c, metrics.c) ---- */
+/* ---- the mount's table (mfs.c, metrics.c) ---- */
 
 /* How the inode table holds pendings linked to inodes. */
 extern const struct itab_payload_ops pend_payload_ops;

@@ -13,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
 #include "mount.h"
 #include "pending.h"
 
-#define PEND_BUCKETS	4096
+/* Slots the name table starts with: few files are written at once, and it
+ * doubles (htab.h, the table marud and marufs share). */
+#define PTAB_MIN	64u
 
 /*
  * What became of the version; moved only by pend_move(). A version of an
@@ -60,13 +63,12 @@ struct pending {
 	int writers, readers, active;
 	int cached;		/* handles that go through the kernel's page cache
 				 * of the inode: readers, writers not direct_io */
-	int in_table;
-	struct pending *hnext;
+	int in_table;		/* in pt->names: parent and name stay put */
 };
 
 struct ptab {
 	pthread_mutex_t lock;
-	struct pending *b[PEND_BUCKETS];
+	struct htab names;	/* struct pending by (parent, name) */
 	size_t count;
 };
 

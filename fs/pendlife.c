@@ -16,7 +16,6 @@
 #include "dattr.h"
 #include "failpoint.h"
 #include "fileio.h"
-#include "lcache.h"
 #include "log.h"
 #include "notify.h"
 #include "pending_priv.h"
@@ -178,8 +177,8 @@ static void close_file(struct pending *p)
 			CNT_INC(p->m, abandons);
 		/* a new file's lease on what it published: for the next open
 		 * of the inode the kernel has (fresh_file()) */
-		if (st == PEND_PUBLISHED && fresh_file(p) && !pend_stale(p))
-			lcache_put(p->m->lc, p->ino, p->epoch, p->file);
+		if (st == PEND_PUBLISHED && fresh_file(p) && !pend_stale(p) && p->m->lc)
+			maru_lease_cache_put(p->file);
 		else
 			maru_file_close(p->file);
 		p->file = NULL;
@@ -268,7 +267,7 @@ static void store_small(struct pending *p)
 	pthread_rwlock_rdlock(&p->rw);
 	if (pend_readable_locked(p))
 		size = maru_file_size(p->file);
-	if (size > 0 && size <= LCACHE_FILE_MAX && (buf = malloc(size)))
+	if (size > 0 && size <= MARU_LEASE_CACHE_FILE_MAX && (buf = malloc(size)))
 		n = file_read_full(p->file, buf, size, 0);
 	pthread_rwlock_unlock(&p->rw);
 	if (n > 0 && (uint64_t)n == size)

@@ -11,15 +11,20 @@
  * version whose name went); a lease of an older session or generation is
  * closed instead of handed out.
  *
+ * Entries are found by ino in the shared table (lib/common/htab.h) and
+ * leave oldest first through a list in age order.
+ *
  * Lock: lease_cache.lock, a leaf. Leases are closed after it is dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "client_priv.h"
+#include "hash.h"
+#include "htab.h"
 #include "lease_cache.h"
 
-#define LC_BUCKETS	1024
+#define LC_SLOTS_MIN	256	/* the table starts so, and doubles */
 #define LC_BYTES_MAX	(64ull << 20)
 #define LC_POOL_SHARE	32
 #define LC_TTL_MS	5000
@@ -27,18 +32,33 @@
 struct lent {
 	uint64_t ino, bytes, deadline;
 	struct maru_file *f;
-	struct lent *hnext;		/* bucket chain */
+	struct lent *next;		/* a list of entries to close */
 	struct lent *older, *newer;	/* age list */
 };
 
 struct lease_cache {
 	pthread_mutex_t lock;
-	struct lent *b[LC_BUCKETS];
+	struct htab by_ino;		/* struct lent */
 	struct lent *oldest, *newest;
 	unsigned int n;		/* read unlocked as a hint */
 	unsigned int max;	/* opts.lease_cache */
 	uint64_t ttl_ns, bytes;
 };
+
+static uint32_t ino_hash(uint64_t ino)
+{
+	return (uint32_t)hash_mix64(ino);
+}
+
+static uint32_t lent_hash(uintptr_t item)
+{
+	return ino_hash(((const struct lent *)item)->ino);
+}
+
+static int lent_is(uintptr_t item, const void *key)
+{
+	return ((const struct lent *)item)->ino == *(const uint64_t *)key;
+}
 
 int lease_cache_new(struct maru_client *c)
 {
@@ -50,6 +70,10 @@ int lease_cache_new(struct maru_client *c)
 	lc = calloc(1, sizeof(*lc));
 	if (!lc)
 		return -ENOMEM;
+	if (htab_init(&lc->by_ino, LC_SLOTS_MIN, lent_hash, HTAB_BULK)) {
+		free(lc);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&lc->lock, NULL);
 	lc->max = c->opts.lease_cache;
 	lc->ttl_ns = (uint64_t)(c->opts.lease_cache_ms ? c->opts.lease_cache_ms : LC_TTL_MS) *
@@ -65,24 +89,16 @@ void lease_cache_free(struct maru_client *c)
 	if (!lc)
 		return;
 	maru_lease_cache_clear(c);
+	htab_fini(&lc->by_ino);
 	pthread_mutex_destroy(&lc->lock);
 	free(lc);
 	c->lc = NULL;
 }
 
-static struct lent **bucket(struct lease_cache *lc, uint64_t ino)
-{
-	return &lc->b[(ino * 0x9e3779b97f4a7c15ull) >> 54];	/* 2^10 buckets */
-}
-
-/* Unhook e from both lists; lock held. */
+/* Unhook e from the table and the age list; lock held. */
 static void unhook_locked(struct lease_cache *lc, struct lent *e)
 {
-	struct lent **pp = bucket(lc, e->ino);
-
-	while (*pp != e)
-		pp = &(*pp)->hnext;
-	*pp = e->hnext;
+	htab_del(&lc->by_ino, (uintptr_t)e);
 	if (e->older)
 		e->older->newer = e->newer;
 	else
@@ -93,14 +109,14 @@ static void unhook_locked(struct lease_cache *lc, struct lent *e)
 		lc->newest = e->older;
 	__atomic_sub_fetch(&lc->n, 1, __ATOMIC_RELAXED);
 	lc->bytes -= e->bytes;
-	e->hnext = e->older = e->newer = NULL;
+	e->older = e->newer = NULL;
 }
 
 /* Move e to the caller's list of entries to close. */
 static void evict_locked(struct lease_cache *lc, struct lent *e, struct lent **drop)
 {
 	unhook_locked(lc, e);
-	e->hnext = *drop;
+	e->next = *drop;
 	*drop = e;
 }
 
@@ -115,7 +131,7 @@ static void close_all(struct lent *drop)
 	struct lent *next;
 
 	for (; drop; drop = next) {
-		next = drop->hnext;
+		next = drop->next;
 		maru_file_close(drop->f);
 		free(drop);
 	}
@@ -123,11 +139,7 @@ static void close_all(struct lent *drop)
 
 static struct lent *find_locked(struct lease_cache *lc, uint64_t ino)
 {
-	struct lent *e;
-
-	for (e = *bucket(lc, ino); e && e->ino != ino; e = e->hnext)
-		;
-	return e;
+	return (struct lent *)htab_find(&lc->by_ino, ino_hash(ino), lent_is, &ino);
 }
 
 /* The byte budget: a share of the pool, capped. */
@@ -152,10 +164,12 @@ static int room_locked(struct lease_cache *lc, uint64_t bytes, uint64_t budget,
 	return 1;
 }
 
-static void link_locked(struct lease_cache *lc, struct lent *e)
+/* Keep e; 0, or -ENOMEM (the table cannot grow: e is not kept). */
+static int link_locked(struct lease_cache *lc, struct lent *e)
 {
-	e->hnext = *bucket(lc, e->ino);
-	*bucket(lc, e->ino) = e;
+	if (htab_reserve(&lc->by_ino))
+		return -ENOMEM;
+	htab_place(&lc->by_ino, (uintptr_t)e, ino_hash(e->ino));
 	e->older = lc->newest;
 	if (lc->newest)
 		lc->newest->newer = e;
@@ -164,6 +178,7 @@ static void link_locked(struct lease_cache *lc, struct lent *e)
 	lc->newest = e;
 	__atomic_add_fetch(&lc->n, 1, __ATOMIC_RELAXED);
 	lc->bytes += e->bytes;
+	return 0;
 }
 
 /* A lease of this session of a file that fits: worth keeping. */
@@ -201,10 +216,8 @@ void maru_lease_cache_put(struct maru_file *f)
 	old = find_locked(lc, e->ino);
 	if (old)
 		evict_locked(lc, old, &drop);
-	if (room_locked(lc, e->bytes, b, &drop)) {
-		link_locked(lc, e);
-	} else {
-		e->hnext = drop;
+	if (!room_locked(lc, e->bytes, b, &drop) || link_locked(lc, e) < 0) {
+		e->next = drop;
 		drop = e;
 	}
 	pthread_mutex_unlock(&lc->lock);

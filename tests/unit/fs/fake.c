@@ -344,6 +344,28 @@ void __wrap_maru_file_close(struct maru_file *f)
 	free(f);
 }
 
+int __wrap_maru_file_splice_src(struct maru_file *f, uint64_t off, int *fd, uint64_t *fd_off,
+				size_t *len);
+int __wrap_maru_file_splice_src(struct maru_file *f, uint64_t off, int *fd, uint64_t *fd_off,
+				size_t *len)
+{
+	uint64_t size = fake_ver(f->ino)->size, n;
+
+	fk.splices++;
+	*fd = -1;
+	*fd_off = 0;
+	*len = 0;
+	if (!fk.splice_piece || !f->lease)
+		return -EOPNOTSUPP;
+	if (off >= size)
+		return 0;
+	n = fk.splice_piece - off % fk.splice_piece;
+	*fd = FAKE_SPLICE_FD;
+	*fd_off = FAKE_SPLICE_BASE + off;
+	*len = (size_t)(n < size - off ? n : size - off);
+	return 0;
+}
+
 ssize_t __wrap_maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max);
 ssize_t __wrap_maru_file_extents(struct maru_file *f, struct maru_extent *ext, size_t max)
 {

@@ -48,7 +48,15 @@ struct fake {
 	 * number pread_err_after on, pread_err (0: never) */
 	size_t pread_max;
 	int preads, pread_err, pread_err_after;
+	/* maru_file_splice_src: a lease's bytes lie in pieces of splice_piece
+	 * bytes of descriptor FAKE_SPLICE_FD, file byte off at fd offset
+	 * FAKE_SPLICE_BASE + off (0: -EOPNOTSUPP, as over tcp) */
+	size_t splice_piece;
+	int splices;
 };
+
+#define FAKE_SPLICE_FD		42
+#define FAKE_SPLICE_BASE	(1ull << 20)
 
 extern struct fake fk;
 

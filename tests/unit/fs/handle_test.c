@@ -9,7 +9,9 @@
  * publish keeps its old version's bytes for the private copy it falls back
  * to; write-only descriptors are direct_io: they drop what readers here
  * cached of what they overwrite, and a small new file they wrote is stored
- * in the kernel's cache at publish.
+ * in the kernel's cache at publish; a read of a published version names
+ * the pieces libmaru gives (maru_file_splice_src) as its reply's source,
+ * and falls back to a copy where they cannot be named or are too many.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -188,6 +190,53 @@ static void test_older_generation(void **state)
 	assert_int_equal(fk.publishes, 0);
 }
 
+/* The reply's buffers of a spliced read of size bytes at off. */
+static int read_src(uint64_t ino, size_t size, off_t off, struct handle_src *src)
+{
+	struct handle *r;
+	int keep, direct, rc;
+
+	assert_int_equal(handle_open(&m, ino, O_RDONLY, &r, &keep, &direct), 0);
+	rc = handle_read_src(r, size, off, src);
+	handle_close(r);
+	return rc;
+}
+
+static void test_read_src_pieces(void **state)
+{
+	uint64_t ino = fake_publish(1, "s", "0123456789abcdefghij");	/* 20 bytes */
+	struct handle_src src;
+	const struct fuse_buf *b = src.bv.buf;
+
+	/* not nameable (tcp, flush, a device-DAX): by copy */
+	assert_int_equal(read_src(ino, 64, 0, &src), -EAGAIN);
+	assert_int_equal(fk.splices, 1);
+	/* pieces of 8: [3, 8) [8, 16) [16, 20), cut at the file's end */
+	fk.splice_piece = 8;
+	assert_int_equal(read_src(ino, 64, 3, &src), 0);
+	assert_int_equal(src.bv.count, 3);
+	assert_int_equal(b[0].size, 5);
+	assert_int_equal(b[0].pos, FAKE_SPLICE_BASE + 3);
+	assert_int_equal(b[1].size, 8);
+	assert_int_equal(b[1].pos, FAKE_SPLICE_BASE + 8);
+	assert_int_equal(b[2].size, 4);
+	assert_int_equal(b[2].pos, FAKE_SPLICE_BASE + 16);
+	assert_int_equal(b[2].fd, FAKE_SPLICE_FD);
+	assert_true(b[2].flags & FUSE_BUF_IS_FD);
+	assert_true(b[2].flags & FUSE_BUF_FD_SEEK);
+	/* ... and cut at the read's end, inside a piece */
+	assert_int_equal(read_src(ino, 6, 4, &src), 0);
+	assert_int_equal(src.bv.count, 2);
+	assert_int_equal(b[0].size + b[1].size, 6);
+	/* at the end: EOF is the copy path's */
+	assert_int_equal(read_src(ino, 64, 20, &src), -EAGAIN);
+	/* more pieces than a reply holds: by copy */
+	fk.splice_piece = 2;
+	assert_int_equal(read_src(ino, 20, 0, &src), -EAGAIN);
+	assert_int_equal(read_src(ino, 2 * HANDLE_SRC_BUFS, 0, &src), 0);
+	assert_int_equal(src.bv.count, HANDLE_SRC_BUFS);
+}
+
 static void test_fallocate_truncate(void **state)
 {
 	struct maru_attr a;
@@ -363,6 +412,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_older_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_truncate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_src_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_only_is_direct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_loses_race_to_publish, setup,
 						teardown),

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * tests/unit/fs/opts_test.c: the marufs command line (fs/opts.c, what
- * fs/main.c parses with): the timeouts' defaults; every -o option into its
+ * fs/mfs.c parses with): the timeouts' defaults; every -o option into its
  * field; the first non-option is the pool and the mountpoint stays for
  * libfuse with libfuse's own options; fstab-only words are dropped; -h and
  * -V only set their flags; the arguments every mount adds (fsname only for
  * a pool that needs no escaping); data= and coherence= words as libmaru's
- * values, NULL as the default, anything else EINVAL.
+ * values, NULL as the default, anything else EINVAL; sizes with their
+ * units, and what is not one (user.maru.size).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -175,6 +176,34 @@ static void test_words(void **state)
 	assert_int_equal(opts_coherence("sw", &c), -EINVAL);
 }
 
+static void test_size(void **state)
+{
+	uint64_t v = 7;
+
+	assert_int_equal(opts_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(opts_size("2M", &v), 0);
+	assert_int_equal(v, 2 << 20);
+	assert_int_equal(opts_size("3kib", &v), 0);
+	assert_int_equal(v, 3 << 10);
+	assert_int_equal(opts_size("1GB", &v), 0);
+	assert_int_equal(v, 1ull << 30);
+	assert_int_equal(opts_size("5b", &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(opts_size("16E", &v), -ERANGE);
+	assert_int_equal(opts_size("18446744073709551616", &v), -ERANGE);
+	v = 7;
+	assert_int_equal(opts_size("", &v), -EINVAL);
+	assert_int_equal(opts_size("M", &v), -EINVAL);
+	assert_int_equal(opts_size("2Q", &v), -EINVAL);
+	assert_int_equal(opts_size("2Ki", &v), -EINVAL);
+	assert_int_equal(opts_size(" 2", &v), -EINVAL);
+	assert_int_equal(opts_size("-1", &v), -EINVAL);
+	assert_int_equal(opts_size("2M ", &v), -EINVAL);
+	assert_int_equal(opts_size(NULL, &v), -EINVAL);
+	assert_int_equal(v, 7);	/* untouched on error */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_mount_args),
 		cmocka_unit_test(test_words),
+		cmocka_unit_test(test_size),
 	};
 
 	return cmocka_run_group_tests_name("fs/opts", tests, NULL, NULL);

@@ -5,13 +5,14 @@
  * state diagram is taken and every other move refused (the state left as
  * it was); an unlinked name orphans a writing version (still writable,
  * never published) and leaves a failed one failed; one pending per name,
- * renamed with its name; and the one place a pending's size is read.
+ * renamed with its name, also while the name table grows; and the one place a pending's size is read.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -169,6 +170,37 @@ static void test_one_pending_per_name(void **state)
 	assert_int_equal(pend_count(&m), 0);
 }
 
+/* More names than the table starts with: it grows, every one stays found. */
+static void test_many_names(void **state)
+{
+	enum { N = 3 * PTAB_MIN };
+	struct pending *p[N], *q;
+	char name[16];
+	int i, act;
+
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		p[i] = new_writer(name, 0, 1, &act);
+	}
+	assert_int_equal(pend_count(&m), N);
+	for (i = 0; i < N; i += 2) {
+		snprintf(name, sizeof(name), "n%d", i);
+		pend_renamed(&m, 1, name, 3, name);
+	}
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		q = pend_of_name(&m, i % 2 ? 1 : 3, name);
+		assert_ptr_equal(q, p[i]);
+		pend_put(q);
+		assert_null(pend_of_name(&m, i % 2 ? 3 : 1, name));
+	}
+	for (i = 0; i < N; i++) {
+		pend_release(p[i], 1, 0, &act, 0);
+		pend_put(p[i]);
+	}
+	assert_int_equal(pend_count(&m), 0);
+}
+
 static void test_size_overlay(void **state)
 {
 	uint64_t src = fake_publish(1, "m", "old!");
@@ -203,6 +235,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_moves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlink_orphans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_pending_per_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_overlay, setup, teardown),
 	};
 
