@@ -3,10 +3,9 @@
  * fs/opts.c: the marufs command line: `marufs [options] POOL MOUNTPOINT`
  * (also as mount.fuse3 passes it from fstab) parsed with libfuse's option
  * parser into struct mfs_opts, the help text of marufs's options, the
- * arguments every mount adds for libfuse, the words of data= and
- * coherence= as libmaru's values, and sizes as users write them. Kept
- * apart from mfs.c so that the unit tests parse command lines without
- * mounting.
+ * arguments every mount adds for libfuse, and the words of data= and
+ * coherence= as libmaru's values. Kept apart from mfs.c so that the unit
+ * tests parse command lines without mounting.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -154,49 +153,6 @@ int opts_coherence(const char *s, enum maru_coherence *out)
 		*out = MARU_COHERENCE_FLUSH;
 	else
 		return -EINVAL;
-	return 0;
-}
-
-/* Leading decimal digits into *v: their count, or -ERANGE. */
-static int digits(const char *s, uint64_t *v)
-{
-	int i;
-
-	*v = 0;
-	for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (*v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-			return -ERANGE;
-		*v = *v * 10 + (uint64_t)(s[i] - '0');
-	}
-	return i;
-}
-
-int opts_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "kmgtpe";
-	const char *u;
-	uint64_t v;
-	int n, shift = 0;
-
-	n = s ? digits(s, &v) : -EINVAL;
-	if (n <= 0)
-		return n < 0 ? n : -EINVAL;
-	s += n;
-	u = *s ? strchr(units, *s | 0x20) : NULL;
-	if (u) {
-		shift = 10 * (int)(u - units + 1);
-		s++;
-		/* "Ki" alone is no unit: an i is followed by B */
-		if ((*s | 0x20) == 'i' && (*++s | 0x20) != 'b')
-			return -EINVAL;
-	}
-	if ((*s | 0x20) == 'b')
-		s++;
-	if (*s)
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = v << shift;
 	return 0;
 }
 

@@ -28,12 +28,6 @@ int opts_mount_args(const struct mfs_opts *o, struct fuse_args *args);
 /* data= and coherence= as libmaru's values (NULL: the default); -EINVAL. */
 int opts_data_path(const char *s, enum maru_data_path *out);
 int opts_coherence(const char *s, enum maru_coherence *out);
-/*
- * A size as the user writes one (user.maru.size): decimal bytes, then
- * optionally K M G T P or E (either case, binary) and "iB" or "B"; nothing
- * else around it. 0, -EINVAL, or -ERANGE past 2^64.
- */
-int opts_size(const char *s, uint64_t *out);
 void opts_free(struct mfs_opts *o);
 
 #endif

@@ -17,8 +17,8 @@
 
 #include "hints.h"
 #include "inode.h"
+#include "parse.h"
 #include "notify.h"
-#include "opts.h"
 #include "pending.h"
 #include "xattr.h"
 
@@ -334,7 +334,7 @@ static int set_size(struct mfs *m, uint64_t ino, const char *value, size_t size)
 	text[size] = '\0';
 	if (text[size - 1] == '\n')
 		text[size - 1] = '\0';
-	rc = opts_size(text, &bytes);
+	rc = parse_size(text, &bytes);
 	if (rc < 0)
 		return rc;
 	p = pend_of_ino(m, ino, 0);

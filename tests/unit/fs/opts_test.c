@@ -6,8 +6,7 @@
  * libfuse with libfuse's own options; fstab-only words are dropped; -h and
  * -V only set their flags; the arguments every mount adds (fsname only for
  * a pool that needs no escaping); data= and coherence= words as libmaru's
- * values, NULL as the default, anything else EINVAL; sizes with their
- * units, and what is not one (user.maru.size).
+ * values, NULL as the default, anything else EINVAL.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -176,34 +175,6 @@ static void test_words(void **state)
 	assert_int_equal(opts_coherence("sw", &c), -EINVAL);
 }
 
-static void test_size(void **state)
-{
-	uint64_t v = 7;
-
-	assert_int_equal(opts_size("4096", &v), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(opts_size("2M", &v), 0);
-	assert_int_equal(v, 2 << 20);
-	assert_int_equal(opts_size("3kib", &v), 0);
-	assert_int_equal(v, 3 << 10);
-	assert_int_equal(opts_size("1GB", &v), 0);
-	assert_int_equal(v, 1ull << 30);
-	assert_int_equal(opts_size("5b", &v), 0);
-	assert_int_equal(v, 5);
-	assert_int_equal(opts_size("16E", &v), -ERANGE);
-	assert_int_equal(opts_size("18446744073709551616", &v), -ERANGE);
-	v = 7;
-	assert_int_equal(opts_size("", &v), -EINVAL);
-	assert_int_equal(opts_size("M", &v), -EINVAL);
-	assert_int_equal(opts_size("2Q", &v), -EINVAL);
-	assert_int_equal(opts_size("2Ki", &v), -EINVAL);
-	assert_int_equal(opts_size(" 2", &v), -EINVAL);
-	assert_int_equal(opts_size("-1", &v), -EINVAL);
-	assert_int_equal(opts_size("2M ", &v), -EINVAL);
-	assert_int_equal(opts_size(NULL, &v), -EINVAL);
-	assert_int_equal(v, 7);	/* untouched on error */
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,7 +183,6 @@ int main(void)
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_mount_args),
 		cmocka_unit_test(test_words),
-		cmocka_unit_test(test_size),
 	};
 
 	return cmocka_run_group_tests_name("fs/opts", tests, NULL, NULL);
