@@ -139,8 +139,8 @@ static void server_memory_reset(void *arg)
 /*
  * The extension cannot tell its memory generation: opens are refused from
  * now on, so the mounts must stop serving them from the leases they keep
- * (fs/lcache.c). An overflow event tells every subscriber to drop all it
- * caches.
+ * (libmaru's lease cache, maru_lease_cache_*). An overflow event tells
+ * every subscriber to drop all it caches.
  */
 static void server_memory_unknown(void *arg)
 {
