@@ -2,7 +2,8 @@
 /*
  * lib/compat.c: the MARU_0.1 versions of the calls whose structs grew in
  * MARU_0.2 (struct maru_attr, maru_pool_info, maru_setattr, maru_statfs
- * and maru_event gained their size field first). A binary built against MARU_0.1's libmaru.h is bound to
+ * and maru_event gained their size field first). A binary built against
+ * MARU_0.1's libmaru.h is bound to
  * these by the symbol versions in libmaru.sym; each calls the current
  * function into the current struct and copies the fields the old, smaller
  * layout has.
@@ -21,8 +22,12 @@
 #include "compat.h"
 
 #ifdef MARU_SHARED
-#define V1(name)	__attribute__((symver(#name "@MARU_0.1")))
-#define V2(name)	__attribute__((symver(#name "@@MARU_0.2")))
+/*
+ * .symver directives rather than __attribute__((symver)): clang, which the
+ * sanitizer build uses, does not know the attribute; both know the directive.
+ */
+#define V1(name)	__asm__(".symver " #name "_v1, " #name "@MARU_0.1");
+#define V2(name)	__asm__(".symver " #name "_v2, " #name "@@MARU_0.2");
 #else
 #define V1(name)
 #endif
