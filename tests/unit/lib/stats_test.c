@@ -5,8 +5,9 @@
  * marud's STATS text (a newline added when it lacks one) followed by the
  * client's own counters and gauges, which follow what the client did; a
  * short buffer gets a NUL-terminated prefix and the full length back. Each
- * data path's own lines come from its dp_ops stats hook, verbatim, between
- * the data path gauges and the connected gauge, whatever path is in use.
+ * data path's own lines come from its dp_ops stats hook (into the same prom
+ * writer), verbatim, between the data path gauges and the connected gauge,
+ * whatever path is in use; the whole text is pinned byte for byte.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include "client_priv.h"
 #include "dp/datapath.h"
 #include "fake_store.h"
+#include "prom.h"
 
 #define MARUD_TEXT	"# TYPE marud_up gauge\nmarud_up 1"
 
@@ -148,11 +150,11 @@ static void test_stats_text(void **state)
 /* The path lines are the table's stats hooks' text, in place, as it changes. */
 static void test_path_lines_from_table(void **state)
 {
-	char *t, own[2048], *at;
+	struct prom own = PROM_INIT;
 	struct maru_client *c;
 	struct fake_marud f;
 	struct store s;
-	size_t n = 0;
+	char *t, *at;
 	int k;
 
 	(void)state;
@@ -161,19 +163,20 @@ static void test_path_lines_from_table(void **state)
 	c = fake_client(&f, 2000, 2, NULL, 0);
 	atomic_store(&c->st.rdma.qp_connects, 3);
 	atomic_store(&c->st.rdma.err[RDMA_ERR_TIMEOUT], 2);
-	own[0] = '\0';
 	for (k = MARU_DATA_SHM; k <= MARU_DATA_TCP; k++)
 		if (dp_of(k)->stats)
-			n += dp_of(k)->stats(c, own + n, sizeof(own) - n);
-	assert_true(n > 0);
-	assert_non_null(strstr(own, "maru_client_rdma_qp_connects_total 3\n"));
-	assert_non_null(strstr(own, "maru_client_rdma_errors_total{kind=\"timeout\"} 2\n"));
+			dp_of(k)->stats(c, &own);
+	assert_int_equal(own.err, 0);
+	assert_true(own.len > 0);
+	assert_non_null(strstr(own.buf, "maru_client_rdma_qp_connects_total 3\n"));
+	assert_non_null(strstr(own.buf, "maru_client_rdma_errors_total{kind=\"timeout\"} 2\n"));
 	t = stats(c);
-	at = strstr(t, own);
+	at = strstr(t, own.buf);
 	assert_non_null(at);
 	/* after the gauges of the path in use, right before the connected one */
 	assert_true(strstr(t, "maru_client_data_path{path=\"tcp\"} 1\n") < at);
-	assert_memory_equal(at + n, "# HELP maru_client_connected ", 29);
+	assert_memory_equal(at + own.len, "# HELP maru_client_connected ", 29);
+	prom_fini(&own);
 	free(t);
 	maru_client_free(c);
 	fake_stop(&f);
