@@ -643,7 +643,7 @@ void conns_close_all(struct server *srv)
 
 /* ---- the fuzzer's seam (server.h): one frame per call, no thread ---- */
 
-int server_fuzz_conn_new(struct server *srv, int fd, struct conn **out)
+int conn_fuzz_new(struct server *srv, int fd, struct conn **out)
 {
 	int rc = conn_new(srv, fd, 1, out);
 
@@ -652,7 +652,7 @@ int server_fuzz_conn_new(struct server *srv, int fd, struct conn **out)
 	return rc;
 }
 
-int server_fuzz_request(struct conn *c)
+int conn_fuzz_request(struct conn *c)
 {
 	struct pbuf out = { 0 };
 	int rc = conn_request(c, &out);
@@ -661,7 +661,7 @@ int server_fuzz_request(struct conn *c)
 	return rc;
 }
 
-void server_fuzz_conn_free(struct conn *c)
+void conn_fuzz_free(struct conn *c)
 {
 	if (c->sess)
 		session_detach(c->srv->sessions, c->sess);

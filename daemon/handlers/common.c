@@ -70,7 +70,7 @@ int hdl_reply_attr_extents(struct conn *c, const struct dir_attr *a, struct exte
 {
 	int rc = put_attr_extents(out, a, l);
 
-	extent_list_free(l);
+	alloc_extent_list_free(l);
 	c->cache_ino = a->ino;
 	return rc;
 }
@@ -92,7 +92,7 @@ int hdl_extent_iov(struct server *srv, const struct extent_list *l, uint64_t off
 
 	*covered = 0;
 	while (n && k < max) {
-		uint64_t po, len = extent_list_at(l, off, &po);
+		uint64_t po, len = alloc_extent_list_at(l, off, &po);
 
 		if (!len)
 			break;

@@ -141,7 +141,7 @@ static int put_rest(struct server *srv, const unsigned char served[OP_MAX], stru
 	return flush(p, out);
 }
 
-int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
+int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
 	struct prom p = PROM_INIT;
 	struct dir_stats st;

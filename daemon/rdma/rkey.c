@@ -205,7 +205,7 @@ int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
 		rc = dir_extents(srv->dir, session_dir(s), q->ino, rw, &l, &a);
 	if (!rc) {
 		rc = rkey_bind_all(r, rs, q->ino, rw, &l, out);
-		extent_list_free(&l);
+		alloc_extent_list_free(&l);
 	}
 	if (rc == -EPERM)
 		atomic_fetch_add(&r->st.refused_rkey, 1);
