@@ -253,14 +253,14 @@ static int exists_batch(struct maru_client *c, uint64_t parent, const char *cons
 	uint16_t l16;
 	int rc;
 
-	rc = pbuf_put(&b, &q, sizeof(q));
+	rc = proto_buf_put(&b, &q, sizeof(q));
 	for (i = 0; i < n && !rc; i++) {
 		rc = attr_name_check(names[i], &len);
 		l16 = (uint16_t)len;
 		if (!rc)
-			rc = pbuf_put(&b, &l16, sizeof(l16));
+			rc = proto_buf_put(&b, &l16, sizeof(l16));
 		if (!rc)
-			rc = pbuf_put(&b, names[i], len);
+			rc = proto_buf_put(&b, names[i], len);
 	}
 	if (rc)
 		goto out;
@@ -271,7 +271,7 @@ static int exists_batch(struct maru_client *c, uint64_t parent, const char *cons
 		rc = -EIO;
 	frame_req_done(&r);
 out:
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	return rc;
 }
 

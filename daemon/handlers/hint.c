@@ -226,7 +226,7 @@ HANDLER(hdl_hint_wait)
 	if (rc < 0)
 		return rc;
 	rep.ready = (uint32_t)rc;
-	return pbuf_put(out, &rep, sizeof(rep));
+	return proto_buf_put(out, &rep, sizeof(rep));
 }
 
 static void hint_madvise(struct server *srv, const struct hint_ranges *r, int advice)

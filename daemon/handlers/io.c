@@ -205,5 +205,5 @@ HANDLER(hdl_write)
 		return rc;
 	rep.done = r->len;
 	rep.size = a.size;
-	return pbuf_put(out, &rep, sizeof(rep));
+	return proto_buf_put(out, &rep, sizeof(rep));
 }

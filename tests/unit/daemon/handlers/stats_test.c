@@ -115,7 +115,7 @@ static void stats_of(struct fx *f, const unsigned char *served)
 	assert_true(out.len < sizeof(f->text));
 	memcpy(f->text, out.data, out.len);
 	f->text[out.len] = '\0';
-	pbuf_free(&out);
+	proto_buf_free(&out);
 }
 
 static void test_text_matches_the_directory(void **state)
