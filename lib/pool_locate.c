@@ -251,7 +251,7 @@ static void keep_rofd(int fd, const char *where, struct pool_map *m)
 }
 
 int pool_locate_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
-		  struct pool_map **out, const char **why)
+			 struct pool_map **out, const char **why)
 {
 	char where[PATH_MAX];
 	struct pool_map *m;

@@ -55,7 +55,7 @@ struct pool_map {
  * *why when it cannot be found, opened, mapped or checked.
  */
 int pool_locate_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
-		  struct pool_map **out, const char **why);
+			 struct pool_map **out, const char **why);
 void pool_locate_map_close(struct pool_map *m);
 
 /*
