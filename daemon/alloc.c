@@ -502,7 +502,7 @@ void alloc_put_list(struct alloc *a, const struct extent_list *list)
 
 uint64_t alloc_trim(struct alloc *a, struct extent_list *list, uint64_t keep)
 {
-	uint64_t total = extent_list_bytes(list), acc = 0, part, freed;
+	uint64_t total = alloc_extent_list_bytes(list), acc = 0, part, freed;
 	uint32_t i = 0, j;
 
 	if (keep >= total || round_up(keep, a->block) >= total)
@@ -551,12 +551,12 @@ uint64_t alloc_largest_free(const struct alloc *a)
 	return f ? f->len : 0;
 }
 
-uint64_t extent_list_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off)
+uint64_t alloc_extent_list_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off)
 {
 	return extent_at(l->v, l->n, off, pool_off);
 }
 
-uint64_t extent_list_bytes(const struct extent_list *l)
+uint64_t alloc_extent_list_bytes(const struct extent_list *l)
 {
 	uint64_t sum = 0;
 	uint32_t i;
@@ -566,7 +566,7 @@ uint64_t extent_list_bytes(const struct extent_list *l)
 	return sum;
 }
 
-void extent_list_free(struct extent_list *l)
+void alloc_extent_list_free(struct extent_list *l)
 {
 	free(l->v);
 	l->v = NULL;

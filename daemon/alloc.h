@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "extent.h"	/* struct extent, the walk extent_list_at() uses */
+#include "extent.h"	/* struct extent, the walk alloc_extent_list_at() uses */
 
 /* A growable extent list owned by the caller. */
 struct extent_list {
@@ -71,9 +71,9 @@ uint64_t alloc_largest_free(const struct alloc *a);
  * and the contiguous bytes from there to the end of that extent (0 if off is
  * past the list).
  */
-uint64_t extent_list_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off);
+uint64_t alloc_extent_list_at(const struct extent_list *l, uint64_t off, uint64_t *pool_off);
 /* Sum of extent lengths. */
-uint64_t extent_list_bytes(const struct extent_list *l);
-void extent_list_free(struct extent_list *l);
+uint64_t alloc_extent_list_bytes(const struct extent_list *l);
+void alloc_extent_list_free(struct extent_list *l);
 
 #endif

@@ -173,7 +173,7 @@ static void conn_trim(struct conn *c, struct pbuf *out)
 		c->cap = 0;
 	}
 	if (out->cap > CONN_BUF_KEEP)
-		pbuf_free(out);
+		proto_buf_free(out);
 }
 
 static void conn_unlink(struct server *srv, struct conn *c)
@@ -249,7 +249,7 @@ static void *conn_main(void *arg)
 	if (!wire_flush(c, 0) && !c->close) {
 		while (!atomic_load(&srv->stopping)) {
 			if (conn_idle(c) && !conn_to_loop(c)) {
-				pbuf_free(&out);
+				proto_buf_free(&out);
 				return NULL;	/* c is the loop's now */
 			}
 			if (conn_request(c, &out))
@@ -257,7 +257,7 @@ static void *conn_main(void *arg)
 			conn_trim(c, &out);
 		}
 	}
-	pbuf_free(&out);
+	proto_buf_free(&out);
 	conn_end(c);
 	return NULL;
 }
@@ -513,9 +513,9 @@ static void *loop_main(void *arg)
 		if (loop_pass(l, ev, n, &out))
 			break;
 		if (out.cap > CONN_BUF_KEEP)
-			pbuf_free(&out);
+			proto_buf_free(&out);
 	}
-	pbuf_free(&out);
+	proto_buf_free(&out);
 	return NULL;
 }
 
@@ -643,7 +643,7 @@ void conns_close_all(struct server *srv)
 
 /* ---- the fuzzer's seam (server.h): one frame per call, no thread ---- */
 
-int server_fuzz_conn_new(struct server *srv, int fd, struct conn **out)
+int conn_fuzz_new(struct server *srv, int fd, struct conn **out)
 {
 	int rc = conn_new(srv, fd, 1, out);
 
@@ -652,16 +652,16 @@ int server_fuzz_conn_new(struct server *srv, int fd, struct conn **out)
 	return rc;
 }
 
-int server_fuzz_request(struct conn *c)
+int conn_fuzz_request(struct conn *c)
 {
 	struct pbuf out = { 0 };
 	int rc = conn_request(c, &out);
 
-	pbuf_free(&out);
+	proto_buf_free(&out);
 	return rc;
 }
 
-void server_fuzz_conn_free(struct conn *c)
+void conn_fuzz_free(struct conn *c)
 {
 	if (c->sess)
 		session_detach(c->srv->sessions, c->sess);

@@ -43,7 +43,7 @@ static int hdl_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p
 
 	for (op = 0; op < OP_MAX; op++)
 		served[op] = handler_of((uint16_t)op) != NULL;
-	return stats_text(c->srv, served, out);
+	return hdl_stats_text(c->srv, served, out);
 }
 
 static const struct handler handlers[OP_MAX] = {

@@ -35,7 +35,7 @@ uint64_t run_new_generation(void)
 	while (g == 0) {
 		if (getrandom(&g, sizeof(g), 0) != (ssize_t)sizeof(g)) {
 			if (errno != EINTR)
-				fatal(errno, "getrandom");
+				log_fatal(errno, "getrandom");
 			g = 0;
 		}
 	}
@@ -238,9 +238,9 @@ int run_serve(const struct config_args *a, struct config *cfg, const uint8_t *ke
 
 	*start_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (detached && chdir("/") < 0)
-		fatal(errno, "chdir /");
+		log_fatal(errno, "chdir /");
 	if (!cfg->foreground && !detached && run_daemonize(&notify) < 0)
-		fatal(errno, "daemonize");
+		log_fatal(errno, "daemonize");
 	run_block_signals(&set);
 	rc = server_new(cfg, key, run_new_generation(), &srv);
 	if (rc) {

@@ -44,7 +44,7 @@ static int server_dir(struct server *srv)
 	uint64_t size = (pl->size - pl->data_off) & ~(block - 1);
 	struct dir_opts o = {
 		.eviction = srv->cfg.eviction,
-		.copy = server_copy,
+		.copy = hdl_io_copy,
 		.copy_arg = pl->base,
 		.max_leases = srv->cfg.max_leases,
 		.max_pending_bytes = srv->cfg.max_pending,
@@ -155,7 +155,7 @@ static void session_ended(void *arg, struct session *s)
 	struct server *srv = arg;
 
 	rdma_session_end(srv->rdma, s);
-	ext_session_end(srv->ext, hint_session_id(session_token(s), SESSION_TOKEN_BYTES));
+	ext_session_end(srv->ext, ext_open_session_id(session_token(s), SESSION_TOKEN_BYTES));
 }
 
 int server_reset_asked(const struct server *srv)

@@ -49,7 +49,7 @@ int server_reset_asked(const struct server *srv);
  * The directory's copy callback over a mapping (handlers/io.c): arg is the
  * mapping base (extent offsets are relative to it); src == NULL zero-fills.
  */
-void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+void hdl_io_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 		 const struct extent_list *src, uint64_t src_off, uint64_t len);
 
 /*
@@ -58,13 +58,13 @@ void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
  * the caller's thread, one request frame per call, through the same
  * read/check/gate/dispatch path a connection thread runs. fd is a stream
  * socket (a socketpair end: bulk I/O uses sendmsg/recvmsg) that the caller
- * owns and closes. server_fuzz_request() returns 0 to go on, non-zero when
- * the connection would be closed; server_fuzz_conn_free() detaches it from
+ * owns and closes. conn_fuzz_request() returns 0 to go on, non-zero when
+ * the connection would be closed; conn_fuzz_free() detaches it from
  * its session as a dropped connection does.
  */
 struct conn;
-int server_fuzz_conn_new(struct server *srv, int fd, struct conn **out);
-int server_fuzz_request(struct conn *c);
-void server_fuzz_conn_free(struct conn *c);
+int conn_fuzz_new(struct server *srv, int fd, struct conn **out);
+int conn_fuzz_request(struct conn *c);
+void conn_fuzz_free(struct conn *c);
 
 #endif

@@ -191,12 +191,12 @@ int wire_recv_hdr(struct conn *c, struct proto_hdr *h)
 
 static int queue_reply(struct conn *c, const struct proto_hdr *h, const void *p, size_t n)
 {
-	int rc = pbuf_reserve(&c->outq, sizeof(*h) + n);
+	int rc = proto_buf_reserve(&c->outq, sizeof(*h) + n);
 
 	if (rc)
 		return rc;
-	pbuf_put(&c->outq, h, sizeof(*h));
-	pbuf_put(&c->outq, p, n);
+	proto_buf_put(&c->outq, h, sizeof(*h));
+	proto_buf_put(&c->outq, p, n);
 	return 0;
 }
 
@@ -238,7 +238,7 @@ void wire_free(struct conn *c)
 	free(c->in);
 	c->in = NULL;
 	c->in_off = c->in_len = c->in_cap = 0;
-	pbuf_free(&c->outq);
+	proto_buf_free(&c->outq);
 }
 
 void wire_violation(struct conn *c, uint16_t op, const char *reason)

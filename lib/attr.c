@@ -10,7 +10,7 @@
 #include "attr.h"
 #include "clock.h"
 
-int name_check(const char *name, size_t *len)
+int attr_name_check(const char *name, size_t *len)
 {
 	size_t n;
 
@@ -23,14 +23,15 @@ int name_check(const char *name, size_t *len)
 	return 0;
 }
 
-size_t name_req_pack(void *buf, const void *head, size_t hlen, const char *name, size_t n)
+size_t attr_name_req_pack(void *buf, const void *head, size_t hlen, const char *name,
+			  size_t n)
 {
 	memcpy(buf, head, hlen);
 	memcpy((char *)buf + hlen, name, n);
 	return hlen + n;
 }
 
-int setattr_in(const struct maru_setattr *in, struct maru_setattr *out)
+int attr_setattr_in(const struct maru_setattr *in, struct maru_setattr *out)
 {
 	size_t n = in->sa_size ? in->sa_size : sizeof(*in);
 

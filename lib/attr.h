@@ -12,15 +12,16 @@
 #include "proto.h"
 
 /* 0 and the length in *len if name is a valid entry name, else -EINVAL. */
-int name_check(const char *name, size_t *len);
+int attr_name_check(const char *name, size_t *len);
 /* A request body in buf: the fixed head (hlen bytes), then name's n bytes; its length. */
-size_t name_req_pack(void *buf, const void *head, size_t hlen, const char *name, size_t n);
+size_t attr_name_req_pack(void *buf, const void *head, size_t hlen, const char *name,
+			  size_t n);
 void attr_from_proto(const struct proto_attr *p, struct maru_attr *out);
 /*
  * The caller's struct maru_setattr as this library's: what its sa_size
  * says it has (0: all of this layout), the rest zero. -EINVAL for a size
  * too small to hold the mask.
  */
-int setattr_in(const struct maru_setattr *in, struct maru_setattr *out);
+int attr_setattr_in(const struct maru_setattr *in, struct maru_setattr *out);
 
 #endif

@@ -32,7 +32,7 @@
 #define V1(name)
 #endif
 
-void attr_to_v1(const struct maru_attr *a, struct maru_attr_v1 *o)
+void compat_attr_to_v1(const struct maru_attr *a, struct maru_attr_v1 *o)
 {
 	*o = (struct maru_attr_v1){
 		.ino = a->ino, .parent = a->parent, .size = a->size,
@@ -43,7 +43,7 @@ void attr_to_v1(const struct maru_attr *a, struct maru_attr_v1 *o)
 	};
 }
 
-void setattr_from_v1(const struct maru_setattr_v1 *o, struct maru_setattr *sa)
+void compat_setattr_from_v1(const struct maru_setattr_v1 *o, struct maru_setattr *sa)
 {
 	*sa = (struct maru_setattr){
 		.sa_size = sizeof(*sa), .mask = o->mask, .mode = o->mode, .uid = o->uid,
@@ -51,7 +51,7 @@ void setattr_from_v1(const struct maru_setattr_v1 *o, struct maru_setattr *sa)
 	};
 }
 
-void event_to_v1(const struct maru_event *e, struct maru_event_v1 *o)
+void compat_event_to_v1(const struct maru_event *e, struct maru_event_v1 *o)
 {
 	o->seq = e->seq;
 	o->time_ns = e->time_ns;
@@ -70,7 +70,7 @@ void event_to_v1(const struct maru_event *e, struct maru_event_v1 *o)
 static int attr_out(int rc, const struct maru_attr *a, struct maru_attr_v1 *o)
 {
 	if (o && (rc == 0 || a->attr_size))
-		attr_to_v1(a, o);
+		compat_attr_to_v1(a, o);
 	return rc;
 }
 
@@ -132,7 +132,7 @@ int maru_setattr_v1(struct maru_client *c, uint64_t ino, const struct maru_setat
 
 	if (!sa)
 		return -EINVAL;
-	setattr_from_v1(sa, &s);
+	compat_setattr_from_v1(sa, &s);
 	return attr_out(maru_setattr(c, ino, &s, out ? &a : NULL), &a, out);
 }
 
@@ -168,7 +168,7 @@ int maru_events_next_v1(struct maru_events *ev, struct maru_event_v1 *out, int t
 		return -ENOMEM;
 	rc = maru_events_next(ev, e, timeout_ms);
 	if (rc == 1)
-		event_to_v1(e, out);
+		compat_event_to_v1(e, out);
 	free(e);
 	return rc;
 }
@@ -218,7 +218,7 @@ int maru_file_publish_dir_v1(struct maru_file *f, struct maru_attr_v1 *dir)
 
 	/* the directory as sent, or ino 0 when it was not (as before) */
 	if (dir)
-		attr_to_v1(&a, dir);
+		compat_attr_to_v1(&a, dir);
 	return rc;
 }
 

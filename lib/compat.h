@@ -70,9 +70,9 @@ struct maru_event_v1 {
 	char path[MARU_PATH_MAX], path2[MARU_PATH_MAX];
 };
 
-void attr_to_v1(const struct maru_attr *a, struct maru_attr_v1 *o);
-void setattr_from_v1(const struct maru_setattr_v1 *o, struct maru_setattr *sa);
-void event_to_v1(const struct maru_event *e, struct maru_event_v1 *o);
+void compat_attr_to_v1(const struct maru_attr *a, struct maru_attr_v1 *o);
+void compat_setattr_from_v1(const struct maru_setattr_v1 *o, struct maru_setattr *sa);
+void compat_event_to_v1(const struct maru_event *e, struct maru_event_v1 *o);
 
 int maru_client_pool_info_v1(struct maru_client *c, struct maru_pool_info_v1 *out);
 int maru_mkdir_v1(struct maru_client *c, uint64_t parent, const char *name,

@@ -221,7 +221,7 @@ int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !out || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
 		return -EINVAL;
-	rc = name_check(name, &n);
+	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
 	q.flags = create_flags(flags);
@@ -229,7 +229,7 @@ int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
 	q.uid = uid;
 	q.gid = gid;
 	q.namelen = (uint16_t)n;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
 	return open_call(c, &r, out);
 }
 
@@ -257,11 +257,11 @@ int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !out)
 		return -EINVAL;
-	rc = name_check(name, &n);
+	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
 	q.namelen = (uint16_t)n;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
 	return open_call(c, &r, out);
 }
 

@@ -54,20 +54,20 @@ static int hint_send(struct maru_client *c, int action, const char *request,
 	struct req rq = { .op = OP_HINTV };
 	int rc;
 
-	rc = pbuf_put(&b, &q, sizeof(q));
+	rc = proto_buf_put(&b, &q, sizeof(q));
 	if (!rc && reqlen)
-		rc = pbuf_put(&b, request, reqlen);
+		rc = proto_buf_put(&b, request, reqlen);
 	if (!rc)
-		rc = pbuf_put(&b, zero, ((reqlen + 7) & ~(size_t)7) - reqlen);
+		rc = proto_buf_put(&b, zero, ((reqlen + 7) & ~(size_t)7) - reqlen);
 	if (!rc && n)
-		rc = pbuf_put(&b, r, n * sizeof(*r));
+		rc = proto_buf_put(&b, r, n * sizeof(*r));
 	if (!rc) {
 		rq.p1 = b.data;
 		rq.n1 = b.len;
 		rc = transport_call(c, &rq);
 		frame_req_done(&rq);
 	}
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	return rc;
 }
 

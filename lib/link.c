@@ -39,7 +39,7 @@ int maru_symlink(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !target)
 		return -EINVAL;
-	rc = name_check(name, &n);
+	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
 	t = strnlen(target, PROTO_PATH_MAX);
@@ -49,7 +49,7 @@ int maru_symlink(struct maru_client *c, uint64_t parent, const char *name,
 		return -ENAMETOOLONG;
 	q.namelen = (uint16_t)n;
 	q.targetlen = (uint16_t)t;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
 	memcpy(buf + r.n1, target, t);
 	r.n1 += t;
 	return link_attr_call(c, &r, out);
@@ -88,11 +88,11 @@ int maru_link(struct maru_client *c, uint64_t ino, uint64_t newparent,
 
 	if (!c)
 		return -EINVAL;
-	rc = name_check(newname, &n);
+	rc = attr_name_check(newname, &n);
 	if (rc)
 		return rc;
 	q.namelen = (uint16_t)n;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), newname, n);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), newname, n);
 	return link_attr_call(c, &r, out);
 }
 
@@ -109,10 +109,10 @@ int maru_mknod(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !(S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode)))
 		return -EINVAL;
-	rc = name_check(name, &n);
+	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
 	q.namelen = (uint16_t)n;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
 	return link_attr_call(c, &r, out);
 }

@@ -111,7 +111,7 @@ static uint64_t granule_of(const char *path, uint64_t pool_align)
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), g = page;
 	struct stat st;
 
-	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && dax_dev_align(path, &g))
+	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && pool_locate_dax_align(path, &g))
 		g = pool_align;	/* marud's pool align is the device's */
 	return g > page ? g : page;
 }

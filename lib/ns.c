@@ -52,7 +52,7 @@ static int name_call(struct maru_client *c, uint16_t op, uint64_t parent, const 
 
 	if (!c)
 		return -EINVAL;
-	rc = name_check(name, &n);
+	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
 	if (ids) {
@@ -61,7 +61,7 @@ static int name_call(struct maru_client *c, uint16_t op, uint64_t parent, const 
 		q.gid = ids[2];
 	}
 	q.namelen = (uint16_t)n;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), name, n);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
 	if (op == OP_MKDIR || op == OP_LOOKUP)
 		return attr_call(c, &r, out);
 	rc = transport_call(c, &r);
@@ -116,7 +116,7 @@ int maru_setattr(struct maru_client *c, uint64_t ino,
 	uint64_t now = now_ns();
 	struct maru_setattr s, *sa = &s;
 
-	if (!c || !in || setattr_in(in, &s))
+	if (!c || !in || attr_setattr_in(in, &s))
 		return -EINVAL;
 	q.mask = (sa->mask & MARU_SET_MODE ? SETATTR_MODE : 0) |
 		 (sa->mask & MARU_SET_UID ? SETATTR_UID : 0) |
@@ -157,15 +157,15 @@ int maru_rename_seq(struct maru_client *c, uint64_t oldparent, const char *oldna
 		*event_seq = 0;
 	if (!c || (flags & ~MARU_RENAME_NOREPLACE))
 		return -EINVAL;
-	rc = name_check(oldname, &on);
+	rc = attr_name_check(oldname, &on);
 	if (!rc)
-		rc = name_check(newname, &nn);
+		rc = attr_name_check(newname, &nn);
 	if (rc)
 		return rc;
 	q.flags = flags & MARU_RENAME_NOREPLACE ? PROTO_RENAME_NOREPLACE : 0;
 	q.oldlen = (uint16_t)on;
 	q.newlen = (uint16_t)nn;
-	r.n1 = name_req_pack(buf, &q, sizeof(q), oldname, on);
+	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), oldname, on);
 	memcpy(buf + r.n1, newname, nn);
 	r.n1 += nn;
 	rc = transport_call(c, &r);
@@ -253,14 +253,14 @@ static int exists_batch(struct maru_client *c, uint64_t parent, const char *cons
 	uint16_t l16;
 	int rc;
 
-	rc = pbuf_put(&b, &q, sizeof(q));
+	rc = proto_buf_put(&b, &q, sizeof(q));
 	for (i = 0; i < n && !rc; i++) {
-		rc = name_check(names[i], &len);
+		rc = attr_name_check(names[i], &len);
 		l16 = (uint16_t)len;
 		if (!rc)
-			rc = pbuf_put(&b, &l16, sizeof(l16));
+			rc = proto_buf_put(&b, &l16, sizeof(l16));
 		if (!rc)
-			rc = pbuf_put(&b, names[i], len);
+			rc = proto_buf_put(&b, names[i], len);
 	}
 	if (rc)
 		goto out;
@@ -271,7 +271,7 @@ static int exists_batch(struct maru_client *c, uint64_t parent, const char *cons
 		rc = -EIO;
 	frame_req_done(&r);
 out:
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	return rc;
 }
 

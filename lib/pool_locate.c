@@ -48,7 +48,7 @@ static int read_sb(const char *path, uint64_t align, void *sb, size_t len)
 	return 0;
 }
 
-int (*dax_client_read_sb)(const char *path, uint64_t align, void *sb, size_t len) = read_sb;
+int (*pool_locate_read_sb)(const char *path, uint64_t align, void *sb, size_t len) = read_sb;
 
 static int sb_holds(const struct pool_superblock *sb, const uint8_t uuid[16])
 {
@@ -76,12 +76,12 @@ static int dev_holds(struct daxctl_dev *dev, const uint8_t uuid[16], char *p, si
 	n = snprintf(p, len, "/dev/%s", name);
 	if (n < 0 || (size_t)n >= len)
 		return 0;
-	if (dax_client_read_sb(p, dev_align(dev), &sb, sizeof(sb)))
+	if (pool_locate_read_sb(p, dev_align(dev), &sb, sizeof(sb)))
 		return 0;
 	return sb_holds(&sb, uuid);
 }
 
-int dax_find_uuid(const uint8_t uuid[16], char *path, size_t len)
+int pool_locate_dax_find(const uint8_t uuid[16], char *path, size_t len)
 {
 	struct daxctl_region *region;
 	struct daxctl_dev *dev;
@@ -103,7 +103,7 @@ out:
 	return rc;
 }
 
-int dax_dev_align(const char *path, uint64_t *align)
+int pool_locate_dax_align(const char *path, uint64_t *align)
 {
 	const char *base = strrchr(path, '/');
 	struct daxctl_region *region;
@@ -132,12 +132,12 @@ out:
 
 #else /* !HAVE_DAXCTL */
 
-int dax_find_uuid(const uint8_t uuid[16], char *path, size_t len)
+int pool_locate_dax_find(const uint8_t uuid[16], char *path, size_t len)
 {
 	return -ENODEV;
 }
 
-int dax_dev_align(const char *path, uint64_t *align)
+int pool_locate_dax_align(const char *path, uint64_t *align)
 {
 	return -ENODEV;
 }
@@ -156,10 +156,10 @@ static int path_holds(const char *path, const uint8_t uuid[16], const char **why
 		       "pool path cannot be reached here";
 		return 0;
 	}
-	if (S_ISCHR(st.st_mode) && dax_dev_align(path, &align))
+	if (S_ISCHR(st.st_mode) && pool_locate_dax_align(path, &align))
 		align = DAX_DEFAULT_ALIGN;
 	if ((!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) ||
-	    dax_client_read_sb(path, align, &sb, sizeof(sb))) {
+	    pool_locate_read_sb(path, align, &sb, sizeof(sb))) {
 		*why = "pool path cannot be mapped here";
 		return 0;
 	}
@@ -179,7 +179,7 @@ int pool_locate(const char *path, const uint8_t uuid[16], char *out, size_t len,
 		n = snprintf(out, len, "%s", path);
 		return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 	}
-	return dax_find_uuid(uuid, out, len) == 0 ? 0 : -ENODEV;
+	return pool_locate_dax_find(uuid, out, len) == 0 ? 0 : -ENODEV;
 }
 
 /* ---- the shm data path's mapping ---- */
@@ -250,8 +250,8 @@ static void keep_rofd(int fd, const char *where, struct pool_map *m)
 	m->ino = (uint64_t)st.st_ino;
 }
 
-int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
-		  struct pool_map **out, const char **why)
+int pool_locate_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
+			 struct pool_map **out, const char **why)
 {
 	char where[PATH_MAX];
 	struct pool_map *m;
@@ -276,7 +276,7 @@ int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
 	if (!rc)
 		rc = map_check(m, uuid, why);
 	if (rc) {
-		pool_map_close(m);
+		pool_locate_map_close(m);
 		return rc == -ENOMEM ? rc : -ENODEV;
 	}
 	memcpy(m->uuid, uuid, sizeof(m->uuid));
@@ -284,7 +284,7 @@ int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
 	return 0;
 }
 
-void pool_map_close(struct pool_map *m)
+void pool_locate_map_close(struct pool_map *m)
 {
 	if (!m)
 		return;

@@ -19,17 +19,17 @@
  * The path of an enabled device-DAX whose pool superblock is valid and
  * carries uuid, written to path (len bytes). -ENODEV when there is none.
  */
-int dax_find_uuid(const uint8_t uuid[16], char *path, size_t len);
+int pool_locate_dax_find(const uint8_t uuid[16], char *path, size_t len);
 /*
  * Mapping granularity of the device-DAX at path (/dev/daxX.Y): offsets and
  * lengths of its mappings must be multiples of it. -ENODEV if libdaxctl does
  * not know the device.
  */
-int dax_dev_align(const char *path, uint64_t *align);
+int pool_locate_dax_align(const char *path, uint64_t *align);
 /*
  * Where this host reaches the pool marud calls `path`: path itself when it
  * exists and holds the pool with that uuid, else a device-DAX found by
- * dax_find_uuid(). -ENODEV (with a reason in *why) when neither works.
+ * pool_locate_dax_find(). -ENODEV (with a reason in *why) when neither works.
  */
 int pool_locate(const char *path, const uint8_t uuid[16], char *out, size_t len,
 		const char **why);
@@ -54,15 +54,15 @@ struct pool_map {
  * kept open read-only (rofd). -ENODEV with a reason in
  * *why when it cannot be found, opened, mapped or checked.
  */
-int pool_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
-		  struct pool_map **out, const char **why);
-void pool_map_close(struct pool_map *m);
+int pool_locate_map_open(const char *path, const uint8_t uuid[16], uint64_t size,
+			 struct pool_map **out, const char **why);
+void pool_locate_map_close(struct pool_map *m);
 
 /*
  * Test seam: copy the pool superblock at the start of the device at path
  * (mapped `align` bytes, as devdax requires) into sb (72 bytes). The unit
  * test replaces it to serve fake devices.
  */
-extern int (*dax_client_read_sb)(const char *path, uint64_t align, void *sb, size_t len);
+extern int (*pool_locate_read_sb)(const char *path, uint64_t align, void *sb, size_t len);
 
 #endif

@@ -285,7 +285,7 @@ int dir_release(struct dir *d, struct dir_session *s, uint64_t ino);
 uint32_t dir_lease_count(struct dir *d, struct dir_session *s, uint64_t ino);
 /*
  * Copy the extents of a version s holds (lease or own pending) into *out
- * (caller frees with extent_list_free). -EPERM if s holds no such version.
+ * (caller frees with alloc_extent_list_free). -EPERM if s holds no such version.
  * want_write: -EPERM unless it is s's pending version.
  */
 int dir_extents(struct dir *d, struct dir_session *s, uint64_t ino, int want_write,
@@ -297,7 +297,7 @@ void dir_touch(struct dir *d, uint64_t ino);
  *
  * Each *_ext call is its plain call plus, when ext != NULL and the call
  * succeeds, a heap copy of the version's extents into *ext (caller frees
- * with extent_list_free), taken under the same lock hold. With ext == NULL
+ * with alloc_extent_list_free), taken under the same lock hold. With ext == NULL
  * they are exactly the plain call. On failure *ext is untouched.
  */
 /* dir_open + the extents of the version leased. */

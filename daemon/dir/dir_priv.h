@@ -244,16 +244,16 @@ static inline uint64_t ver_reserved(const struct ver *v)
 		return 0;
 	if (v->next == 1)
 		return v->ext.one.len;
-	return extent_list_bytes(ver_view(v, &tmp));
+	return alloc_extent_list_bytes(ver_view(v, &tmp));
 }
 
 /* ---- index.c: the names and ids tables ---- */
 
 int dir_index_init(struct dir *d);
 void dir_index_fini(struct dir *d);
-void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen);
-uint32_t node_hash(const struct node *n);
-void node_key(struct nkey *k, const struct node *n);
+void dir_nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen);
+uint32_t dir_node_hash(const struct node *n);
+void dir_node_key(struct nkey *k, const struct node *n);
 struct node *dir_node_found(const struct dir *d, const struct node *n);
 void dir_id_place_dir(struct dir *d, struct node *n);
 void dir_id_place_ver(struct dir *d, struct ver *v);

@@ -25,8 +25,8 @@ enum { FILL_CREATE = 1, FILL_TRUNCATE = 2, FILL_WROTE = 3 };
 
 static void fill_clear(struct dir_fill *f)
 {
-	extent_list_free(&f->dst);
-	extent_list_free(&f->src);
+	alloc_extent_list_free(&f->dst);
+	alloc_extent_list_free(&f->src);
 }
 
 /* Mark p filling [dst_off, dst_off + len) with a copy of its extents in f. */
@@ -242,12 +242,12 @@ int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int 
 		rc = fill_done_locked(d, s, f, err, out);
 		pthread_mutex_unlock(&d->lock);
 	}
-	extent_list_free(&f->src);
+	alloc_extent_list_free(&f->src);
 	if (!rc && ext) {
 		*ext = f->dst;
 		memset(&f->dst, 0, sizeof(f->dst));
 	}
-	extent_list_free(&f->dst);
+	alloc_extent_list_free(&f->dst);
 	return rc;
 }
 

@@ -19,7 +19,7 @@ static uint32_t name_hash(uint64_t parent, const char *name, size_t nlen)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen)
+void dir_nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen)
 {
 	k->parent = parent;
 	k->name = name;
@@ -28,21 +28,21 @@ void nkey_set(struct nkey *k, uint64_t parent, const char *name, size_t nlen)
 }
 
 /* A node keeps no hash (4 bytes a name): moving it rehashes its name. */
-uint32_t node_hash(const struct node *n)
+uint32_t dir_node_hash(const struct node *n)
 {
 	return name_hash(n->parent, n->name, n->nlen);
 }
 
-void node_key(struct nkey *k, const struct node *n)
+void dir_node_key(struct nkey *k, const struct node *n)
 {
-	nkey_set(k, n->parent, n->name, n->nlen);
+	dir_nkey_set(k, n->parent, n->name, n->nlen);
 }
 
 static uint32_t names_hash(uintptr_t it)
 {
 	if (it & TAG)
 		return ((const struct pend *)(it & ~(uintptr_t)TAG))->hash;
-	return node_hash((const struct node *)it);
+	return dir_node_hash((const struct node *)it);
 }
 
 static uint64_t item_id(uintptr_t it)
@@ -207,7 +207,7 @@ struct node *dir_node_found(const struct dir *d, const struct node *n)
 {
 	struct nkey k;
 
-	node_key(&k, n);
+	dir_node_key(&k, n);
 	return dir_name_find(d, &k);
 }
 
@@ -225,6 +225,6 @@ int dir_name_key(struct dir *d, uint64_t parent, const char *name, size_t nlen,
 	rc = dir_get_dir(d, parent, pdir);
 	if (rc)
 		return rc;
-	nkey_set(k, parent, name, nlen);
+	dir_nkey_set(k, parent, name, nlen);
 	return 0;
 }

@@ -95,7 +95,7 @@ void dir_lease_drop(struct dir *d, struct dir_session *s, struct lease *l, uint3
 		free(l);
 	}
 	if (!v)
-		fatalx("dir: lease on a lost version");
+		log_fatalx("dir: lease on a lost version");
 	v->leases -= count;
 	if (!v->leases)
 		ver_unleased(d, v);

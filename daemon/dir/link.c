@@ -58,7 +58,7 @@ void dir_link_drop_name(struct dir *d, struct node *n)
 		v = &n->u.v;
 		l = dir_link_first(d, v->id);
 		if (!l)
-			fatalx("dir: shared version without a link node");
+			log_fatalx("dir: shared version without a link node");
 		dir_link_unhook(d, l);
 		dir_lru_del(d, v);
 		dir_node_detach(d, n);

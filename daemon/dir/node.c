@@ -101,7 +101,7 @@ uint64_t dir_ver_trim(struct dir *d, struct ver *v, uint64_t keep)
 	return freed;
 }
 
-/* A heap copy of v's extents for use outside the lock (extent_list_free). */
+/* A heap copy of v's extents for use outside the lock (alloc_extent_list_free). */
 int dir_ver_extents_copy(const struct ver *v, struct extent_list *out)
 {
 	const struct extent_list *view;
@@ -270,7 +270,7 @@ void dir_node_link(struct node *parent, struct node *n)
 /* Bind n into its parent (names table room already reserved). */
 void dir_node_attach(struct dir *d, struct node *parent, struct node *n)
 {
-	htab_place(&d->names, (uintptr_t)n, node_hash(n));
+	htab_place(&d->names, (uintptr_t)n, dir_node_hash(n));
 	dir_node_link(parent, n);
 }
 
@@ -280,7 +280,7 @@ void dir_node_detach(struct dir *d, struct node *n)
 
 	htab_del(&d->names, (uintptr_t)n);
 	if (!parent)
-		fatalx("dir: node without parent");
+		log_fatalx("dir: node without parent");
 	rb_erase(&parent->u.d.kids, &n->rb);
 	parent->u.d.nent--;
 	if (n->kind == NODE_DIR)
@@ -299,7 +299,7 @@ int dir_ver_unbind(struct dir *d, struct node *n, struct ver *orphan)
 	uint64_t r = ver_reserved(v);
 
 	if (v->lru.prev)
-		fatalx("dir: unbinding a version still on the LRU");
+		log_fatalx("dir: unbinding a version still on the LRU");
 	d->used -= r;
 	if (v->leases) {
 		dir_ver_move(d, v, orphan);
@@ -414,7 +414,7 @@ struct node *dir_node_primary(const struct dir *d, struct node *n)
 		return n;
 	v = dir_id_ver(d, n->u.l.target);
 	if (!v || v->state != DIR_ST_PUBLISHED)
-		fatalx("dir: link to a version that is not bound");
+		log_fatalx("dir: link to a version that is not bound");
 	return ver_node(v);
 }
 

@@ -544,7 +544,7 @@ static void dirent_node(struct dir *d, struct dir_session *s, struct node *n,
 	if (!inside)
 		return;
 	/* The writer sees its own pending version in place of the published one. */
-	node_key(&k, n);
+	dir_node_key(&k, n);
 	p = dir_pend_find(d, s, &k);
 	if (p) {
 		de->ino = p->v.id;

@@ -125,7 +125,7 @@ static struct node *ev_target(const struct dir *d, const struct evname *a)
 
 	if (!a)
 		return NULL;
-	nkey_set(&k, a->parent, a->name, a->nlen);
+	dir_nkey_set(&k, a->parent, a->name, a->nlen);
 	return dir_name_find(d, &k);
 }
 

@@ -83,7 +83,7 @@ static int create_target(struct dir *d, const struct create_args *a, struct nkey
 	if (!v || v->state != DIR_ST_PUBLISHED)
 		return -ESTALE;
 	pd = ver_node(v);
-	node_key(k, pd);
+	dir_node_key(k, pd);
 	return 0;
 }
 

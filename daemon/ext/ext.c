@@ -80,7 +80,7 @@ int ext_load(const char *name, const char *config, struct ext **out)
 
 	if (!e)
 		return -ENOMEM;
-	rc = hint_sessions_new(&e->sessions);
+	rc = ext_open_sessions_new(&e->sessions);
 	if (rc)
 		goto out_close;
 	rc = ext_dlopen(e, name);
@@ -101,7 +101,7 @@ int ext_load(const char *name, const char *config, struct ext **out)
 out_close:
 	if (e->dl)
 		dlclose(e->dl);
-	hint_sessions_free(e->sessions);
+	ext_open_sessions_free(e->sessions);
 	free(e);
 	return rc;
 }
@@ -112,7 +112,7 @@ void ext_unload(struct ext *e)
 		return;
 	e->x->close(e->state);
 	dlclose(e->dl);
-	hint_sessions_free(e->sessions);
+	ext_open_sessions_free(e->sessions);
 	free(e);
 }
 
@@ -282,7 +282,7 @@ void ext_retire(void *arg, uint64_t off, uint64_t len)
 
 void ext_session_end(struct ext *e, uint64_t sid)
 {
-	if (e && hint_session_end(e->sessions, sid) && e->x->connection_closed)
+	if (e && ext_open_session_end(e->sessions, sid) && e->x->connection_closed)
 		e->x->connection_closed(e->state, sid);
 }
 

@@ -83,25 +83,25 @@ void ext_watch_stop(struct ext *e);
 /* open.c: the hint requests one connection keeps open (read .. read_end). */
 struct hint_open;
 /* 0 opened, 1 already open, -EMFILE at PROTO_MAX_HINT_OPEN, -ENOMEM. */
-int hint_open_add(struct hint_open **set, const char *request);
+int ext_open_add(struct hint_open **set, const char *request);
 /* 1 closed, 0 was not open. */
-int hint_open_del(struct hint_open *set, const char *request);
-unsigned int hint_open_count(const struct hint_open *set);
-void hint_open_free(struct hint_open *set);
+int ext_open_del(struct hint_open *set, const char *request);
+unsigned int ext_open_count(const struct hint_open *set);
+void ext_open_free(struct hint_open *set);
 
 /*
  * The open sets of every client session (a client's connections share its
  * session): the id the extension knows a session by (its "conn"), and the
- * table. hint_session_track: open 1 adds request (as hint_open_add), -1
- * deletes it (as hint_open_del), 0 only makes the session known.
- * hint_session_end: 1 if the session was known (it hinted), then forgotten.
+ * table. ext_open_session_track: open 1 adds request (as ext_open_add), -1
+ * deletes it (as ext_open_del), 0 only makes the session known.
+ * ext_open_session_end: 1 if the session was known (it hinted), then forgotten.
  */
 struct hint_sessions;
-uint64_t hint_session_id(const uint8_t *token, size_t len);
-int hint_sessions_new(struct hint_sessions **out);
-void hint_sessions_free(struct hint_sessions *t);
-int hint_session_track(struct hint_sessions *t, uint64_t sid, int open, const char *request);
-unsigned int hint_session_count(struct hint_sessions *t, uint64_t sid);
-int hint_session_end(struct hint_sessions *t, uint64_t sid);
+uint64_t ext_open_session_id(const uint8_t *token, size_t len);
+int ext_open_sessions_new(struct hint_sessions **out);
+void ext_open_sessions_free(struct hint_sessions *t);
+int ext_open_session_track(struct hint_sessions *t, uint64_t sid, int open, const char *request);
+unsigned int ext_open_session_count(struct hint_sessions *t, uint64_t sid);
+int ext_open_session_end(struct hint_sessions *t, uint64_t sid);
 
 #endif

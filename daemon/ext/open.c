@@ -57,7 +57,7 @@ static int grow(struct hint_open **set)
 	return 0;
 }
 
-int hint_open_add(struct hint_open **set, const char *request)
+int ext_open_add(struct hint_open **set, const char *request)
 {
 	uint64_t h = req_hash(request);
 	int rc;
@@ -75,7 +75,7 @@ int hint_open_add(struct hint_open **set, const char *request)
 	return 0;
 }
 
-int hint_open_del(struct hint_open *set, const char *request)
+int ext_open_del(struct hint_open *set, const char *request)
 {
 	int i = find(set, req_hash(request));
 
@@ -85,12 +85,12 @@ int hint_open_del(struct hint_open *set, const char *request)
 	return 1;
 }
 
-unsigned int hint_open_count(const struct hint_open *set)
+unsigned int ext_open_count(const struct hint_open *set)
 {
 	return set ? set->n : 0;
 }
 
-void hint_open_free(struct hint_open *set)
+void ext_open_free(struct hint_open *set)
 {
 	free(set);
 }
@@ -114,14 +114,14 @@ struct hint_sessions {
 	struct sess_ent *b[SESS_BUCKETS];
 };
 
-uint64_t hint_session_id(const uint8_t *token, size_t len)
+uint64_t ext_open_session_id(const uint8_t *token, size_t len)
 {
 	uint64_t h = hash_xxh3(token, len);
 
 	return h ? h : 1;
 }
 
-int hint_sessions_new(struct hint_sessions **out)
+int ext_open_sessions_new(struct hint_sessions **out)
 {
 	struct hint_sessions *t = calloc(1, sizeof(*t));
 
@@ -132,7 +132,7 @@ int hint_sessions_new(struct hint_sessions **out)
 	return 0;
 }
 
-void hint_sessions_free(struct hint_sessions *t)
+void ext_open_sessions_free(struct hint_sessions *t)
 {
 	struct sess_ent *s;
 	unsigned int i;
@@ -142,7 +142,7 @@ void hint_sessions_free(struct hint_sessions *t)
 	for (i = 0; i < SESS_BUCKETS; i++)
 		while ((s = t->b[i])) {
 			t->b[i] = s->next;
-			hint_open_free(s->set);
+			ext_open_free(s->set);
 			free(s);
 		}
 	pthread_mutex_destroy(&t->lock);
@@ -165,7 +165,7 @@ static struct sess_ent *sess_find(struct hint_sessions *t, uint64_t sid, int mak
 	return s;
 }
 
-int hint_session_track(struct hint_sessions *t, uint64_t sid, int open, const char *request)
+int ext_open_session_track(struct hint_sessions *t, uint64_t sid, int open, const char *request)
 {
 	struct sess_ent *s;
 	int rc = 0;
@@ -177,14 +177,14 @@ int hint_session_track(struct hint_sessions *t, uint64_t sid, int open, const ch
 	if (!s)
 		rc = -ENOMEM;
 	else if (open > 0)
-		rc = hint_open_add(&s->set, request);
+		rc = ext_open_add(&s->set, request);
 	else if (open < 0)
-		rc = hint_open_del(s->set, request);
+		rc = ext_open_del(s->set, request);
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }
 
-unsigned int hint_session_count(struct hint_sessions *t, uint64_t sid)
+unsigned int ext_open_session_count(struct hint_sessions *t, uint64_t sid)
 {
 	struct sess_ent *s;
 	unsigned int n;
@@ -193,12 +193,12 @@ unsigned int hint_session_count(struct hint_sessions *t, uint64_t sid)
 		return 0;
 	pthread_mutex_lock(&t->lock);
 	s = sess_find(t, sid, 0);
-	n = s ? hint_open_count(s->set) : 0;
+	n = s ? ext_open_count(s->set) : 0;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
 
-int hint_session_end(struct hint_sessions *t, uint64_t sid)
+int ext_open_session_end(struct hint_sessions *t, uint64_t sid)
 {
 	struct sess_ent **pp, *s;
 
@@ -212,7 +212,7 @@ int hint_session_end(struct hint_sessions *t, uint64_t sid)
 		}
 	pthread_mutex_unlock(&t->lock);
 	if (s) {
-		hint_open_free(s->set);
+		ext_open_free(s->set);
 		free(s);
 	}
 	return s != NULL;

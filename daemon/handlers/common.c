@@ -42,7 +42,7 @@ int hdl_put_attr(struct pbuf *out, const struct dir_attr *a)
 	struct proto_attr w;
 
 	attr_to_wire(a, 0, &w);
-	return pbuf_put(out, &w, sizeof(w));
+	return proto_buf_put(out, &w, sizeof(w));
 }
 
 static int put_attr_extents(struct pbuf *out, const struct dir_attr *a,
@@ -53,14 +53,14 @@ static int put_attr_extents(struct pbuf *out, const struct dir_attr *a,
 	int rc;
 
 	attr_to_wire(a, l->n, &w);
-	rc = pbuf_reserve(out, sizeof(w) + (size_t)l->n * sizeof(struct proto_extent));
+	rc = proto_buf_reserve(out, sizeof(w) + (size_t)l->n * sizeof(struct proto_extent));
 	if (rc)
 		return rc;
-	pbuf_put(out, &w, sizeof(w));
+	proto_buf_put(out, &w, sizeof(w));
 	for (i = 0; i < l->n; i++) {
 		struct proto_extent e = { .off = l->v[i].off, .len = l->v[i].len };
 
-		pbuf_put(out, &e, sizeof(e));
+		proto_buf_put(out, &e, sizeof(e));
 	}
 	return 0;
 }
@@ -70,7 +70,7 @@ int hdl_reply_attr_extents(struct conn *c, const struct dir_attr *a, struct exte
 {
 	int rc = put_attr_extents(out, a, l);
 
-	extent_list_free(l);
+	alloc_extent_list_free(l);
 	c->cache_ino = a->ino;
 	return rc;
 }
@@ -92,7 +92,7 @@ int hdl_extent_iov(struct server *srv, const struct extent_list *l, uint64_t off
 
 	*covered = 0;
 	while (n && k < max) {
-		uint64_t po, len = extent_list_at(l, off, &po);
+		uint64_t po, len = alloc_extent_list_at(l, off, &po);
 
 		if (!len)
 			break;

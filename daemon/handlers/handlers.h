@@ -76,7 +76,7 @@ HANDLER(hdl_rkey);
  * has a handler (its request counter is listed); dispatch.c, which knows the
  * table, passes it.
  */
-int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out);
+int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out);
 
 /* ---- common.c ---- */
 

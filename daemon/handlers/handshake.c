@@ -60,7 +60,7 @@ HANDLER(hdl_auth)
 		memcpy(rep.nonce, c->nonce_s, 32);
 		auth_mac(c->srv->key, "marud", c->nonce_c, c->nonce_s, rep.mac);
 		c->auth_stage = 1;
-		return pbuf_put(out, &rep, sizeof(rep));
+		return proto_buf_put(out, &rep, sizeof(rep));
 	}
 	if (sodium_memcmp(req->nonce, c->nonce_c, 32))
 		return auth_fail(c, "client nonce changed");
@@ -117,7 +117,7 @@ HANDLER(hdl_hello)
 		c->owner_sid = sessions_token_sid(c->srv->sessions, req->token);
 	}
 	c->dirattr = (req->flags & HELLO_F_DIRATTR) != 0;
-	rc = pbuf_reserve(out, sizeof(*rep));
+	rc = proto_buf_reserve(out, sizeof(*rep));
 	if (rc)
 		return rc;
 	rep = (struct proto_hello_rep *)(out->data + out->len);

@@ -75,7 +75,7 @@ static int resolve(struct conn *c, const struct proto_hint_range *g, int want_wr
 	while (!rc && extent_iter_next(&it, &pc))
 		rc = ranges_add(out, pc.pool_off, pc.len);
 out:
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	return rc;
 }
 
@@ -114,7 +114,7 @@ static int resolve_all(struct conn *c, const struct proto_hint_range *g, uint32_
 static uint64_t hint_id(struct conn *c)
 {
 	if (!c->ext_id)
-		c->ext_id = hint_session_id(session_token(c->sess), SESSION_TOKEN_BYTES);
+		c->ext_id = ext_open_session_id(session_token(c->sess), SESSION_TOKEN_BYTES);
 	return c->ext_id;
 }
 
@@ -140,7 +140,7 @@ static int open_track(struct conn *c, int action, const char *req, int *opened)
 	int rc;
 
 	*opened = 0;
-	rc = hint_session_track(t, hint_id(c), action == HINT_A_READ ? 1 :
+	rc = ext_open_session_track(t, hint_id(c), action == HINT_A_READ ? 1 :
 				action == HINT_A_READ_END ? -1 : 0, req);
 	if (action != HINT_A_READ)
 		return rc < 0 ? rc : 0;
@@ -167,7 +167,7 @@ static int hint_deliver(struct conn *c, int action, const char *req,
 	if (rc == -EOPNOTSUPP)
 		return rc;
 	if (rc && opened)
-		hint_session_track(ext_hint_sessions(c->srv->ext), hint_id(c), -1, req);
+		ext_open_session_track(ext_hint_sessions(c->srv->ext), hint_id(c), -1, req);
 	return 0;
 }
 
@@ -226,7 +226,7 @@ HANDLER(hdl_hint_wait)
 	if (rc < 0)
 		return rc;
 	rep.ready = (uint32_t)rc;
-	return pbuf_put(out, &rep, sizeof(rep));
+	return proto_buf_put(out, &rep, sizeof(rep));
 }
 
 static void hint_madvise(struct server *srv, const struct hint_ranges *r, int advice)

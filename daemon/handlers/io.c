@@ -3,7 +3,7 @@
  * daemon/handlers/io.c: bytes between a socket and pool memory: READ (the
  * reply header then the version's pool pieces, straight from the mapping),
  * WRITE (the payload received into the pending version's extents, reserving
- * first if needed), and server_copy(), the directory's copy callback for
+ * first if needed), and hdl_io_copy(), the directory's copy callback for
  * CREATE_COPY and zero fills (run by dir_fill_run, never under the
  * directory lock); hints moved to hint.c. Bulk
  * transfers run with no lock held, on extents the session holds, which the
@@ -22,18 +22,18 @@
 #include "session.h"
 #include "wire.h"
 
-void server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+void hdl_io_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 		 const struct extent_list *src, uint64_t src_off, uint64_t len)
 {
 	uint8_t *base = arg;
 
 	while (len) {
-		uint64_t d = 0, s = 0, n = extent_list_at(dst, dst_off, &d);
+		uint64_t d = 0, s = 0, n = alloc_extent_list_at(dst, dst_off, &d);
 
 		if (!n)
 			return;
 		if (src) {
-			uint64_t sn = extent_list_at(src, src_off, &s);
+			uint64_t sn = alloc_extent_list_at(src, src_off, &s);
 
 			if (!sn)
 				return;
@@ -112,7 +112,7 @@ HANDLER(hdl_read)
 	if (r->off < a.size)
 		n = a.size - r->off < r->len ? a.size - r->off : r->len;
 	rc = send_from_pool(c, h, &l, r->off, n);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	if (rc) {
 		/* The header may be out: the stream cannot be trusted any more. */
 		log_warn(rc, "%s: READ send failed", c->peer);
@@ -193,7 +193,7 @@ HANDLER(hdl_write)
 	if (!rc)
 		rc = recv_into_pool(c, &l, r->off + first_half(r->len),
 				    r->len - first_half(r->len));
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	if (rc) {
 		log_warn(rc, "%s: WRITE payload", c->peer);
 		c->close = 1;
@@ -205,5 +205,5 @@ HANDLER(hdl_write)
 		return rc;
 	rep.done = r->len;
 	rep.size = a.size;
-	return pbuf_put(out, &rep, sizeof(rep));
+	return proto_buf_put(out, &rep, sizeof(rep));
 }

@@ -31,7 +31,7 @@ HANDLER(hdl_readlink)
 	int rc;
 
 	rc = dir_readlink(c->srv->dir, r->ino, buf, sizeof(buf));
-	return rc < 0 ? rc : pbuf_put(out, buf, (size_t)rc);
+	return rc < 0 ? rc : proto_buf_put(out, buf, (size_t)rc);
 }
 
 HANDLER(hdl_link)

@@ -80,7 +80,7 @@ HANDLER(hdl_rename)
 	rc = dir_rename_ev(c->srv->dir, session_dir(c->sess), r->oldparent, oldname,
 			   r->oldlen, r->newparent, oldname + r->oldlen, r->newlen,
 			   r->flags, &rep.seq);
-	return rc ? rc : pbuf_put(out, &rep, sizeof(rep));
+	return rc ? rc : proto_buf_put(out, &rep, sizeof(rep));
 }
 
 HANDLER(hdl_unlink)
@@ -105,11 +105,11 @@ static int readdir_put(void *arg, const struct dir_dirent *de)
 		.state = de->state, .namelen = (uint16_t)de->nlen,
 	};
 
-	x->rc = pbuf_put(x->out, &w, sizeof(w));
+	x->rc = proto_buf_put(x->out, &w, sizeof(w));
 	if (!x->rc)
-		x->rc = pbuf_put(x->out, de->name, de->nlen);
+		x->rc = proto_buf_put(x->out, de->name, de->nlen);
 	if (!x->rc)
-		x->rc = pbuf_align8(x->out);
+		x->rc = proto_buf_align8(x->out);
 	if (x->rc)
 		return 1;
 	x->count++;
@@ -131,7 +131,7 @@ HANDLER(hdl_readdir)
 		max = READDIR_MAX;
 	if (max > fit)
 		max = fit;
-	rc = pbuf_put(out, &rep, sizeof(rep));
+	rc = proto_buf_put(out, &rep, sizeof(rep));
 	if (rc)
 		return rc;
 	/* Returns the count delivered: success is >= 0. */
@@ -186,7 +186,7 @@ HANDLER(hdl_exists)
 		return -ENOMEM;
 	rc = exists_names(p, len, r->count, names);
 	if (!rc)
-		rc = pbuf_reserve(out, r->count);
+		rc = proto_buf_reserve(out, r->count);
 	if (!rc)
 		rc = dir_exists_n(c->srv->dir, r->parent, names, r->count,
 				  out->data + out->len);

@@ -32,7 +32,7 @@ HANDLER(hdl_statfs)
 	r.dirs = st.dirs;
 	r.versions = st.versions;
 	r.block = st.block;
-	return pbuf_put(out, &r, sizeof(r));
+	return proto_buf_put(out, &r, sizeof(r));
 }
 
 struct metric {
@@ -49,7 +49,7 @@ static void put_metric(struct prom *p, const struct metric *m)
 /* What p holds goes to out; p is emptied for the next part. */
 static int flush(struct prom *p, struct pbuf *out)
 {
-	int rc = p->err ? p->err : pbuf_put(out, p->buf, p->len);
+	int rc = p->err ? p->err : proto_buf_put(out, p->buf, p->len);
 
 	prom_reset(p);
 	return rc;
@@ -141,7 +141,7 @@ static int put_rest(struct server *srv, const unsigned char served[OP_MAX], stru
 	return flush(p, out);
 }
 
-int stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
+int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out)
 {
 	struct prom p = PROM_INIT;
 	struct dir_stats st;

@@ -145,9 +145,9 @@ static int publish_hash(struct conn *c, uint64_t ino, uint64_t size, uint64_t *h
 	if (rc)
 		return rc;
 	/* Over the reservation dir_publish refuses it (-EINVAL); no hash needed. */
-	if (size <= extent_list_bytes(&l))
+	if (size <= alloc_extent_list_bytes(&l))
 		rc = version_xxh3(c->srv, &l, size, hash);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	return rc;
 }
 

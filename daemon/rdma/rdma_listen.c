@@ -404,7 +404,7 @@ int rdma_stats(struct rdma_srv *r, struct pbuf *out)
 		     "not held so", atomic_load(&s->refused_rkey));
 	prom_counter(&p, "marud_rdma_bind_errors_total", "window binds that failed",
 		     atomic_load(&s->bind_errors));
-	rc = p.err ? p.err : pbuf_put(out, p.buf, p.len);
+	rc = p.err ? p.err : proto_buf_put(out, p.buf, p.len);
 	prom_fini(&p);
 	return rc;
 }

@@ -110,7 +110,7 @@ static int rkey_put(struct pbuf *out, const struct rwin *w)
 	struct proto_rkey k = { .off = w->off, .len = w->len, .addr = w->off,
 				.rkey = w->rkey };
 
-	return pbuf_put(out, &k, sizeof(k));
+	return proto_buf_put(out, &k, sizeof(k));
 }
 
 static struct rwin *rwin_find(struct rsess *rs, uint64_t ino, int rw, const struct extent *e)
@@ -178,7 +178,7 @@ static int rkey_bind_all(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int
 	uint32_t i;
 	int rc;
 
-	rc = pbuf_put(out, &h, sizeof(h));
+	rc = proto_buf_put(out, &h, sizeof(h));
 	for (i = 0; !rc && i < l->n; i++) {
 		rc = rwin_get(r, rs, ino, rw, &l->v[i], &w);
 		if (!rc)
@@ -205,7 +205,7 @@ int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
 		rc = dir_extents(srv->dir, session_dir(s), q->ino, rw, &l, &a);
 	if (!rc) {
 		rc = rkey_bind_all(r, rs, q->ino, rw, &l, out);
-		extent_list_free(&l);
+		alloc_extent_list_free(&l);
 	}
 	if (rc == -EPERM)
 		atomic_fetch_add(&r->st.refused_rkey, 1);

@@ -4,7 +4,7 @@
  * nothing of its owners: it stores tagged pointers, asks the owner's
  * htab_hash_fn for an item's hash when it has to move one, and never calls
  * out of this file except to calloc/free/madvise, the owner's compare and
- * fatalx.
+ * log_fatalx.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -105,7 +105,7 @@ static void arr_place(struct htab_arr *a, uint64_t s, uint32_t h)
 void htab_place(struct htab *t, uintptr_t item, uint32_t h)
 {
 	if ((uint64_t)item & FP_MASK)
-		fatalx("htab: item above 2^48");
+		log_fatalx("htab: item above 2^48");
 	arr_place(&t->cur, slot_fp(h) | item, h);
 	t->count++;
 }
@@ -284,7 +284,7 @@ static uint64_t find(struct htab *t, uintptr_t item, struct htab_arr **ap)
 			*ap = (struct htab_arr *)p.a;
 			return p.i;
 		}
-	fatalx("htab: lost an item");
+	log_fatalx("htab: lost an item");
 }
 
 /* Backward-shift deletion keeps probe runs unbroken without tombstones. */
@@ -321,6 +321,6 @@ void htab_replace(struct htab *t, uintptr_t from, uintptr_t to)
 	uint64_t i = find(t, from, &a);
 
 	if ((uint64_t)to & FP_MASK)
-		fatalx("htab: item above 2^48");
+		log_fatalx("htab: item above 2^48");
 	a->slot[i] = (a->slot[i] & FP_MASK) | to;
 }

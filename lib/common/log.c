@@ -133,7 +133,7 @@ void log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-void fatal(int err, const char *fmt, ...)
+void log_fatal(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -143,7 +143,7 @@ void fatal(int err, const char *fmt, ...)
 	exit(1);
 }
 
-void fatalx(const char *fmt, ...)
+void log_fatalx(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -22,7 +22,7 @@ void log_warnx(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_info(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_debug(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_vmsg(int prio, const char *fmt, va_list ap);
-__attribute__((noreturn)) void fatal(int err, const char *fmt, ...) LOG_PRINTF(2, 3);
-__attribute__((noreturn)) void fatalx(const char *fmt, ...) LOG_PRINTF(1, 2);
+__attribute__((noreturn)) void log_fatal(int err, const char *fmt, ...) LOG_PRINTF(2, 3);
+__attribute__((noreturn)) void log_fatalx(const char *fmt, ...) LOG_PRINTF(1, 2);
 
 #endif

@@ -24,6 +24,8 @@
 
 #include "client_priv.h"
 
+struct prom;
+
 struct dp_ops {
 	enum maru_data_path kind;
 	const char *name;
@@ -58,8 +60,8 @@ struct dp_ops {
 	 * writing. NULL: it keeps nothing.
 	 */
 	void (*forget)(struct maru_file *f);
-	/* Its own Prometheus lines into buf (NUL-terminated); their length. */
-	size_t (*stats)(const struct maru_client *c, char *buf, size_t cap);
+	/* Its own Prometheus families, written with lib/common/prom into t. */
+	void (*stats)(const struct maru_client *c, struct prom *t);
 	/*
 	 * f->lock held for reading; len > 0, off < size, clamped by the caller.
 	 * The bytes read (short only at the version's end) or -errno.

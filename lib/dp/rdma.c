@@ -18,13 +18,13 @@
  * under one. Also here: the path's Prometheus lines (stats).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
 #include "config.h"
 #include "datapath.h"
 #include "log.h"
+#include "prom.h"
 
 #if HAVE_RDMA
 #include <stdlib.h>
@@ -346,60 +346,30 @@ static const char *const rdma_err_names[RDMA_ERR_KINDS] = {
 	[RDMA_ERR_TIMEOUT] = "timeout", [RDMA_ERR_OTHER] = "other",
 };
 
-struct sbuf {
-	char *p;
-	size_t cap, len;
-};
-
-static void LOG_PRINTF(2, 3) sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->len >= b->cap)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len = b->len + (size_t)n < b->cap ? b->len + (size_t)n : b->cap - 1;
-}
-
-static void sb_counter(struct sbuf *b, const char *m, const char *help, const char *type,
-		       long long v)
-{
-	sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", m, help, m, type, m, v);
-}
-
-static size_t rdma_stats(const struct maru_client *c, char *buf, size_t cap)
+static void rdma_stats(const struct maru_client *c, struct prom *t)
 {
 	const struct rdma_counters *r = &c->st.rdma;
-	struct sbuf b = { .p = buf, .cap = cap };
 	int i;
 
-	if (!cap)
-		return 0;
-	buf[0] = '\0';
-	sb_counter(&b, "maru_client_rdma_wrs_in_flight", "RDMA work requests posted, "
-		   "not yet completed.", "gauge", (long long)atomic_load(&r->in_flight));
-	sb_printf(&b, "# HELP maru_client_rdma_wrs_total RDMA READ/WRITE work requests "
-		  "posted.\n# TYPE maru_client_rdma_wrs_total counter\n"
-		  "maru_client_rdma_wrs_total{op=\"read\"} %llu\n"
-		  "maru_client_rdma_wrs_total{op=\"write\"} %llu\n",
-		  (unsigned long long)r->wrs_read, (unsigned long long)r->wrs_write);
-	sb_printf(&b, "# HELP maru_client_rdma_errors_total Failed RDMA transfers by kind "
-		  "(error completions and timeouts).\n"
-		  "# TYPE maru_client_rdma_errors_total counter\n");
+	prom_gauge_signed(t, "maru_client_rdma_wrs_in_flight",
+			  "RDMA work requests posted, not yet completed.",
+			  atomic_load(&r->in_flight));
+	prom_head(t, "maru_client_rdma_wrs_total", "counter",
+		  "RDMA READ/WRITE work requests posted.");
+	prom_label(t, "maru_client_rdma_wrs_total", "op", "read", r->wrs_read);
+	prom_label(t, "maru_client_rdma_wrs_total", "op", "write", r->wrs_write);
+	prom_head(t, "maru_client_rdma_errors_total", "counter",
+		  "Failed RDMA transfers by kind (error completions and timeouts).");
 	for (i = 0; i < RDMA_ERR_KINDS; i++)
-		sb_printf(&b, "maru_client_rdma_errors_total{kind=\"%s\"} %llu\n",
-			  rdma_err_names[i], (unsigned long long)r->err[i]);
-	sb_counter(&b, "maru_client_rdma_qp_connects_total", "QPs connected to marud.",
-		   "counter", (long long)r->qp_connects);
-	sb_counter(&b, "maru_client_rdma_qp_errors_total", "QPs moved to the error state "
-		   "and dropped after a failed transfer.", "counter", (long long)r->qp_errors);
-	sb_counter(&b, "maru_client_rdma_rkey_requests_total", "RKEY calls (rights asked "
-		   "of marud).", "counter", (long long)r->rkey_calls);
-	return b.len;
+		prom_label(t, "maru_client_rdma_errors_total", "kind", rdma_err_names[i],
+			   r->err[i]);
+	prom_counter(t, "maru_client_rdma_qp_connects_total", "QPs connected to marud.",
+		     r->qp_connects);
+	prom_counter(t, "maru_client_rdma_qp_errors_total",
+		     "QPs moved to the error state and dropped after a failed transfer.",
+		     r->qp_errors);
+	prom_counter(t, "maru_client_rdma_rkey_requests_total",
+		     "RKEY calls (rights asked of marud).", r->rkey_calls);
 }
 
 #if HAVE_RDMA

@@ -356,7 +356,7 @@ static int shm_sync(struct maru_file *f)
 
 static void shm_map_close(struct maru_client *c)
 {
-	pool_map_close(c->map);
+	pool_locate_map_close(c->map);
 	c->map = NULL;
 	if (c->shm) {
 		pthread_mutex_destroy(&c->shm->lock);
@@ -374,7 +374,7 @@ static int shm_map_open(struct maru_client *c, const struct session *s, const ch
 	int rc;
 
 	shm_map_close(c);
-	rc = pool_map_open(s->pool_path, s->uuid, s->pool_size, &m, why);
+	rc = pool_locate_map_open(s->pool_path, s->uuid, s->pool_size, &m, why);
 	if (rc)
 		return rc;
 	ps = calloc(1, sizeof(*ps));
@@ -382,7 +382,7 @@ static int shm_map_open(struct maru_client *c, const struct session *s, const ch
 		ps->bits = calloc((m->size / POP_BLOCK + 63) / 64 + 1, sizeof(*ps->bits));
 	if (!ps || !ps->bits) {
 		free(ps);
-		pool_map_close(m);
+		pool_locate_map_close(m);
 		*why = "out of memory";
 		return -ENOMEM;
 	}

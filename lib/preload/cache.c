@@ -55,7 +55,7 @@ static struct {
 static unsigned int kept_next;
 static int kept_stale;		/* a fork child's: unmap them all */
 
-void unmap_quiet(struct maru_map *m)
+void pl_unmap_quiet(struct maru_map *m)
 {
 	if (!m)
 		return;
@@ -81,7 +81,7 @@ static void kept_put(const struct kkey *k, struct maru_map *m)
 	kept[kept_next].m = m;
 	kept_next = (kept_next + 1) % KEPT_MAX;
 	pthread_mutex_unlock(&pl_tab_lock);
-	unmap_quiet(old);
+	pl_unmap_quiet(old);
 }
 
 /* The kept mapping of version k, now the caller's, or NULL. */
@@ -111,7 +111,7 @@ static void kept_purge(void)
 		m = kept[i].m;
 		kept[i].m = NULL;
 		pthread_mutex_unlock(&pl_tab_lock);
-		unmap_quiet(m);
+		pl_unmap_quiet(m);
 	}
 }
 
@@ -123,13 +123,13 @@ static void ent_free(struct ent *e, int inherited)
 	if (e->m && !inherited)
 		kept_put(&e->key, e->m);
 	else
-		unmap_quiet(e->m);
+		pl_unmap_quiet(e->m);
 	if (!inherited)
 		pthread_mutex_destroy(&e->pos_lock);
 	free(e);
 }
 
-void ent_put(struct ent *e)
+void pl_ent_put(struct ent *e)
 {
 	int last;
 
@@ -170,7 +170,7 @@ static void ent_drop_fd(int fd)
 	pthread_mutex_unlock(&pl_tab_lock);
 	while ((e = gone)) {
 		gone = e->next;
-		ent_put(e);
+		pl_ent_put(e);
 	}
 }
 
@@ -216,7 +216,7 @@ static struct {
 } devs[DEVS_MAX];
 static unsigned int ndevs;
 
-int is_fuse(int fd, dev_t dev)
+int pl_is_fuse(int fd, dev_t dev)
 {
 	struct statfs sf;
 	unsigned int i;
@@ -254,7 +254,7 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 				.mtime = st->st_mtim };
 	e->neg = 1;
 	pthread_mutex_init(&e->pos_lock, NULL);
-	if (!S_ISREG(st->st_mode) || !is_fuse(fd, st->st_dev))
+	if (!S_ISREG(st->st_mode) || !pl_is_fuse(fd, st->st_dev))
 		return e;
 	e->m = kept_take(&e->key);
 	if (e->m && maru_map_check(e->m) == 0) {
@@ -263,7 +263,7 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 		     (unsigned long long)st->st_ino);
 		return e;
 	}
-	unmap_quiet(e->m);
+	pl_unmap_quiet(e->m);
 	e->m = NULL;
 	pl_in_shim++;
 	/* the descriptor is the lease: close waits for its readers (ent_drop_fd) */
@@ -287,7 +287,7 @@ static struct ent *ent_probe(int fd, const struct stat *st)
 }
 
 /* The entry of a read-only descriptor, with a reference, or NULL. */
-struct ent *ent_get(int fd)
+struct ent *pl_ent_get(int fd)
 {
 	struct ent *e, *ne;
 	struct stat st;

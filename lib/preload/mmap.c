@@ -69,7 +69,7 @@ static void *serve_mmap(size_t len, int prot, int flags, int fd, off_t off)
 
 	if (!pl_enabled || pl_in_shim || fd < 0 || len == 0 || off < 0 || (off & (pl_page_size - 1)) ||
 	    !map_flags_for(prot, flags, &mf) || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    !is_fuse(fd, st.st_dev))
+	    !pl_is_fuse(fd, st.st_dev))
 		return NULL;
 	pl_in_shim++;
 	rc = maru_map(fd, NULL, mf, &m);

@@ -87,11 +87,11 @@ struct ent {
 };
 
 /* The entry of a read-only descriptor, with a reference, or NULL. */
-struct ent *ent_get(int fd);
-void ent_put(struct ent *e);
+struct ent *pl_ent_get(int fd);
+void pl_ent_put(struct ent *e);
 /* Is the filesystem of st_dev a FUSE mount (remembered per device)? */
-int is_fuse(int fd, dev_t dev);
+int pl_is_fuse(int fd, dev_t dev);
 /* maru_unmap() as the shim's own call. */
-void unmap_quiet(struct maru_map *m);
+void pl_unmap_quiet(struct maru_map *m);
 
 #endif

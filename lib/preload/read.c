@@ -82,10 +82,10 @@ static int serve(int fd, const struct iovec *iov, int n, off_t off, int use_pos,
 	if (!pl_enabled || pl_in_shim || total < pl_min_read || fd < 0)
 		return 0;
 	pl_in_shim++;
-	e = ent_get(fd);
+	e = pl_ent_get(fd);
 	if (!e || __atomic_load_n(&e->neg, __ATOMIC_ACQUIRE)) {
 		if (e)
-			ent_put(e);
+			pl_ent_put(e);
 		pl_in_shim--;
 		return 0;
 	}
@@ -105,7 +105,7 @@ static int serve(int fd, const struct iovec *iov, int n, off_t off, int use_pos,
 		plog("read fd %d off %lld len %zu -> %zd (zero-copy)", fd, (long long)pos,
 		     total, got);
 	}
-	ent_put(e);
+	pl_ent_put(e);
 	pl_in_shim--;
 	if (got < 0)
 		return 0;

@@ -30,7 +30,7 @@ static void die(const char *what)
 
 static void put(struct pbuf *b, const void *p, size_t n)
 {
-	if (pbuf_put(b, p, n))
+	if (proto_buf_put(b, p, n))
 		die("out of memory");
 }
 
@@ -300,7 +300,7 @@ static void rename_op(struct scen *s, uint8_t sel, uint64_t op_, const char *o,
 static void scen_save(struct scen *s, const char *name)
 {
 	save("server", name, &s->b);
-	pbuf_free(&s->b);
+	proto_buf_free(&s->b);
 }
 
 /* Ids come from one counter starting at 2 (root is 1): the seeds rely on it. */
@@ -623,7 +623,7 @@ static void proto_save(const char *kind, uint16_t op, const void *p1, size_t n1,
 			name[i] = (char)(name[i] - 'A' + 'a');
 	frame(&b, op, 1, 0, p1, n1, p2, n2);
 	save("proto", name, &b);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 }
 
 static void proto_req_seeds(void)
@@ -730,7 +730,7 @@ static void proto_rep_seeds(void)
 	put(&b, &d2, sizeof(d2));
 	put(&b, "file.bin", 8);
 	proto_save("rep", OP_READDIR, b.data, b.len, NULL, 0);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	proto_save("rep", OP_EXISTS, yes_no, sizeof(yes_no), NULL, 0);
 	proto_save("rep", OP_READ, "bytes", 5, NULL, 0);
 	proto_save("rep", OP_WRITE, &io, sizeof(io), NULL, 0);
@@ -745,7 +745,7 @@ static void proto_rep_seeds(void)
 	snprintf(hello_r->rdma_host, sizeof(hello_r->rdma_host), "127.0.0.1");
 	frame(&b, OP_HELLO, 1, 0, hello_r, sizeof(*hello_r), NULL, 0);
 	save("proto", "rep-hello-rdma", &b);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	free(hello_r);
 }
 

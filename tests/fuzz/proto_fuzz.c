@@ -243,14 +243,14 @@ static void check_pbuf(const uint8_t *data, size_t size)
 	struct pbuf b = { 0 };
 	size_t half = size / 2, i;
 
-	FUZZ_CHECK(pbuf_put(&b, data, half) == 0);
-	FUZZ_CHECK(pbuf_put(&b, data + half, size - half) == 0);
-	FUZZ_CHECK(pbuf_align8(&b) == 0);
+	FUZZ_CHECK(proto_buf_put(&b, data, half) == 0);
+	FUZZ_CHECK(proto_buf_put(&b, data + half, size - half) == 0);
+	FUZZ_CHECK(proto_buf_align8(&b) == 0);
 	FUZZ_CHECK(b.len == ((size + 7) & ~(size_t)7) && b.len <= b.cap);
 	FUZZ_CHECK(size == 0 || memcmp(b.data, data, size) == 0);
 	for (i = size; i < b.len; i++)
 		FUZZ_CHECK(b.data[i] == 0);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	FUZZ_CHECK(b.data == NULL && b.len == 0 && b.cap == 0);
 }
 

@@ -110,14 +110,14 @@ static void conn_open(struct fuzz *fz, struct fconn *fc)
 	fc->fd = sv[0];
 	fc->sfd = sv[1];
 	fc->have_ns = false;
-	FUZZ_CHECK(server_fuzz_conn_new(fz->srv, fc->sfd, &fc->c) == 0);
+	FUZZ_CHECK(conn_fuzz_new(fz->srv, fc->sfd, &fc->c) == 0);
 }
 
 static void conn_drop(struct fconn *fc)
 {
 	if (!fc->c)
 		return;
-	server_fuzz_conn_free(fc->c);
+	conn_fuzz_free(fc->c);
 	close(fc->fd);
 	close(fc->sfd);
 	fc->c = NULL;
@@ -272,7 +272,7 @@ static bool one_frame(struct fuzz *fz, struct fconn *fc, const uint8_t *in, size
 	last = cut || h.op == OP_SUBSCRIBE;
 	if (last)
 		shutdown(fc->fd, SHUT_WR);
-	rc = server_fuzz_request(fc->c);
+	rc = conn_fuzz_request(fc->c);
 	check_replies(fz, fc, &h);
 	return rc == 0 && !last;
 }

@@ -541,7 +541,7 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 
 /* ---- frame buffer ---- */
 
-int pbuf_reserve(struct pbuf *b, size_t more)
+int proto_buf_reserve(struct pbuf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 256;
 	uint8_t *n;
@@ -563,13 +563,13 @@ int pbuf_reserve(struct pbuf *b, size_t more)
 	return 0;
 }
 
-int pbuf_put(struct pbuf *b, const void *p, size_t n)
+int proto_buf_put(struct pbuf *b, const void *p, size_t n)
 {
 	int rc;
 
 	if (n == 0)
 		return 0;
-	rc = pbuf_reserve(b, n);
+	rc = proto_buf_reserve(b, n);
 	if (rc)
 		return rc;
 	memcpy(b->data + b->len, p, n);
@@ -577,14 +577,14 @@ int pbuf_put(struct pbuf *b, const void *p, size_t n)
 	return 0;
 }
 
-int pbuf_align8(struct pbuf *b)
+int proto_buf_align8(struct pbuf *b)
 {
 	static const uint8_t zeros[8];
 
-	return pbuf_put(b, zeros, ALIGN8(b->len) - b->len);
+	return proto_buf_put(b, zeros, ALIGN8(b->len) - b->len);
 }
 
-void pbuf_free(struct pbuf *b)
+void proto_buf_free(struct pbuf *b)
 {
 	free(b->data);
 	b->data = NULL;

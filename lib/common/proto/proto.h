@@ -498,11 +498,11 @@ struct pbuf {
 	uint8_t *data;
 	size_t len, cap;
 };
-int pbuf_reserve(struct pbuf *b, size_t more);
-int pbuf_put(struct pbuf *b, const void *p, size_t n);
+int proto_buf_reserve(struct pbuf *b, size_t more);
+int proto_buf_put(struct pbuf *b, const void *p, size_t n);
 /* Append 0..7 zero bytes so that len is a multiple of 8. */
-int pbuf_align8(struct pbuf *b);
-void pbuf_free(struct pbuf *b);
+int proto_buf_align8(struct pbuf *b);
+void proto_buf_free(struct pbuf *b);
 
 /*
  * Write header + up to two payload pieces in one gather loop (sockio.h, which

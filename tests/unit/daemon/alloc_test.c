@@ -259,7 +259,7 @@ struct stats {
 static int model_get(struct model *m, struct extent_list *l, uint64_t len,
 		     struct stats *st)
 {
-	uint64_t need = round_blk(len), before = extent_list_bytes(l);
+	uint64_t need = round_blk(len), before = alloc_extent_list_bytes(l);
 	uint64_t free0 = alloc_free_bytes(m->a), ranges0 = alloc_free_ranges(m->a);
 	int want_aligned = l->n == 0 && need >= ALIGN && model_aligned_fit(m, need);
 	struct extent *old = copy_extents(l);
@@ -270,7 +270,7 @@ static int model_get(struct model *m, struct extent_list *l, uint64_t len,
 	if (need <= free0) {
 		/* No false ENOSPC, whatever the fragmentation. */
 		assert_int_equal(rc, 0);
-		assert_int_equal(extent_list_bytes(l), before + need);
+		assert_int_equal(alloc_extent_list_bytes(l), before + need);
 		assert_int_equal(alloc_free_bytes(m->a), free0 - need);
 		check_prefix(old, old_n, l, old_n);
 		mark_extents(m, old, old_n, 0);
@@ -299,7 +299,7 @@ static int model_get(struct model *m, struct extent_list *l, uint64_t len,
 
 static void model_trim(struct model *m, struct extent_list *l, uint64_t keep)
 {
-	uint64_t before = extent_list_bytes(l), kept = round_blk(keep), freed;
+	uint64_t before = alloc_extent_list_bytes(l), kept = round_blk(keep), freed;
 	struct extent *old = copy_extents(l);
 	uint32_t old_n = l->n;
 
@@ -307,7 +307,7 @@ static void model_trim(struct model *m, struct extent_list *l, uint64_t keep)
 		kept = before;
 	freed = alloc_trim(m->a, l, keep);
 	assert_int_equal(freed, before - kept);
-	assert_int_equal(extent_list_bytes(l), kept);
+	assert_int_equal(alloc_extent_list_bytes(l), kept);
 	check_prefix(old, old_n, l, l->n);
 	if (l->n)
 		assert_true(l->v[l->n - 1].len <= old[l->n - 1].len);
@@ -320,7 +320,7 @@ static void model_free(struct model *m, struct extent_list *l)
 {
 	alloc_put_list(m->a, l);
 	mark_extents(m, l->v, l->n, 0);
-	extent_list_free(l);
+	alloc_extent_list_free(l);
 }
 
 static uint64_t random_len(void)
@@ -353,7 +353,7 @@ static void run_random(uint64_t seed, uint64_t base, uint64_t size, unsigned int
 		if (r < 55 && (!h[i].n || r < 12)) {
 			model_get(&m, &h[i], random_len(), &st);
 		} else if (r < 70 && h[i].n) {
-			model_trim(&m, &h[i], rnd() % (extent_list_bytes(&h[i]) + BLK));
+			model_trim(&m, &h[i], rnd() % (alloc_extent_list_bytes(&h[i]) + BLK));
 			st.trims++;
 		} else if (h[i].n) {
 			model_free(&m, &h[i]);
@@ -532,9 +532,9 @@ static void test_small_prefers_small_holes(void **state)
 	assert_int_equal(alloc_largest_free(m.a), 2 * MiB - 12 * KiB);
 	assert_int_equal(model_get(&m, &l[3], 2 * MiB, &st), -ENOSPC);
 	check_model(&m);
-	extent_list_free(&all);
+	alloc_extent_list_free(&all);
 	for (i = 0; i < 4; i++)
-		extent_list_free(&l[i]);
+		alloc_extent_list_free(&l[i]);
 	model_fini(&m);
 }
 
@@ -566,9 +566,9 @@ static void test_small_uses_slack_first(void **state)
 	assert_int_equal(l[5].v[0].off, 8 * MiB - 16 * KiB);
 	assert_int_equal(free_aligned_blocks(&m), 2);
 	check_model(&m);
-	extent_list_free(&all);
+	alloc_extent_list_free(&all);
 	for (i = 0; i < 6; i++)
-		extent_list_free(&l[i]);
+		alloc_extent_list_free(&l[i]);
 	model_fini(&m);
 }
 
@@ -599,9 +599,9 @@ static void test_large_prefers_aligned(void **state)
 	assert_int_equal(model_get(&m, &l[2], 3 * MiB, &st), 0);
 	assert_int_equal(l[2].v[0].off % ALIGN, 0);
 	check_model(&m);
-	extent_list_free(&all);
+	alloc_extent_list_free(&all);
 	for (i = 0; i < 3; i++)
-		extent_list_free(&l[i]);
+		alloc_extent_list_free(&l[i]);
 	model_fini(&m);
 }
 
@@ -630,8 +630,8 @@ static void test_large_fragmented_takes_aligned_pieces(void **state)
 	/* Each hole was split around its aligned middle. */
 	assert_int_equal(alloc_free_ranges(m.a), 4 * 2 + 4);
 	check_model(&m);
-	extent_list_free(&all);
-	extent_list_free(&l);
+	alloc_extent_list_free(&all);
+	alloc_extent_list_free(&l);
 	model_fini(&m);
 }
 
@@ -651,12 +651,12 @@ static void test_trim_and_merge(void **state)
 	/* keep rounds up to a block; keep >= size frees nothing. */
 	assert_int_equal(alloc_trim(m.a, &l, 16 * MiB), 0);
 	model_trim(&m, &l, 5 * MiB + 1);
-	assert_int_equal(extent_list_bytes(&l), 5 * MiB + BLK);
+	assert_int_equal(alloc_extent_list_bytes(&l), 5 * MiB + BLK);
 	model_trim(&m, &l, 0);
 	assert_int_equal(l.n, 0);
 	check_model(&m);
 	assert_int_equal(alloc_free_ranges(m.a), 1);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	model_fini(&m);
 }
 
@@ -703,7 +703,7 @@ static void test_invalid_arguments(void **state)
 	alloc_put(a, 7 * MiB, 4 * MiB);
 	assert_int_equal(alloc_free_bytes(a), free0);
 	assert_int_equal(alloc_free_ranges(a), ranges0);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	alloc_destroy(a);
 	alloc_destroy(NULL);
 }
@@ -764,10 +764,10 @@ static void test_enomem_rolls_back(void **state)
 	assert_true(fail_injected > 5);
 	mark_extent(&m, first.off, first.len, 0);
 	mark_extents(&m, l.v, l.n, 1);
-	assert_int_equal(extent_list_bytes(&l), 100 * MiB + BLK);
+	assert_int_equal(alloc_extent_list_bytes(&l), 100 * MiB + BLK);
 	check_model(&m);
-	extent_list_free(&all);
-	extent_list_free(&l);
+	alloc_extent_list_free(&all);
+	alloc_extent_list_free(&l);
 	model_fini(&m);
 }
 
@@ -812,7 +812,7 @@ static void test_scale_million(void **state)
 		alloc_put(a, v[i].off, v[i].len);
 	assert_int_equal(alloc_free_bytes(a), 16 * GiB);
 	assert_int_equal(alloc_free_ranges(a), 1);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	alloc_destroy(a);
 	free(v);
 }
@@ -825,15 +825,15 @@ static void test_extent_list_at(void **state)
 	uint64_t at = 0;
 
 	(void)state;
-	assert_int_equal(extent_list_at(&l, 0, &at), 4096);
+	assert_int_equal(alloc_extent_list_at(&l, 0, &at), 4096);
 	assert_int_equal(at, 8192);
-	assert_int_equal(extent_list_at(&l, 4095, &at), 1);
+	assert_int_equal(alloc_extent_list_at(&l, 4095, &at), 1);
 	assert_int_equal(at, 8192 + 4095);
-	assert_int_equal(extent_list_at(&l, 4096, &at), 8192);
+	assert_int_equal(alloc_extent_list_at(&l, 4096, &at), 8192);
 	assert_int_equal(at, 65536);
-	assert_int_equal(extent_list_at(&l, 12288 + 10, &at), 4096 - 10);
+	assert_int_equal(alloc_extent_list_at(&l, 12288 + 10, &at), 4096 - 10);
 	assert_int_equal(at, 4096 + 10);
-	assert_int_equal(extent_list_at(&l, 16384, &at), 0);	/* past the end */
+	assert_int_equal(alloc_extent_list_at(&l, 16384, &at), 0);	/* past the end */
 }
 
 int main(void)

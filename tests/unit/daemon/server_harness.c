@@ -67,14 +67,14 @@ void tc_open(struct th *t, struct tconn *tc)
 	tc->t = t;
 	tc->fd = sv[0];
 	tc->sfd = sv[1];
-	assert_int_equal(server_fuzz_conn_new(t->srv, tc->sfd, &tc->c), 0);
+	assert_int_equal(conn_fuzz_new(t->srv, tc->sfd, &tc->c), 0);
 }
 
 void tc_close(struct tconn *tc)
 {
 	if (!tc->c)
 		return;
-	server_fuzz_conn_free(tc->c);
+	conn_fuzz_free(tc->c);
 	close(tc->fd);
 	close(tc->sfd);
 	tc->c = NULL;
@@ -91,7 +91,7 @@ void tc_send(int fd, uint16_t op, uint64_t reqid, uint64_t generation, const voi
 
 int tc_step(struct tconn *tc)
 {
-	return server_fuzz_request(tc->c);
+	return conn_fuzz_request(tc->c);
 }
 
 /* Exactly n bytes, each wait bounded by ms. */

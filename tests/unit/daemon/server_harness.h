@@ -51,7 +51,7 @@ void tc_close(struct tconn *tc);
 /* Write one request frame to the client end. */
 void tc_send(int fd, uint16_t op, uint64_t reqid, uint64_t generation, const void *p,
 	     size_t n);
-/* Let the server take one request; server_fuzz_request()'s result. */
+/* Let the server take one request; conn_fuzz_request()'s result. */
 int tc_step(struct tconn *tc);
 /*
  * Read one reply frame from fd, waiting at most ms; 0, -EAGAIN when none

@@ -43,11 +43,11 @@ static void fake_copy(void *arg, const struct extent_list *dst, uint64_t dst_off
 	uint8_t *mem = arg;
 
 	while (len) {
-		uint64_t d = 0, s = 0, sn, n = extent_list_at(dst, dst_off, &d);
+		uint64_t d = 0, s = 0, sn, n = alloc_extent_list_at(dst, dst_off, &d);
 
 		assert_true(n > 0);
 		if (src) {
-			sn = extent_list_at(src, src_off, &s);
+			sn = alloc_extent_list_at(src, src_off, &s);
 			assert_true(sn > 0);
 			n = n < sn ? n : sn;
 		}
@@ -121,7 +121,7 @@ static uint64_t publish(struct fixture *f, struct session *s, const char *name,
 	assert_int_equal(dir_extents(f->dir, ds, ino, 1, &l, &a), 0);
 	assert_true(l.n >= 1);
 	memset(f->mem + l.v[0].off, fill, len < l.v[0].len ? len : l.v[0].len);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_wrote(f->dir, ds, ino, 0, len, &a), 0);
 	assert_int_equal(dir_publish(f->dir, ds, ino, len, 1, &a, NULL), 0);
 	assert_int_equal(dir_release(f->dir, ds, ino), 0);
@@ -153,7 +153,7 @@ static int holds(struct fixture *f, struct session *s, uint64_t ino, int want_wr
 	struct dir_attr a;
 	int rc = dir_extents(f->dir, session_dir(s), ino, want_write, &l, &a);
 
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	return rc;
 }
 

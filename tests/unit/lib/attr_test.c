@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/unit/lib/attr_test.c: the shared translations of lib/attr.c: which
- * names name_check() lets reach the wire (and the length it reports), and
+ * names attr_name_check() lets reach the wire (and the length it reports), and
  * every field of a proto_attr carried into a maru_attr, times split into
  * seconds and nanoseconds, and a caller's struct maru_setattr taken as far
  * as its sa_size says (0: all of it), the rest zero.
@@ -24,25 +24,25 @@ static void test_name_check(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(name_check("chunk-0001", &n), 0);
+	assert_int_equal(attr_name_check("chunk-0001", &n), 0);
 	assert_int_equal(n, 10);
-	assert_int_equal(name_check("...", &n), 0);
+	assert_int_equal(attr_name_check("...", &n), 0);
 	assert_int_equal(n, 3);
 	memset(longest, 'a', sizeof(longest));
 	longest[PROTO_NAME_MAX] = '\0';
-	assert_int_equal(name_check(longest, &n), 0);
+	assert_int_equal(attr_name_check(longest, &n), 0);
 	assert_int_equal(n, PROTO_NAME_MAX);
 	longest[PROTO_NAME_MAX] = 'a';
 	longest[PROTO_NAME_MAX + 1] = '\0';
 	n = 7;
-	assert_int_equal(name_check(longest, &n), -ENAMETOOLONG);
+	assert_int_equal(attr_name_check(longest, &n), -ENAMETOOLONG);
 	assert_int_equal(n, 7);		/* untouched on failure */
-	assert_int_equal(name_check(NULL, &n), -EINVAL);
-	assert_int_equal(name_check("", &n), -EINVAL);
-	assert_int_equal(name_check(".", &n), -EINVAL);
-	assert_int_equal(name_check("..", &n), -EINVAL);
-	assert_int_equal(name_check("a/b", &n), -EINVAL);
-	assert_int_equal(name_check("/", &n), -EINVAL);
+	assert_int_equal(attr_name_check(NULL, &n), -EINVAL);
+	assert_int_equal(attr_name_check("", &n), -EINVAL);
+	assert_int_equal(attr_name_check(".", &n), -EINVAL);
+	assert_int_equal(attr_name_check("..", &n), -EINVAL);
+	assert_int_equal(attr_name_check("a/b", &n), -EINVAL);
+	assert_int_equal(attr_name_check("/", &n), -EINVAL);
 }
 
 static void test_attr_from_proto(void **state)
@@ -88,7 +88,7 @@ static void test_setattr_in(void **state)
 	(void)state;
 	/* 0: this header's layout, all of it */
 	memset(&out, 0xee, sizeof(out));
-	assert_int_equal(setattr_in(&in, &out), 0);
+	assert_int_equal(attr_setattr_in(&in, &out), 0);
 	assert_int_equal(out.sa_size, sizeof(out));
 	assert_int_equal(out.mask, in.mask);
 	assert_int_equal(out.mode, 0600);
@@ -97,17 +97,17 @@ static void test_setattr_in(void **state)
 	/* a caller whose struct ends after gid: the times it lacks are zero */
 	in.sa_size = offsetof(struct maru_setattr, atime);
 	memset(&out, 0xee, sizeof(out));
-	assert_int_equal(setattr_in(&in, &out), 0);
+	assert_int_equal(attr_setattr_in(&in, &out), 0);
 	assert_int_equal(out.gid, 6);
 	assert_int_equal(out.mtime.tv_sec, 0);
 	assert_int_equal(out.mtime.tv_nsec, 0);
 	/* a larger, newer struct: what this library knows */
 	in.sa_size = sizeof(in) + 64;
-	assert_int_equal(setattr_in(&in, &out), 0);
+	assert_int_equal(attr_setattr_in(&in, &out), 0);
 	assert_int_equal(out.mtime.tv_sec, 9);
 	/* too small to hold the mask */
 	in.sa_size = offsetof(struct maru_setattr, mask);
-	assert_int_equal(setattr_in(&in, &out), -EINVAL);
+	assert_int_equal(attr_setattr_in(&in, &out), -EINVAL);
 }
 
 int main(void)

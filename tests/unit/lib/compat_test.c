@@ -217,7 +217,7 @@ static void test_setattr_event_v1(void **state)
 	assert_non_null(e);
 	assert_non_null(v);
 	memset(&sa, 0xee, sizeof(sa));
-	setattr_from_v1(&o, &sa);
+	compat_setattr_from_v1(&o, &sa);
 	assert_int_equal(sa.sa_size, sizeof(sa));
 	assert_int_equal(sa.mask, o.mask);
 	assert_int_equal(sa.mode, 0640);
@@ -240,7 +240,7 @@ static void test_setattr_event_v1(void **state)
 	strcpy(e->path, "/x/a");
 	strcpy(e->path2, "/y/b");
 	memset(v, 0xee, sizeof(*v));
-	event_to_v1(e, v);
+	compat_event_to_v1(e, v);
 	assert_int_equal(v->seq, 11);
 	assert_int_equal(v->time_ns, 12);
 	assert_int_equal(v->type, MARU_EV_RENAME);

@@ -196,7 +196,7 @@ static int do_readdir(struct fake_req *q, struct tree *t)
 
 	memcpy(&r, q->body, sizeof(r));
 	t->max_entries = r.max_entries;
-	assert_int_equal(pbuf_reserve(&b, sizeof(*rep)), 0);
+	assert_int_equal(proto_buf_reserve(&b, sizeof(*rep)), 0);
 	b.len = sizeof(*rep);
 	for (i = 0; i < t->n; i++) {
 		if (t->e[i].parent != r.dir || t->e[i].ino <= r.cookie)
@@ -211,16 +211,16 @@ static int do_readdir(struct fake_req *q, struct tree *t)
 		d.namelen = (uint16_t)strlen(t->e[i].name);
 		if (r.dir == BAD_DIR)
 			d.namelen = 0;
-		assert_int_equal(pbuf_put(&b, &d, sizeof(d)), 0);
-		assert_int_equal(pbuf_put(&b, t->e[i].name, strlen(t->e[i].name)), 0);
-		assert_int_equal(pbuf_align8(&b), 0);
+		assert_int_equal(proto_buf_put(&b, &d, sizeof(d)), 0);
+		assert_int_equal(proto_buf_put(&b, t->e[i].name, strlen(t->e[i].name)), 0);
+		assert_int_equal(proto_buf_align8(&b), 0);
 		count++;
 	}
 	rep = (void *)b.data;
 	rep->count = count;
 	rep->eof = !more;
 	rc = fake_reply(q, 0, b.data, b.len, NULL, 0) ? -1 : 0;
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	return rc;
 }
 

@@ -4,7 +4,7 @@
  * client host finds the pool memory. libdaxctl is faked: this executable is
  * linked with -Wl,--wrap=daxctl_* (tests/unit/meson.build), so the device
  * walk lands in the __wrap_ functions below, which list the devices of
- * `devs`; the dax_client_read_sb seam serves each fake device's superblock
+ * `devs`; the pool_locate_read_sb seam serves each fake device's superblock
  * (and checks it is read at the device's alignment, as devdax demands).
  * Regular pool files are real temp files.
  */
@@ -172,8 +172,8 @@ static int setup(void **state)
 	ctx_fail = 0;
 	ctx_live = 0;
 	if (!real_read_sb)
-		real_read_sb = dax_client_read_sb;
-	dax_client_read_sb = fake_read_sb;
+		real_read_sb = pool_locate_read_sb;
+	pool_locate_read_sb = fake_read_sb;
 	return 0;
 }
 
@@ -196,7 +196,7 @@ static void test_find_uuid(void **state)
 	dev_add("dax0.0", 1, 2 * MiB, 0xa1);	/* another pool */
 	dev_add("dax1.0", 0, 2 * MiB, 0xb2);	/* ours, but disabled */
 	dev_add("dax2.0", 1, 1ul << 30, 0xb2);	/* ours, 1 GiB aligned */
-	assert_int_equal(dax_find_uuid(want, path, sizeof(path)), 0);
+	assert_int_equal(pool_locate_dax_find(want, path, sizeof(path)), 0);
 	assert_string_equal(path, "/dev/dax2.0");
 	assert_int_equal(devs[0].reads, 1);
 	assert_int_equal(devs[1].reads, 0);	/* disabled devices are not probed */
@@ -209,19 +209,20 @@ static void test_find_uuid_none(void **state)
 	char path[64];
 
 	memset(want, 0xc3, sizeof(want));
-	assert_int_equal(dax_find_uuid(want, path, sizeof(path)), -ENODEV);	/* no device */
+	/* no device */
+	assert_int_equal(pool_locate_dax_find(want, path, sizeof(path)), -ENODEV);
 	dev_add("dax0.0", 1, 0, 0xc3);
 	devs[0].sb.checksum ^= 1;	/* our UUID, but not a valid superblock */
 	dev_add("dax0.1", 1, 4096, 0xa1);
-	assert_int_equal(dax_find_uuid(want, path, sizeof(path)), -ENODEV);
+	assert_int_equal(pool_locate_dax_find(want, path, sizeof(path)), -ENODEV);
 	assert_int_equal(devs[0].reads, 1);
 	assert_int_equal(devs[1].reads, 1);
 	ctx_fail = 1;
-	assert_int_equal(dax_find_uuid(want, path, sizeof(path)), -ENODEV);
+	assert_int_equal(pool_locate_dax_find(want, path, sizeof(path)), -ENODEV);
 	/* a name that does not fit the caller's buffer is no match */
 	ctx_fail = 0;
 	devs[0].sb.checksum ^= 1;
-	assert_int_equal(dax_find_uuid(want, path, 8), -ENODEV);
+	assert_int_equal(pool_locate_dax_find(want, path, 8), -ENODEV);
 }
 
 static void test_dev_align(void **state)
@@ -230,14 +231,14 @@ static void test_dev_align(void **state)
 
 	dev_add("dax0.0", 1, 1ul << 30, 0xa1);
 	dev_add("dax3.1", 0, 0, 0xa1);
-	assert_int_equal(dax_dev_align("/dev/dax0.0", &a), 0);
+	assert_int_equal(pool_locate_dax_align("/dev/dax0.0", &a), 0);
 	assert_int_equal(a, 1ull << 30);
 	/* kernels without the align attribute: 2 MiB */
-	assert_int_equal(dax_dev_align("/dev/dax3.1", &a), 0);
+	assert_int_equal(pool_locate_dax_align("/dev/dax3.1", &a), 0);
 	assert_int_equal(a, 2 * MiB);
-	assert_int_equal(dax_dev_align("/dev/dax9.9", &a), -ENODEV);
+	assert_int_equal(pool_locate_dax_align("/dev/dax9.9", &a), -ENODEV);
 	ctx_fail = 1;
-	assert_int_equal(dax_dev_align("/dev/dax0.0", &a), -ENODEV);
+	assert_int_equal(pool_locate_dax_align("/dev/dax0.0", &a), -ENODEV);
 }
 
 static void test_locate(void **state)
@@ -290,7 +291,7 @@ static void test_map_keeps_rofd(void **state)
 	assert_int_equal(ftruncate(fd, 64 * MiB), 0);	/* sparse: the size sb_make says */
 	close(fd);
 	memset(uuid, 0xe5, sizeof(uuid));
-	assert_int_equal(pool_map_open(tmpfile_path, uuid, 64 * MiB, &m, &why), 0);
+	assert_int_equal(pool_locate_map_open(tmpfile_path, uuid, 64 * MiB, &m, &why), 0);
 	assert_true(m->rofd >= 0);
 	assert_int_equal(fcntl(m->rofd, F_GETFL) & O_ACCMODE, O_RDONLY);
 	assert_true(fcntl(m->rofd, F_GETFD) & FD_CLOEXEC);
@@ -300,7 +301,7 @@ static void test_map_keeps_rofd(void **state)
 	assert_int_equal(m->ino, (uint64_t)st.st_ino);
 	assert_int_equal(m->dev, (uint64_t)st.st_dev);
 	fd = m->rofd;
-	pool_map_close(m);
+	pool_locate_map_close(m);
 	assert_int_equal(fcntl(fd, F_GETFD), -1);	/* closed with the map */
 }
 

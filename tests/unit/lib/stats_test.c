@@ -5,8 +5,9 @@
  * marud's STATS text (a newline added when it lacks one) followed by the
  * client's own counters and gauges, which follow what the client did; a
  * short buffer gets a NUL-terminated prefix and the full length back. Each
- * data path's own lines come from its dp_ops stats hook, verbatim, between
- * the data path gauges and the connected gauge, whatever path is in use.
+ * data path's own lines come from its dp_ops stats hook (into the same prom
+ * writer), verbatim, between the data path gauges and the connected gauge,
+ * whatever path is in use; the whole text is pinned byte for byte.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include "client_priv.h"
 #include "dp/datapath.h"
 #include "fake_store.h"
+#include "prom.h"
 
 #define MARUD_TEXT	"# TYPE marud_up gauge\nmarud_up 1"
 
@@ -148,11 +150,11 @@ static void test_stats_text(void **state)
 /* The path lines are the table's stats hooks' text, in place, as it changes. */
 static void test_path_lines_from_table(void **state)
 {
-	char *t, own[2048], *at;
+	struct prom own = PROM_INIT;
 	struct maru_client *c;
 	struct fake_marud f;
 	struct store s;
-	size_t n = 0;
+	char *t, *at;
 	int k;
 
 	(void)state;
@@ -161,20 +163,145 @@ static void test_path_lines_from_table(void **state)
 	c = fake_client(&f, 2000, 2, NULL, 0);
 	atomic_store(&c->st.rdma.qp_connects, 3);
 	atomic_store(&c->st.rdma.err[RDMA_ERR_TIMEOUT], 2);
-	own[0] = '\0';
 	for (k = MARU_DATA_SHM; k <= MARU_DATA_TCP; k++)
 		if (dp_of(k)->stats)
-			n += dp_of(k)->stats(c, own + n, sizeof(own) - n);
-	assert_true(n > 0);
-	assert_non_null(strstr(own, "maru_client_rdma_qp_connects_total 3\n"));
-	assert_non_null(strstr(own, "maru_client_rdma_errors_total{kind=\"timeout\"} 2\n"));
+			dp_of(k)->stats(c, &own);
+	assert_int_equal(own.err, 0);
+	assert_true(own.len > 0);
+	assert_non_null(strstr(own.buf, "maru_client_rdma_qp_connects_total 3\n"));
+	assert_non_null(strstr(own.buf, "maru_client_rdma_errors_total{kind=\"timeout\"} 2\n"));
 	t = stats(c);
-	at = strstr(t, own);
+	at = strstr(t, own.buf);
 	assert_non_null(at);
 	/* after the gauges of the path in use, right before the connected one */
 	assert_true(strstr(t, "maru_client_data_path{path=\"tcp\"} 1\n") < at);
-	assert_memory_equal(at + n, "# HELP maru_client_connected ", 29);
+	assert_memory_equal(at + own.len, "# HELP maru_client_connected ", 29);
+	prom_fini(&own);
 	free(t);
+	maru_client_free(c);
+	fake_stop(&f);
+	store_free(&s);
+}
+
+/*
+ * The whole client text, byte for byte, with every counter distinct: the
+ * text the hand-made writers printed before stats.c and the rdma path moved
+ * onto lib/common/prom (names, types, label sets, values, order).
+ */
+static const char pinned[] =
+	MARUD_TEXT "\n"
+	"# HELP maru_client_bytes_total Bytes moved by this client per data path and direction.\n"
+	"# TYPE maru_client_bytes_total counter\n"
+	"maru_client_bytes_total{path=\"shm\",dir=\"read\"} 11\n"
+	"maru_client_bytes_total{path=\"shm\",dir=\"write\"} 13\n"
+	"maru_client_bytes_total{path=\"rdma\",dir=\"read\"} 21\n"
+	"maru_client_bytes_total{path=\"rdma\",dir=\"write\"} 23\n"
+	"maru_client_bytes_total{path=\"tcp\",dir=\"read\"} 31\n"
+	"maru_client_bytes_total{path=\"tcp\",dir=\"write\"} 33\n"
+	"# HELP maru_client_ops_total Transfers moved by this client per data path and direction.\n"
+	"# TYPE maru_client_ops_total counter\n"
+	"maru_client_ops_total{path=\"shm\",dir=\"read\"} 12\n"
+	"maru_client_ops_total{path=\"shm\",dir=\"write\"} 14\n"
+	"maru_client_ops_total{path=\"rdma\",dir=\"read\"} 22\n"
+	"maru_client_ops_total{path=\"rdma\",dir=\"write\"} 24\n"
+	"maru_client_ops_total{path=\"tcp\",dir=\"read\"} 32\n"
+	"maru_client_ops_total{path=\"tcp\",dir=\"write\"} 34\n"
+	"# HELP maru_client_requests_total Requests sent to marud.\n"
+	"# TYPE maru_client_requests_total counter\n"
+	"maru_client_requests_total 41\n"
+	"# HELP maru_client_spin_replies_total Replies that came while the caller polled for them (opts.spin_us).\n"
+	"# TYPE maru_client_spin_replies_total counter\n"
+	"maru_client_spin_replies_total 45\n"
+	"# HELP maru_client_spin_misses_total Polls for a reply that ran out of time (opts.spin_us).\n"
+	"# TYPE maru_client_spin_misses_total counter\n"
+	"maru_client_spin_misses_total 46\n"
+	"# HELP maru_client_reconnects_total Sockets reopened after an outage.\n"
+	"# TYPE maru_client_reconnects_total counter\n"
+	"maru_client_reconnects_total 42\n"
+	"# HELP maru_client_timeouts_total Calls that gave up with ETIMEDOUT.\n"
+	"# TYPE maru_client_timeouts_total counter\n"
+	"maru_client_timeouts_total 43\n"
+	"# HELP maru_client_sessions_total New sessions after the first (restart or expiry).\n"
+	"# TYPE maru_client_sessions_total counter\n"
+	"maru_client_sessions_total 44\n"
+	"# HELP maru_client_data_path Data path in use (1 for the active one).\n"
+	"# TYPE maru_client_data_path gauge\n"
+	"maru_client_data_path{path=\"shm\"} 0\n"
+	"maru_client_data_path{path=\"rdma\"} 0\n"
+	"maru_client_data_path{path=\"tcp\"} 1\n"
+	"# HELP maru_client_rdma_wrs_in_flight RDMA work requests posted, not yet completed.\n"
+	"# TYPE maru_client_rdma_wrs_in_flight gauge\n"
+	"maru_client_rdma_wrs_in_flight -3\n"
+	"# HELP maru_client_rdma_wrs_total RDMA READ/WRITE work requests posted.\n"
+	"# TYPE maru_client_rdma_wrs_total counter\n"
+	"maru_client_rdma_wrs_total{op=\"read\"} 51\n"
+	"maru_client_rdma_wrs_total{op=\"write\"} 52\n"
+	"# HELP maru_client_rdma_errors_total Failed RDMA transfers by kind (error completions and timeouts).\n"
+	"# TYPE maru_client_rdma_errors_total counter\n"
+	"maru_client_rdma_errors_total{kind=\"remote_access\"} 60\n"
+	"maru_client_rdma_errors_total{kind=\"retry_exceeded\"} 61\n"
+	"maru_client_rdma_errors_total{kind=\"flush\"} 62\n"
+	"maru_client_rdma_errors_total{kind=\"local\"} 63\n"
+	"maru_client_rdma_errors_total{kind=\"timeout\"} 64\n"
+	"maru_client_rdma_errors_total{kind=\"other\"} 65\n"
+	"# HELP maru_client_rdma_qp_connects_total QPs connected to marud.\n"
+	"# TYPE maru_client_rdma_qp_connects_total counter\n"
+	"maru_client_rdma_qp_connects_total 53\n"
+	"# HELP maru_client_rdma_qp_errors_total QPs moved to the error state and dropped after a failed transfer.\n"
+	"# TYPE maru_client_rdma_qp_errors_total counter\n"
+	"maru_client_rdma_qp_errors_total 54\n"
+	"# HELP maru_client_rdma_rkey_requests_total RKEY calls (rights asked of marud).\n"
+	"# TYPE maru_client_rdma_rkey_requests_total counter\n"
+	"maru_client_rdma_rkey_requests_total 55\n"
+	"# HELP maru_client_connected 1 while marud answers, 0 during an outage.\n"
+	"# TYPE maru_client_connected gauge\n"
+	"maru_client_connected 1\n"
+	"# HELP maru_client_generation Pool generation of the current session.\n"
+	"# TYPE maru_client_generation gauge\n"
+	"maru_client_generation 99\n";
+
+static void set_counters(struct maru_client *c)
+{
+	struct client_stats *st = &c->st;
+	int k, i;
+
+	for (k = MARU_DATA_SHM; k <= MARU_DATA_TCP; k++) {
+		atomic_store(&st->dp[k].rd_bytes, 10 * (uint64_t)k + 1);
+		atomic_store(&st->dp[k].rd_ops, 10 * (uint64_t)k + 2);
+		atomic_store(&st->dp[k].wr_bytes, 10 * (uint64_t)k + 3);
+		atomic_store(&st->dp[k].wr_ops, 10 * (uint64_t)k + 4);
+	}
+	atomic_store(&st->requests, 40);	/* + the STATS call itself */
+	atomic_store(&st->reconnects, 42);
+	atomic_store(&st->timeouts, 43);
+	atomic_store(&st->new_sessions, 44);
+	atomic_store(&st->spin_replies, 45);
+	atomic_store(&st->spin_misses, 46);
+	atomic_store(&st->rdma.wrs_read, 51);
+	atomic_store(&st->rdma.wrs_write, 52);
+	atomic_store(&st->rdma.qp_connects, 53);
+	atomic_store(&st->rdma.qp_errors, 54);
+	atomic_store(&st->rdma.rkey_calls, 55);
+	atomic_store(&st->rdma.in_flight, -3);
+	for (i = 0; i < RDMA_ERR_KINDS; i++)
+		atomic_store(&st->rdma.err[i], 60 + (uint64_t)i);
+}
+
+static void test_text_pinned(void **state)
+{
+	struct maru_client *c;
+	struct fake_marud f;
+	struct store s;
+	char buf[8192];
+
+	(void)state;
+	store_init(&s);
+	fake_start(&f, stats_handler, &s);
+	c = fake_client(&f, 2000, 2, NULL, 0);
+	c->opts.spin_us = 0;	/* the STATS call moves neither spin counter */
+	set_counters(c);
+	assert_int_equal(maru_stats_text(c, buf, sizeof(buf)), (ssize_t)strlen(pinned));
+	assert_string_equal(buf, pinned);
 	maru_client_free(c);
 	fake_stop(&f);
 	store_free(&s);
@@ -186,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_statfs_fields),
 		cmocka_unit_test(test_stats_text),
 		cmocka_unit_test(test_path_lines_from_table),
+		cmocka_unit_test(test_text_pinned),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);

@@ -164,7 +164,7 @@ static void fz_file_op(struct fz *z, struct rng *r, struct fz_sess *fs, int op)
 		break;
 	case 7:
 		if (!dir_extents(z->d, fs->s, ino, (int)rnd(r, 2), &l, &at))
-			extent_list_free(&l);
+			alloc_extent_list_free(&l);
 		dir_touch(z->d, ino);
 		break;
 	default:
@@ -199,15 +199,15 @@ static void fz_fill_op(struct fz *z, struct rng *r, struct fz_sess *fs, int op)
 		break;
 	case 3:
 		if (!dir_open_ext(z->d, fs->s, fz_dir(z, r), n, strlen(n), 0, &at, &l)) {
-			extent_list_free(&l);
+			alloc_extent_list_free(&l);
 			fz_remember(fs, 0, at.ino);
 		}
 		return;
 	default:
 		if (!dir_reserve_ext(z->d, fs->s, ino, len, &at, &l))
-			extent_list_free(&l);
+			alloc_extent_list_free(&l);
 		if (!dir_read_extents(z->d, fs->s, ino, &l, &at))
-			extent_list_free(&l);
+			alloc_extent_list_free(&l);
 		return;
 	}
 	if (rc)

@@ -97,8 +97,8 @@ static void test_create_copy(void **state)
 	assert_int_equal(dir_fill_done(f.d, f.s1, &fl, 0, &at, &ext), 0);
 	assert_int_equal(at.size, sizeof(content) - 1);
 	assert_true(ext.n >= 1);
-	assert_int_equal(extent_list_bytes(&ext), at.reserved);
-	extent_list_free(&ext);
+	assert_int_equal(alloc_extent_list_bytes(&ext), at.reserved);
+	alloc_extent_list_free(&ext);
 	expect_pending(&f, at.ino, content);
 	st = stats(&f);
 	assert_int_equal(st.leases, 0);

@@ -196,7 +196,7 @@ void do_pwrite(struct fx *f, struct dir_session *s, uint64_t ino,
 		memcpy(f->pool + p, (const uint8_t *)buf + done, n);
 		done += n;
 	}
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_wrote(f->d, s, ino, off, off + len, &at), 0);
 }
 
@@ -217,7 +217,7 @@ uint64_t do_read(struct fx *f, struct dir_session *s, uint64_t ino,
 		memcpy(buf + done, f->pool + p, n);
 		done += n;
 	}
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	return at.size;
 }
 

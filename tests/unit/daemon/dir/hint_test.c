@@ -38,15 +38,15 @@ static void test_hint_extents(void **state)
 	assert_int_equal(at.parent, ROOT);
 	assert_true(l.n >= 1);
 	assert_true(l.v[0].len >= 15);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_hint_extents(f.d, f.s2, pub, 1, &l, &at), -EPERM);
 
 	assert_int_equal(dir_hint_extents(f.d, f.s1, pend, 1, &l, &at), 0);
 	assert_int_equal(at.state, DIR_ST_PENDING);
 	assert_true(l.n >= 1);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_hint_extents(f.d, f.s1, pend, 0, &l, &at), 0);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_hint_extents(f.d, f.s2, pend, 0, &l, &at), -EPERM);
 	assert_int_equal(dir_hint_extents(f.d, f.s2, pend, 1, &l, &at), -EPERM);
 	assert_int_equal(dir_hint_extents(f.d, f.s1, 987654, 0, &l, &at), -ENOENT);

@@ -95,12 +95,12 @@ static void test_open_ext(void **state)
 	assert_int_equal(dir_extents(f.d, f.s2, ino, 0, &l, &at2), 0);
 	assert_int_equal(l.n, ext.n);
 	assert_memory_equal(l.v, ext.v, l.n * sizeof(*l.v));
-	extent_list_free(&l);
-	extent_list_free(&ext);
+	alloc_extent_list_free(&l);
+	alloc_extent_list_free(&ext);
 	/* By id, and the leased version is not evictable. */
 	assert_int_equal(dir_open_ext(f.d, f.s2, 0, NULL, 0, ino, &at, &ext), 0);
 	assert_int_equal(at.leases, 2);
-	extent_list_free(&ext);
+	alloc_extent_list_free(&ext);
 	assert_int_equal(stats(&f).evictable, 0);
 	/* Failures leave ext alone and take no lease. */
 	memset(&ext, 0x5a, sizeof(ext));

@@ -413,7 +413,7 @@ static void test_read_extents_touches(void **state)
 	assert_int_equal(at.ino, a);
 	assert_int_equal(at.size, 4);
 	assert_int_equal(l.n, 1);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_release(f.d, f.s2, a), 0);
 	/* a went back to the tail on release; b is now the oldest. */
 	dir_touch(f.d, b);

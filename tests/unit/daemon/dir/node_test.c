@@ -32,7 +32,7 @@ static void test_attach_by_hand(void **state)
 	pthread_mutex_lock(&f.d->lock);
 	n = dir_node_alloc(4);
 	assert_non_null(n);
-	nkey_set(&k, ROOT, "hand", 4);
+	dir_nkey_set(&k, ROOT, "hand", 4);
 	dir_node_set_name(n, &k);
 	n->kind = NODE_DIR;
 	n->u.d = (struct dnode){ .id = f.d->next_id++, .mode = 040700 };
@@ -61,11 +61,11 @@ static void test_what_a_name_binds(void **state)
 	a = put_file(&f, f.s1, ROOT, "a", "A");
 	put_file(&f, f.s1, ROOT, "plain", "P");
 	assert_int_equal(dir_link(f.d, f.s1, a, ROOT, "a2", 2, &at), 0);
-	nkey_set(&k, ROOT, "a", 1);
+	dir_nkey_set(&k, ROOT, "a", 1);
 	prim = dir_name_find(f.d, &k);
-	nkey_set(&k, ROOT, "a2", 2);
+	dir_nkey_set(&k, ROOT, "a2", 2);
 	link = dir_name_find(f.d, &k);
-	nkey_set(&k, ROOT, "plain", 5);
+	dir_nkey_set(&k, ROOT, "plain", 5);
 	plain = dir_name_find(f.d, &k);
 	assert_ptr_equal(dir_node_ver(f.d, link), &prim->u.v);
 	assert_ptr_equal(dir_node_primary(f.d, link), prim);
@@ -95,8 +95,8 @@ static void test_trim_and_copy(void **state)
 	used = ver_reserved(v);
 	assert_true(used >= 5 * BLK);
 	assert_int_equal(dir_ver_extents_copy(v, &l), 0);
-	assert_int_equal(extent_list_bytes(&l), used);
-	extent_list_free(&l);
+	assert_int_equal(alloc_extent_list_bytes(&l), used);
+	alloc_extent_list_free(&l);
 	pthread_mutex_lock(&f.d->lock);
 	freed = dir_ver_trim(f.d, v, BLK + 1);		/* keeps 2 blocks */
 	f.d->pending -= freed;

@@ -80,7 +80,7 @@ static void test_unlink_retires_bytes(void **state)
 	assert_int_equal(s.n, (int)l.n);
 	assert_int_equal(s.off[0], l.v[0].off);
 	assert_int_equal(s.len[0], l.v[0].len);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	f.d->o.retire = NULL;
 	fx_close(&f);
 }

@@ -302,8 +302,8 @@ static void expect_same_extents(struct fx *f, uint64_t ino, const struct extent_
 	assert_int_equal(dir_extents(f->d, f->s1, ino, 1, &l, &at), 0);
 	assert_int_equal(l.n, got->n);
 	assert_memory_equal(l.v, got->v, l.n * sizeof(*l.v));
-	assert_int_equal(extent_list_bytes(got), at.reserved);
-	extent_list_free(&l);
+	assert_int_equal(alloc_extent_list_bytes(got), at.reserved);
+	alloc_extent_list_free(&l);
 }
 
 static void test_ext_variants(void **state)
@@ -321,20 +321,20 @@ static void test_ext_variants(void **state)
 	assert_int_equal(at.size, 5);
 	assert_int_equal(at.reserved, 2 * BLK);
 	expect_same_extents(&f, ino, &ext);
-	extent_list_free(&ext);
+	alloc_extent_list_free(&ext);
 	/* Reserve: grows, and hands back extents covering the new size. */
 	assert_int_equal(dir_reserve_ext(f.d, f.s1, ino, 5 * BLK, &at, &ext), 0);
 	assert_int_equal(at.reserved, 5 * BLK);
 	expect_same_extents(&f, ino, &ext);
-	extent_list_free(&ext);
+	alloc_extent_list_free(&ext);
 	/* Already covered: a no-op reserve, same extents. */
 	assert_int_equal(dir_reserve_ext(f.d, f.s1, ino, BLK, &at, &ext), 0);
 	assert_int_equal(at.reserved, 5 * BLK);
-	extent_list_free(&ext);
+	alloc_extent_list_free(&ext);
 	assert_int_equal(dir_truncate_ext(f.d, f.s1, ino, 7 * BLK, &at, &ext), 0);
 	assert_int_equal(at.size, 7 * BLK);
 	expect_same_extents(&f, ino, &ext);
-	extent_list_free(&ext);
+	alloc_extent_list_free(&ext);
 	/* Errors leave ext alone and change nothing. */
 	memset(&ext, 0x5a, sizeof(ext));
 	assert_int_equal(dir_reserve_ext(f.d, f.s2, ino, BLK, &at, &ext), -EPERM);
@@ -369,7 +369,7 @@ static void test_create_ext_nomem(void **state)
 			continue;
 		}
 		ok = 1;
-		extent_list_free(&ext);
+		alloc_extent_list_free(&ext);
 		assert_int_equal(dir_abandon(f.d, f.s1, at.ino), 0);
 	}
 	assert_true(ok);

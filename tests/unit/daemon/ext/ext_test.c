@@ -208,10 +208,10 @@ static void test_retire_and_session_end(void **state)
 	assert_int_equal(lines("closed"), 0);
 	t = ext_hint_sessions(fx.e);
 	assert_non_null(t);
-	assert_int_equal(hint_session_track(t, 77, 1, "r"), 0);
+	assert_int_equal(ext_open_session_track(t, 77, 1, "r"), 0);
 	ext_session_end(fx.e, 77);
 	assert_int_equal(lines("closed 77"), 1);
-	assert_int_equal(hint_session_count(t, 77), 0);
+	assert_int_equal(ext_open_session_count(t, 77), 0);
 	ext_session_end(fx.e, 77);
 	assert_int_equal(lines("closed"), 1);
 }

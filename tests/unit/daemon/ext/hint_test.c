@@ -103,8 +103,9 @@ static char *probe_log(struct fx *f)
 /* The open hint requests of tc's session. */
 static unsigned int open_count(struct fx *f, struct tconn *tc)
 {
-	return hint_session_count(ext_hint_sessions(f->t.srv->ext),
-				  hint_session_id(session_token(tc->c->sess), SESSION_TOKEN_BYTES));
+	uint64_t sid = ext_open_session_id(session_token(tc->c->sess), SESSION_TOKEN_BYTES);
+
+	return ext_open_session_count(ext_hint_sessions(f->t.srv->ext), sid);
 }
 
 static struct proto_attr do_create(struct fx *f, struct tconn *tc, const char *name)
@@ -215,7 +216,7 @@ static void first_extent(struct fx *f, uint64_t ino, char *out, size_t len)
 	assert_int_equal(dir_hint_extents(f->t.srv->dir, NULL, ino, 0, &l, &a), 0);
 	snprintf(out, len, " %llu+%llu", (unsigned long long)l.v[0].off + 4096,
 		 (unsigned long long)4096);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 }
 
 static void test_checked_hints_in_order(void **state)
@@ -303,7 +304,7 @@ static void test_retire_before_reuse(void **state)
 	assert_int_equal(dir_hint_extents(f->t.srv->dir, NULL, v, 0, &l, &a), 0);
 	snprintf(want, sizeof(want), "retire %llu+%llu", (unsigned long long)l.v[0].off,
 		 (unsigned long long)l.v[0].len);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	/* publish left a with a lease: let it go, so unlink frees the bytes */
 	assert_int_equal(tc_call(&f->a, OP_RELEASE, reqid(), &v, sizeof(v), &f->r, NULL), 0);
 	assert_null(strstr(probe_log(f), want));
@@ -409,14 +410,14 @@ static void test_open_set(void **state)
 	struct hint_open *s = NULL;
 
 	(void)state;
-	assert_int_equal(hint_open_add(&s, "a"), 0);
-	assert_int_equal(hint_open_add(&s, "a"), 1);
-	assert_int_equal(hint_open_add(&s, "b"), 0);
-	assert_int_equal(hint_open_count(s), 2);
-	assert_int_equal(hint_open_del(s, "a"), 1);
-	assert_int_equal(hint_open_del(s, "a"), 0);
-	assert_int_equal(hint_open_count(s), 1);
-	hint_open_free(s);
+	assert_int_equal(ext_open_add(&s, "a"), 0);
+	assert_int_equal(ext_open_add(&s, "a"), 1);
+	assert_int_equal(ext_open_add(&s, "b"), 0);
+	assert_int_equal(ext_open_count(s), 2);
+	assert_int_equal(ext_open_del(s, "a"), 1);
+	assert_int_equal(ext_open_del(s, "a"), 0);
+	assert_int_equal(ext_open_count(s), 1);
+	ext_open_free(s);
 }
 
 int main(void)

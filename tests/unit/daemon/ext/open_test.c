@@ -28,29 +28,29 @@ static void test_open_set(void **state)
 	char req[32];
 	int i;
 
-	assert_int_equal(hint_open_count(s), 0);
-	assert_int_equal(hint_open_del(s, "none"), 0);
-	assert_int_equal(hint_open_add(&s, "r1"), 0);
+	assert_int_equal(ext_open_count(s), 0);
+	assert_int_equal(ext_open_del(s, "none"), 0);
+	assert_int_equal(ext_open_add(&s, "r1"), 0);
 	assert_non_null(s);
-	assert_int_equal(hint_open_add(&s, "r1"), 1);
-	assert_int_equal(hint_open_add(&s, "r2"), 0);
-	assert_int_equal(hint_open_count(s), 2);
-	assert_int_equal(hint_open_del(s, "r1"), 1);
-	assert_int_equal(hint_open_del(s, "r1"), 0);
-	assert_int_equal(hint_open_count(s), 1);
+	assert_int_equal(ext_open_add(&s, "r1"), 1);
+	assert_int_equal(ext_open_add(&s, "r2"), 0);
+	assert_int_equal(ext_open_count(s), 2);
+	assert_int_equal(ext_open_del(s, "r1"), 1);
+	assert_int_equal(ext_open_del(s, "r1"), 0);
+	assert_int_equal(ext_open_count(s), 1);
 	/* r2 is still there after r1 left */
-	assert_int_equal(hint_open_add(&s, "r2"), 1);
-	for (i = 0; hint_open_count(s) < PROTO_MAX_HINT_OPEN; i++) {
+	assert_int_equal(ext_open_add(&s, "r2"), 1);
+	for (i = 0; ext_open_count(s) < PROTO_MAX_HINT_OPEN; i++) {
 		snprintf(req, sizeof(req), "many-%d", i);
-		assert_int_equal(hint_open_add(&s, req), 0);
+		assert_int_equal(ext_open_add(&s, req), 0);
 	}
-	assert_int_equal(hint_open_add(&s, "one-more"), -EMFILE);
-	assert_int_equal(hint_open_add(&s, "r2"), 1);	/* open ones still answer */
-	assert_int_equal(hint_open_del(s, "many-0"), 1);
-	assert_int_equal(hint_open_add(&s, "one-more"), 0);
-	assert_int_equal(hint_open_count(s), PROTO_MAX_HINT_OPEN);
-	hint_open_free(s);
-	hint_open_free(NULL);
+	assert_int_equal(ext_open_add(&s, "one-more"), -EMFILE);
+	assert_int_equal(ext_open_add(&s, "r2"), 1);	/* open ones still answer */
+	assert_int_equal(ext_open_del(s, "many-0"), 1);
+	assert_int_equal(ext_open_add(&s, "one-more"), 0);
+	assert_int_equal(ext_open_count(s), PROTO_MAX_HINT_OPEN);
+	ext_open_free(s);
+	ext_open_free(NULL);
 }
 
 static void test_session_ids(void **state)
@@ -59,10 +59,10 @@ static void test_session_ids(void **state)
 
 	memset(a, 1, sizeof(a));
 	memcpy(b, a, sizeof(b));
-	assert_int_equal(hint_session_id(a, sizeof(a)), hint_session_id(b, sizeof(b)));
-	assert_true(hint_session_id(a, sizeof(a)) != 0);
+	assert_int_equal(ext_open_session_id(a, sizeof(a)), ext_open_session_id(b, sizeof(b)));
+	assert_true(ext_open_session_id(a, sizeof(a)) != 0);
 	b[15] ^= 1;
-	assert_int_not_equal(hint_session_id(a, sizeof(a)), hint_session_id(b, sizeof(b)));
+	assert_int_not_equal(ext_open_session_id(a, sizeof(a)), ext_open_session_id(b, sizeof(b)));
 }
 
 static void test_sessions(void **state)
@@ -71,31 +71,31 @@ static void test_sessions(void **state)
 	/* 64 apart: one bucket of the table's 64 */
 	const uint64_t s1 = 1000, s2 = 1064, s3 = 7;
 
-	assert_int_equal(hint_sessions_new(&t), 0);
-	assert_int_equal(hint_session_track(t, s1, 1, "a"), 0);
-	assert_int_equal(hint_session_track(t, s1, 1, "a"), 1);
-	assert_int_equal(hint_session_track(t, s1, 1, "b"), 0);
-	assert_int_equal(hint_session_track(t, s2, 1, "a"), 0);
-	assert_int_equal(hint_session_count(t, s1), 2);
-	assert_int_equal(hint_session_count(t, s2), 1);
-	assert_int_equal(hint_session_count(t, s3), 0);
-	assert_int_equal(hint_session_track(t, s1, -1, "a"), 1);
-	assert_int_equal(hint_session_track(t, s1, -1, "a"), 0);
-	assert_int_equal(hint_session_count(t, s1), 1);
-	assert_int_equal(hint_session_count(t, s2), 1);	/* its own "a" */
+	assert_int_equal(ext_open_sessions_new(&t), 0);
+	assert_int_equal(ext_open_session_track(t, s1, 1, "a"), 0);
+	assert_int_equal(ext_open_session_track(t, s1, 1, "a"), 1);
+	assert_int_equal(ext_open_session_track(t, s1, 1, "b"), 0);
+	assert_int_equal(ext_open_session_track(t, s2, 1, "a"), 0);
+	assert_int_equal(ext_open_session_count(t, s1), 2);
+	assert_int_equal(ext_open_session_count(t, s2), 1);
+	assert_int_equal(ext_open_session_count(t, s3), 0);
+	assert_int_equal(ext_open_session_track(t, s1, -1, "a"), 1);
+	assert_int_equal(ext_open_session_track(t, s1, -1, "a"), 0);
+	assert_int_equal(ext_open_session_count(t, s1), 1);
+	assert_int_equal(ext_open_session_count(t, s2), 1);	/* its own "a" */
 	/* known without anything open */
-	assert_int_equal(hint_session_track(t, s3, 0, ""), 0);
-	assert_int_equal(hint_session_end(t, s3), 1);
-	assert_int_equal(hint_session_end(t, s3), 0);
-	assert_int_equal(hint_session_end(t, s1), 1);
-	assert_int_equal(hint_session_count(t, s1), 0);
-	assert_int_equal(hint_session_count(t, s2), 1);
-	assert_int_equal(hint_session_end(t, 424242), 0);
-	hint_sessions_free(t);	/* s2 still in it */
-	assert_int_equal(hint_session_track(NULL, s1, 1, "a"), 0);
-	assert_int_equal(hint_session_count(NULL, s1), 0);
-	assert_int_equal(hint_session_end(NULL, s1), 0);
-	hint_sessions_free(NULL);
+	assert_int_equal(ext_open_session_track(t, s3, 0, ""), 0);
+	assert_int_equal(ext_open_session_end(t, s3), 1);
+	assert_int_equal(ext_open_session_end(t, s3), 0);
+	assert_int_equal(ext_open_session_end(t, s1), 1);
+	assert_int_equal(ext_open_session_count(t, s1), 0);
+	assert_int_equal(ext_open_session_count(t, s2), 1);
+	assert_int_equal(ext_open_session_end(t, 424242), 0);
+	ext_open_sessions_free(t);	/* s2 still in it */
+	assert_int_equal(ext_open_session_track(NULL, s1, 1, "a"), 0);
+	assert_int_equal(ext_open_session_count(NULL, s1), 0);
+	assert_int_equal(ext_open_session_end(NULL, s1), 0);
+	ext_open_sessions_free(NULL);
 }
 
 int main(void)

@@ -111,11 +111,11 @@ static void stats_of(struct fx *f, const unsigned char *served)
 {
 	struct pbuf out = { 0 };
 
-	assert_int_equal(stats_text(f->t.srv, served, &out), 0);
+	assert_int_equal(hdl_stats_text(f->t.srv, served, &out), 0);
 	assert_true(out.len < sizeof(f->text));
 	memcpy(f->text, out.data, out.len);
 	f->text[out.len] = '\0';
-	pbuf_free(&out);
+	proto_buf_free(&out);
 }
 
 static void test_text_matches_the_directory(void **state)

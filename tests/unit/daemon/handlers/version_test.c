@@ -3,7 +3,7 @@
  * tests/unit/daemon/handlers/version_test.c: how the version handlers
  * (daemon/handlers/version.c, io.c, ns.c) use the directory lock, on a real
  * server through the fuzzing seam. A CREATE_COPY whose copy is held inside
- * the copy callback (server_copy, wrapped at link time) does not stop other
+ * the copy callback (hdl_io_copy, wrapped at link time) does not stop other
  * sessions: their LOOKUP, EXISTS, GETATTR and a whole create-write-publish
  * complete while the copy waits, and the copy is right once let go. And
  * each request takes the directory mutex once (pthread_mutex_lock, wrapped,
@@ -34,9 +34,9 @@
 
 /* ---- the wrapped copy callback: held until released ---- */
 
-void __real_server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+void __real_hdl_io_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 			const struct extent_list *src, uint64_t src_off, uint64_t len);
-void __wrap_server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+void __wrap_hdl_io_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 			const struct extent_list *src, uint64_t src_off, uint64_t len);
 
 static struct {
@@ -45,7 +45,7 @@ static struct {
 	int armed, started, release, others_done;
 } gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0 };
 
-void __wrap_server_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
+void __wrap_hdl_io_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 			const struct extent_list *src, uint64_t src_off, uint64_t len)
 {
 	pthread_mutex_lock(&gate.m);
@@ -56,7 +56,7 @@ void __wrap_server_copy(void *arg, const struct extent_list *dst, uint64_t dst_o
 			pthread_cond_wait(&gate.cv, &gate.m);
 	}
 	pthread_mutex_unlock(&gate.m);
-	__real_server_copy(arg, dst, dst_off, src, src_off, len);
+	__real_hdl_io_copy(arg, dst, dst_off, src, src_off, len);
 }
 
 /* Wait until *flag (under gate.m) is set, at most WAIT_MS; its value. */

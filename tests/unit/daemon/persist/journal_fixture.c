@@ -111,7 +111,7 @@ uint64_t wfx_put(struct wfx *f, uint64_t parent, const char *name, const char *c
 		memcpy(f->pool + l.v[i].off, c + off, n);
 		off += n;
 	}
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(c, len), &at, NULL), 0);
 	assert_int_equal(dir_release(f->d, f->s, at.ino), 0);
 	return at.ino;

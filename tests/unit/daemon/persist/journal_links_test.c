@@ -71,7 +71,7 @@ static uint64_t wput_n(struct wfx *f, uint64_t parent, const char *name, const c
 		memcpy(f->pool + l.v[i].off, c + off, n);
 		off += n;
 	}
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(c, len), &at, NULL), 0);
 	assert_int_equal(dir_release(f->d, f->s, at.ino), 0);
 	return at.ino;
@@ -161,7 +161,7 @@ static void lst_what(struct lst *l, uint64_t parent, const struct dir_dirent *de
 				 0);
 		assert_true(ext.n <= 1);
 		h = XXH3_64bits(ext.n ? l->pool + ext.v[0].off : l->pool, at.size);
-		extent_list_free(&ext);
+		alloc_extent_list_free(&ext);
 		dir_session_end(l->d, s);
 	}
 	snprintf(out, cap, "%llu '%.*s' m%o n%u s%llu r%u u%u g%u a%llu m%llu c%llu h%016llx '%.*s'\n",

@@ -69,7 +69,7 @@ static int wput(struct wfx *f, uint64_t parent, const char *name, const char *co
 		return rc;
 	if (len)
 		memcpy(f->pool + l.v[0].off, content, len);	/* one extent: small */
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	rc = dir_publish(f->d, f->s, at.ino, len, XXH3_64bits(content, len), &at, NULL);
 	if (rc) {
 		dir_abandon(f->d, f->s, at.ino);
@@ -310,7 +310,7 @@ static void test_checksum_mismatch(void **state)
 	assert_int_equal(wput(&f, ROOT, "bad", "bad bytes"), 0);
 	assert_int_equal(dir_open_ext(f.d, f.s, ROOT, "bad", 3, 0, &at, &l), 0);
 	f.pool[l.v[0].off + 2] ^= 0x40;
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_release(f.d, f.s, at.ino), 0);
 	wrestart(&f, NULL, &st);
 	assert_int_equal(st.bad_sum, 1);

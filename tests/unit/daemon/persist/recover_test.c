@@ -85,7 +85,7 @@ static void publish(struct run *r, const char *name, const char *c)
 	assert_int_equal(dir_create_ext(r->d, r->s, ROOT, name, strlen(name), 0, 0, 0644,
 					0, 0, len, &at, &l), 0);
 	memcpy(r->pl->base + l.v[0].off, c, len);
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_publish(r->d, r->s, at.ino, len, XXH3_64bits(c, len), &at, NULL), 0);
 	assert_int_equal(dir_release(r->d, r->s, at.ino), 0);
 }

@@ -163,7 +163,7 @@ static void test_bad_bytes_dropped_with_names(void **state)
 	assert_int_equal(dir_link(f.d, f.s, ino, ROOT, "bad2", 4, &at), 0);
 	assert_int_equal(dir_open_ext(f.d, f.s, ROOT, "bad", 3, 0, &at, &l), 0);
 	f.pool[l.v[0].off] ^= 1;
-	extent_list_free(&l);
+	alloc_extent_list_free(&l);
 	assert_int_equal(dir_release(f.d, f.s, ino), 0);
 	restore_fresh(&f, &sc, &st);
 	assert_int_equal(st.bad_sum, 1);

@@ -3,7 +3,7 @@
  * tests/unit/lib/common/extent_test.c: the one offset-to-extent walk
  * (common/extent.c), checked on its own against a slow reference and then
  * through each of its three callers on the same extents: marud's
- * extent_list_at (daemon/alloc.c), libmaru's shm data path (dp/shm.c reads
+ * alloc_extent_list_at (daemon/alloc.c), libmaru's shm data path (dp/shm.c reads
  * and writes) and its zero-copy mapper (map.c layout_plan, through
  * maru_map with a fake MARUFS_IOC_EXTENTS).
  */
@@ -78,12 +78,12 @@ static void test_daemon_extent_list_at(void **state)
 	(void)state;
 	memcpy(v, fx_ext, sizeof(v));
 	for (k = 0; k < 20480; k += 997) {
-		n = extent_list_at(&l, k, &po);
+		n = alloc_extent_list_at(&l, k, &po);
 		assert_int_equal(po, fx_where(k));
 		assert_int_equal(fx_where(k + n - 1), po + n - 1);
 		assert_true(k + n == 20480 || fx_where(k + n) != po + n);
 	}
-	assert_int_equal(extent_list_at(&l, 20480, &po), 0);
+	assert_int_equal(alloc_extent_list_at(&l, 20480, &po), 0);
 }
 
 /* Caller 2: the shm data path reads and writes through the extents. */

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "hash.h"
+#include "prom.h"
 #include "rdma_peer.h"
 
 static void test_write_hole_read(void **state)
@@ -84,7 +85,7 @@ static void test_digest(void **state)
 
 static void test_bad_keys(void **state)
 {
-	char text[2048];
+	struct prom text = PROM_INIT;
 	uint8_t buf[100] = { 1 };
 	struct rdma_fx x;
 
@@ -101,10 +102,13 @@ static void test_bad_keys(void **state)
 	assert_non_null(x.c.rdma->id);
 	/* the handle may hold half a write: never publish it */
 	assert_int_equal(maru_file_sync(&x.f), -EIO);
-	assert_true(dp_rdma_ops.stats(&x.c, text, sizeof(text)) > 0);
-	assert_non_null(strstr(text, "maru_client_rdma_errors_total{kind=\"remote_access\"} 1\n"));
-	assert_non_null(strstr(text, "maru_client_rdma_qp_connects_total 2\n"));
-	assert_non_null(strstr(text, "maru_client_rdma_rkey_requests_total 1\n"));
+	dp_rdma_ops.stats(&x.c, &text);
+	assert_int_equal(text.err, 0);
+	assert_non_null(strstr(text.buf,
+			       "maru_client_rdma_errors_total{kind=\"remote_access\"} 1\n"));
+	assert_non_null(strstr(text.buf, "maru_client_rdma_qp_connects_total 2\n"));
+	assert_non_null(strstr(text.buf, "maru_client_rdma_rkey_requests_total 1\n"));
+	prom_fini(&text);
 	rdma_fx_teardown(&x);
 }
 

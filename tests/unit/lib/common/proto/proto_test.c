@@ -45,7 +45,7 @@ static uint32_t rnd(void)
 
 static void put(struct pbuf *b, const void *p, size_t n)
 {
-	assert_int_equal(pbuf_put(b, p, n), 0);
+	assert_int_equal(proto_buf_put(b, p, n), 0);
 }
 
 static void put_u16_name(struct pbuf *b, const char *name, size_t n)
@@ -239,8 +239,8 @@ static void test_round_trip(void **state)
 		assert_int_equal(got.reqid, 1000 + i);
 		assert_int_equal(got.generation, 3);
 		assert_int_equal(req_check_exact(got.op, frame.data + sizeof(got), got.len), 0);
-		pbuf_free(&body);
-		pbuf_free(&frame);
+		proto_buf_free(&body);
+		proto_buf_free(&frame);
 	}
 }
 
@@ -258,7 +258,7 @@ static void test_truncated_and_extended(void **state)
 			assert_int_equal(req_check_exact(req_ops[i], b.data, l), -EPROTO);
 		put(&b, "x", 1);
 		assert_int_equal(req_check_exact(req_ops[i], b.data, (uint32_t)b.len), -EPROTO);
-		pbuf_free(&b);
+		proto_buf_free(&b);
 	}
 }
 
@@ -368,7 +368,7 @@ static void test_request_fields(void **state)
 	put(&b, &rn, sizeof(rn));
 	put(&b, "ab", 2);
 	assert_int_equal(req_check_exact(OP_RENAME, b.data, (uint32_t)b.len), -EINVAL);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 }
 
 static const uint16_t named_ops[] = {
@@ -385,7 +385,7 @@ static void check_name_on_ops(const char *name, size_t nlen, int want)
 
 		build_named(named_ops[i], name, nlen, &b);
 		assert_int_equal(req_check_exact(named_ops[i], b.data, (uint32_t)b.len), want);
-		pbuf_free(&b);
+		proto_buf_free(&b);
 	}
 }
 
@@ -448,7 +448,7 @@ static void test_reply_attr(void **state)
 	assert_int_equal(rep_check_exact(OP_LOOKUP, b.data, (uint32_t)b.len), 0);
 	assert_int_equal(rep_check_exact(OP_OPEN, b.data, (uint32_t)b.len), -EPROTO);
 	assert_int_equal(rep_check_exact(OP_GETATTR, b.data, (uint32_t)b.len - 1), -EPROTO);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 }
 
 static void put_dirent(struct pbuf *b, const char *name, uint64_t cookie)
@@ -458,7 +458,7 @@ static void put_dirent(struct pbuf *b, const char *name, uint64_t cookie)
 
 	put(b, &d, sizeof(d));
 	put(b, name, d.namelen);
-	assert_int_equal(pbuf_align8(b), 0);
+	assert_int_equal(proto_buf_align8(b), 0);
 }
 
 static void test_reply_readdir(void **state)
@@ -490,7 +490,7 @@ static void test_reply_readdir(void **state)
 	assert_int_equal(rep_check_exact(OP_READDIR, b.data, sizeof(r) + 32 + 2), -EPROTO);
 	r.count = 0;
 	assert_int_equal(rep_check_exact(OP_READDIR, &r, sizeof(r)), 0);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 }
 
 static void test_reply_other(void **state)
@@ -534,7 +534,7 @@ static void test_reply_other(void **state)
 	assert_int_equal(rep_check_exact(OP_AUTH, &io, 16), -EPROTO);
 	assert_int_equal(rep_check_exact(OP_STATS, "up 1\n", 5), 0);
 	assert_int_equal(proto_rep_check(OP_READ, NULL, PROTO_MAX_IO + 1), -EPROTO);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 }
 
 /*
@@ -569,7 +569,7 @@ static void test_rdma(void **state)
 	assert_int_equal(rep_check_exact(OP_RKEY, &h, sizeof(h)), -EPROTO);
 	h.count = 0xffffffffu;	/* count * 32 must not wrap into a match */
 	assert_int_equal(rep_check_exact(OP_RKEY, &h, sizeof(h)), -EPROTO);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 
 	/* HELLO: the rdma fields come after everything older clients read */
 	assert_int_equal(HELLO_F_RDMA, 1u << 31);
@@ -628,7 +628,7 @@ static void test_fuzz_mutated(void **state)
 
 		build_req(op, &b);
 		if (b.len == 0) {
-			pbuf_free(&b);
+			proto_buf_free(&b);
 			continue;
 		}
 		for (k = 0; k < 1 + (int)(rnd() % 3); k++)
@@ -636,7 +636,7 @@ static void test_fuzz_mutated(void **state)
 		rc = req_check_exact(op, b.data, (uint32_t)b.len);
 		assert_true(rc == 0 || rc == -EPROTO || rc == -EINVAL);
 		pass += rc == 0;
-		pbuf_free(&b);
+		proto_buf_free(&b);
 	}
 	/* most mutations hit values, not lengths, and stay valid */
 	assert_true(pass > 1000);
@@ -651,12 +651,12 @@ static void test_pbuf(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(chunk); i++)
 		chunk[i] = (uint8_t)i;
-	assert_int_equal(pbuf_put(&b, NULL, 0), 0);
+	assert_int_equal(proto_buf_put(&b, NULL, 0), 0);
 	assert_int_equal(b.len, 0);
 	put(&b, chunk, 3);
-	assert_int_equal(pbuf_align8(&b), 0);
+	assert_int_equal(proto_buf_align8(&b), 0);
 	assert_int_equal(b.len, 8);
-	assert_int_equal(pbuf_align8(&b), 0);
+	assert_int_equal(proto_buf_align8(&b), 0);
 	assert_int_equal(b.len, 8);
 	assert_memory_equal(b.data, "\0\1\2\0\0\0\0\0", 8);
 	for (i = 0; i < 200; i++)
@@ -664,8 +664,8 @@ static void test_pbuf(void **state)
 	assert_int_equal(b.len, 8 + 200 * sizeof(chunk));
 	assert_true(b.cap >= b.len);
 	assert_memory_equal(b.data + 8 + 199 * sizeof(chunk), chunk, sizeof(chunk));
-	assert_int_equal(pbuf_reserve(&b, SIZE_MAX), -ENOMEM);
-	pbuf_free(&b);
+	assert_int_equal(proto_buf_reserve(&b, SIZE_MAX), -ENOMEM);
+	proto_buf_free(&b);
 	assert_null(b.data);
 	assert_int_equal(b.len, 0);
 }
@@ -787,7 +787,7 @@ static void test_link_ops(void **state)
 	mk.mode = 0100644;	/* a regular file is no mknod */
 	memcpy(b.data, &mk, sizeof(mk));
 	assert_int_equal(req_check_exact(OP_MKNOD, b.data, (uint32_t)b.len), -EINVAL);
-	pbuf_free(&b);
+	proto_buf_free(&b);
 	assert_int_equal(rep_check_exact(OP_RENAME, &rr, sizeof(rr)), 0);
 	assert_int_equal(rep_check_exact(OP_RENAME, &rr, 0), -EPROTO);
 	assert_int_equal(rep_check_exact(OP_READLINK, target, 4), 0);
