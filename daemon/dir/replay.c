@@ -32,6 +32,14 @@ static int rkey(struct dir *d, const struct persist_name *a, struct nkey *k, str
 	return dir_name_key(d, a->parent, a->name, a->nlen, k, pd);
 }
 
+/* 0 when a new item's name and id are free and the index has room, else 1. */
+static int rfresh(struct dir *d, const struct persist_item *it, struct nkey *k,
+		  struct node **pd)
+{
+	return rkey(d, &it->at, k, pd) || dir_name_find(d, k) || dir_id_find(d, it->id) ||
+	       dir_index_reserve(d);
+}
+
 /* Attach n under pd without touching pd's recorded times. */
 static void rattach(struct dir *d, struct node *pd, struct node *n)
 {
@@ -130,8 +138,7 @@ static int apply_dir(struct dir *d, const struct persist_item *it)
 	struct node *pd, *n;
 	struct nkey k;
 
-	if (rkey(d, &it->at, &k, &pd) || dir_name_find(d, &k) || dir_id_find(d, it->id) ||
-	    dir_index_reserve(d))
+	if (rfresh(d, it, &k, &pd))
 		return -EEXIST;
 	n = dir_node_alloc(it->at.nlen);
 	if (!n)
@@ -325,8 +332,7 @@ static int apply_special(struct dir *d, const struct persist_item *it)
 	struct node *pd, *n;
 	struct nkey k;
 
-	if (rkey(d, &it->at, &k, &pd) || dir_name_find(d, &k) || dir_id_find(d, it->id) ||
-	    dir_index_reserve(d))
+	if (rfresh(d, it, &k, &pd))
 		return -EEXIST;
 	n = special_node(it, &k);
 	if (!n)
