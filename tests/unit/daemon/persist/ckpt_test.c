@@ -118,15 +118,20 @@ static void test_background_ckpt_equals_walk(void **state)
 		snprintf(name, sizeof(name), "n%d", i % 50);
 		wfx_put(&f, ROOT, name, "x");
 		dir_stats(f.d, &ds);
-		if (ds.ckpt_bg >= 1)
+		if (ds.ckpt_bg >= 1 || ds.ckpt_running)
 			break;
 	}
-	assert_true(ds.ckpt_bg >= 1);
-	assert_int_equal(ds.ckpt_failed, 0);
+	/*
+	 * Stop writing once one is under way: under ASan on a slow machine
+	 * further puts can fill the journal first, and the synchronous
+	 * checkpoint that follows drops the background one.
+	 */
 	for (i = 0; i < 20000 && ds.ckpt_running; i++) {
 		usleep(1000);
 		dir_stats(f.d, &ds);
 	}
+	assert_true(ds.ckpt_bg >= 1);
+	assert_int_equal(ds.ckpt_failed, 0);
 	wfx_dump(f.d, &live);
 	wclose(&f);
 	wopen(&f, 1);
