@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# zc_dax_growth: files written through the mount piece by piece (cp, dd with
+# 64 KiB blocks, and a writer that interleaves four files in 64-128 KiB
+# pieces, all growing past 2 MiB) map zero-copy on a device-DAX pool with a
+# 2 MiB alignment: maru_map (by path and by fd) matches FUSE, every extent
+# after a file's first starts on 2 MiB and every one before its last ends on
+# 2 MiB, and the preload shim serves dd from the pool, not FUSE.
+# Real: marud's dax: backend, the allocator, marufs, libmaru's devdax
+# mapping rules and the shim. Emulated: the device. tools/fakedax.so
+# (LD_PRELOAD into every process here) passes a regular file off as
+# /dev/dax9.0-like char device of 2 MiB alignment to libdaxctl's walk and
+# stat; the kernel's own devdax mmap checks are not run (tests/vm does that
+# on a real /dev/dax0.0).
+. "$(dirname "$0")/lib/common.sh"
+
+FAKEDAX=$TOOLS/fakedax.so
+[ -f "$FAKEDAX" ] || skip "built without libdaxctl: no fake device module"
+Z=$TOOLS/zc_tool
+PRELOAD=${MARU_PRELOAD_LIB:-$(cd "$TOOLS/../../.." && pwd)/lib/libmaru-preload.so}
+if nm -D --undefined-only "$PRELOAD" 2>/dev/null | grep -q __asan_init; then
+	skip "the preload shim of a sanitizer build cannot load into plain programs"
+fi
+[ -f "$PRELOAD" ] || fail "no $PRELOAD"
+G=$((2 << 20))
+
+dev=$T/dax9.0
+truncate -s 256M "$dev"
+export FAKEDAX_PATH=$dev FAKEDAX_ALIGN=$G LD_PRELOAD=$FAKEDAX
+marud_start --pool "dax:$dev" --size 256M
+grep -q "align $G," "$T/marud.log" || fail "marud did not take the device's 2 MiB alignment"
+marufs_mount
+"$Z" gen $((3 << 20)) 9 >"$MNT/warm"	# a file before them: not at the pool's start
+
+# ---- files that grow piece by piece, several at once ----
+"$Z" gen $((2 << 20 | 64 << 10)) 1 >"$T/r_cp"
+"$Z" gen $((5 << 20 | 12 << 10)) 2 >"$T/r_dd"
+"$Z" gen $((7 << 20 | 300 << 10)) 3 >"$T/r_cp2"
+cp "$T/r_cp" "$MNT/cp" & p1=$!
+dd if="$T/r_dd" of="$MNT/dd" bs=64k 2>/dev/null & p2=$!
+dd if="$T/r_cp2" of="$MNT/cp2" bs=128k 2>/dev/null & p3=$!
+wait $p1 || fail "cp onto the mount"
+wait $p2 || fail "dd bs=64k onto the mount"
+wait $p3 || fail "dd bs=128k onto the mount"
+python3 - "$MNT" "$T" <<'PY' || fail "interleaved writer"
+import os, random, sys
+m, t = sys.argv[1], sys.argv[2]
+random.seed(7)
+sizes = [(2 << 20) + (64 << 10), (3 << 20) + 4096, 2 << 20, (9 << 20) + (300 << 10)]
+data = [os.urandom(s) for s in sizes]
+fs = [open(f"{m}/il{i}", "wb", buffering=0) for i in range(len(sizes))]
+pos = [0] * len(sizes)
+while any(p < s for p, s in zip(pos, sizes)):
+    for i, f in enumerate(fs):
+        if pos[i] < sizes[i]:
+            n = min(random.randint(64, 128) << 10, sizes[i] - pos[i])
+            f.write(data[i][pos[i]:pos[i] + n])
+            pos[i] += n
+for i, f in enumerate(fs):
+    f.close()
+    with open(f"{t}/r_il{i}", "wb") as r:
+        r.write(data[i])
+PY
+
+files="cp dd cp2 il0 il1 il2 il3"
+for f in $files; do
+	cmp "$T/r_$f" "$MNT/$f" || fail "$f: FUSE read differs from what was written"
+	ext=$("$Z" extents "$MNT/$f") || fail "$f: no extents"
+	log "$f: $ext"
+	out=$("$Z" cmp "$MNT/$f" 2>&1) || fail "$f: maru_map on a 2 MiB device: $out"
+	n=0
+	last=$(echo "$ext" | tr ',' '\n' | wc -l)
+	for e in $(echo "$ext" | tr ',' ' '); do
+		n=$((n + 1))
+		off=${e%+*}
+		len=${e#*+}
+		[ $n -eq 1 ] || [ $((off % G)) -eq 0 ] ||
+			fail "$f: extent $n ($e) does not start on 2 MiB"
+		[ $n -eq "$last" ] || [ $(((off + len) % G)) -eq 0 ] ||
+			fail "$f: extent $n ($e) does not end on 2 MiB"
+	done
+done
+
+# ---- the shim serves them from the pool ----
+for f in $files; do
+	LD_PRELOAD="$FAKEDAX $PRELOAD" MARU_PRELOAD_LOG=1 \
+		dd if="$MNT/$f" of="$T/out" bs=1M 2>"$T/shim-$f.log" || fail "$f: dd under the shim"
+	cmp "$T/r_$f" "$T/out" || fail "$f: shim read differs"
+	grep -q "(zero-copy)" "$T/shim-$f.log" ||
+		fail "$f: the shim fell back to FUSE: $(grep -v records "$T/shim-$f.log" | head -3)"
+done
+log "7 files written through the mount map zero-copy at 2 MiB"
+marufs_umount
+marud_stop
