@@ -12,12 +12,14 @@
  * bytes after the list are free, else taken as align-aligned pieces, and
  * padded to the next boundary (publish trims the pad: alloc_trim). Only a
  * list whose end is already unaligned and followed by another's bytes, or
- * a pool with no free granule, falls back to alloc_get() (alloc_unshaped).
+ * a pool with no free granule, falls back to alloc_get() (alloc_unshaped;
+ * logged at the 1st, 2nd, 4th, ... time).
  */
 #include <errno.h>
 
 #include "alloc.h"
 #include "alloc_priv.h"
+#include "log.h"
 
 static uint64_t list_end(const struct extent_list *l)
 {
@@ -151,6 +153,12 @@ int alloc_grow(struct alloc *a, uint64_t len, struct extent_list *list)
 	if (rc != -ENOSPC)
 		return rc;
 	rc = alloc_get(a, len, list);
-	a->unshaped += rc == 0;
-	return rc;
+	if (rc)
+		return rc;
+	a->unshaped++;
+	if (!(a->unshaped & (a->unshaped - 1)))
+		log_warnx("alloc: no room aligned to %llu KiB to grow a file by %llu KiB: it will not map zero-copy (%llu such growths so far)",
+			  (unsigned long long)(a->align >> 10), (unsigned long long)(len >> 10),
+			  (unsigned long long)a->unshaped);
+	return 0;
 }
