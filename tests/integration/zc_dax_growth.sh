@@ -6,30 +6,42 @@
 # pieces, all growing past 2 MiB) map zero-copy on a device-DAX pool with a
 # 2 MiB alignment: maru_map (by path and by fd) matches FUSE, every extent
 # after a file's first starts on 2 MiB and every one before its last ends on
-# 2 MiB, and the preload shim serves dd from the pool, not FUSE.
+# 2 MiB, and the preload shim serves dd from the pool, not FUSE. A file
+# sized first (truncate, then write) is checked the same way.
 # Real: marud's dax: backend, the allocator, marufs, libmaru's devdax
-# mapping rules and the shim. Emulated: the device. tools/fakedax.so
-# (LD_PRELOAD into every process here) passes a regular file off as
-# /dev/dax9.0-like char device of 2 MiB alignment to libdaxctl's walk and
-# stat; the kernel's own devdax mmap checks are not run (tests/vm does that
-# on a real /dev/dax0.0).
+# mapping rules and the shim. Emulated here: the device. tools/fakedax.so
+# (LD_PRELOAD into every process) passes a regular file off as a char
+# device of 2 MiB alignment to libdaxctl's walk and to stat; the kernel's
+# own devdax mmap checks do not run. With MARU_TEST_DAX=/dev/daxX.Y (a
+# device that may be overwritten, at least 256 MiB; tests/vm boots one) the
+# same case runs on that real device through the real libdaxctl instead.
 . "$(dirname "$0")/lib/common.sh"
 
-FAKEDAX=$TOOLS/fakedax.so
-[ -f "$FAKEDAX" ] || skip "built without libdaxctl: no fake device module"
 Z=$TOOLS/zc_tool
 PRELOAD=${MARU_PRELOAD_LIB:-$(cd "$TOOLS/../../.." && pwd)/lib/libmaru-preload.so}
 if nm -D --undefined-only "$PRELOAD" 2>/dev/null | grep -q __asan_init; then
 	skip "the preload shim of a sanitizer build cannot load into plain programs"
 fi
 [ -f "$PRELOAD" ] || fail "no $PRELOAD"
-G=$((2 << 20))
+SHIM=$PRELOAD
 
-dev=$T/dax9.0
-truncate -s 256M "$dev"
-export FAKEDAX_PATH=$dev FAKEDAX_ALIGN=$G LD_PRELOAD=$FAKEDAX
+if [ -n "${MARU_TEST_DAX:-}" ]; then
+	dev=$MARU_TEST_DAX
+	[ -c "$dev" ] || fail "MARU_TEST_DAX=$dev is not a character device"
+	log "on the real device $dev"
+else
+	FAKEDAX=$TOOLS/fakedax.so
+	[ -f "$FAKEDAX" ] || skip "built without libdaxctl: no fake device module"
+	dev=$T/dax9.0
+	truncate -s 256M "$dev"
+	export FAKEDAX_PATH=$dev FAKEDAX_ALIGN=$((2 << 20)) LD_PRELOAD=$FAKEDAX
+	SHIM="$FAKEDAX $PRELOAD"
+fi
 marud_start --pool "dax:$dev" --size 256M
-grep -q "align $G," "$T/marud.log" || fail "marud did not take the device's 2 MiB alignment"
+G=$(sed -n 's/.*pool: opened dax at .*, align \([0-9]*\),.*/\1/p' "$T/marud.log" | tail -1)
+[ -n "$G" ] || fail "marud logged no pool alignment"
+[ "$G" -ge $((2 << 20)) ] || skip "$dev has a $G-byte alignment: nothing to show below 2 MiB"
+log "pool alignment $G"
 marufs_mount
 "$Z" gen $((3 << 20)) 9 >"$MNT/warm"	# a file before them: not at the pool's start
 
@@ -61,14 +73,22 @@ for i, f in enumerate(fs):
     f.close()
     with open(f"{t}/r_il{i}", "wb") as r:
         r.write(data[i])
+# sized first, then written: one reservation up front
+d = os.urandom((3 << 20) + 5)
+with open(f"{m}/sized", "wb", buffering=0) as f:
+    f.truncate(len(d))
+    for o in range(0, len(d), 100 << 10):
+        f.write(d[o:o + (100 << 10)])
+with open(f"{t}/r_sized", "wb") as r:
+    r.write(d)
 PY
 
-files="cp dd cp2 il0 il1 il2 il3"
+files="cp dd cp2 il0 il1 il2 il3 sized"
 for f in $files; do
 	cmp "$T/r_$f" "$MNT/$f" || fail "$f: FUSE read differs from what was written"
 	ext=$("$Z" extents "$MNT/$f") || fail "$f: no extents"
 	log "$f: $ext"
-	out=$("$Z" cmp "$MNT/$f" 2>&1) || fail "$f: maru_map on a 2 MiB device: $out"
+	out=$("$Z" cmp "$MNT/$f" 2>&1) || fail "$f: maru_map on a $G-byte aligned device: $out"
 	n=0
 	last=$(echo "$ext" | tr ',' '\n' | wc -l)
 	for e in $(echo "$ext" | tr ',' ' '); do
@@ -76,20 +96,20 @@ for f in $files; do
 		off=${e%+*}
 		len=${e#*+}
 		[ $n -eq 1 ] || [ $((off % G)) -eq 0 ] ||
-			fail "$f: extent $n ($e) does not start on 2 MiB"
+			fail "$f: extent $n ($e) does not start on the alignment"
 		[ $n -eq "$last" ] || [ $(((off + len) % G)) -eq 0 ] ||
-			fail "$f: extent $n ($e) does not end on 2 MiB"
+			fail "$f: extent $n ($e) does not end on the alignment"
 	done
 done
 
 # ---- the shim serves them from the pool ----
 for f in $files; do
-	LD_PRELOAD="$FAKEDAX $PRELOAD" MARU_PRELOAD_LOG=1 \
+	LD_PRELOAD="$SHIM" MARU_PRELOAD_LOG=1 \
 		dd if="$MNT/$f" of="$T/out" bs=1M 2>"$T/shim-$f.log" || fail "$f: dd under the shim"
 	cmp "$T/r_$f" "$T/out" || fail "$f: shim read differs"
 	grep -q "(zero-copy)" "$T/shim-$f.log" ||
 		fail "$f: the shim fell back to FUSE: $(grep -v records "$T/shim-$f.log" | head -3)"
 done
-log "7 files written through the mount map zero-copy at 2 MiB"
+log "8 files written through the mount map zero-copy at $G bytes"
 marufs_umount
 marud_stop
