@@ -57,7 +57,8 @@ int alloc_get(struct alloc *a, uint64_t len, struct extent_list *list);
  * first piece under align is placed to end on a boundary instead (no pad).
  * When the free space has no room of that shape (the bytes after the list
  * are another's and no free align granule is left) it falls back to
- * alloc_get(), counted by alloc_unshaped(): never a false -ENOSPC. With
+ * alloc_get(): never a false -ENOSPC; alloc_unshaped() counts the calls
+ * that left a join off a boundary (logged at the 1st, 2nd, 4th, ...). With
  * align == block it is alloc_get().
  */
 int alloc_grow(struct alloc *a, uint64_t len, struct extent_list *list);
@@ -81,7 +82,7 @@ uint64_t alloc_block(const struct alloc *a);
 /* Number of free ranges (fragmentation), and the largest. */
 uint64_t alloc_free_ranges(const struct alloc *a);
 uint64_t alloc_largest_free(const struct alloc *a);
-/* alloc_grow() calls that fell back to alloc_get() (list not mappable). */
+/* alloc_grow() calls that left a list joined off a boundary (not mappable). */
 uint64_t alloc_unshaped(const struct alloc *a);
 
 /*

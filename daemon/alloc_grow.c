@@ -26,6 +26,17 @@ static uint64_t list_end(const struct extent_list *l)
 	return l->v[l->n - 1].off + l->v[l->n - 1].len;
 }
 
+/* Do the list's extents join only on align boundaries (lib/map.c's rule)? */
+static int list_shaped(const struct alloc *a, const struct extent_list *l)
+{
+	uint32_t i;
+
+	for (i = 1; i < l->n; i++)
+		if ((l->v[i - 1].off + l->v[i - 1].len) % a->align || l->v[i].off % a->align)
+			return 0;
+	return 1;
+}
+
 /* A range holding len bytes that end on a boundary; that boundary in *end. */
 static struct frange *end_fit(const struct alloc *a, uint64_t len, uint64_t *end)
 {
@@ -153,7 +164,8 @@ int alloc_grow(struct alloc *a, uint64_t len, struct extent_list *list)
 	if (rc != -ENOSPC)
 		return rc;
 	rc = alloc_get(a, len, list);
-	if (rc)
+	/* one extent anywhere still maps: only a broken join counts */
+	if (rc || list_shaped(a, list))
 		return rc;
 	a->unshaped++;
 	if (!(a->unshaped & (a->unshaped - 1)))
