@@ -354,6 +354,44 @@ static void test_space_cost(void **state)
 	alloc_destroy(a);
 }
 
+/*
+ * Many small first pieces, far more than the pool has granules, then freed
+ * in random order: each call stays a few tree searches (the shaped search
+ * gives up in O(log n) once no granule end is free) and nothing is lost.
+ */
+static void test_many_small_files(void **state)
+{
+	const unsigned int n = 300000;
+	struct extent_list *ls = calloc(n, sizeof(*ls));
+	uint64_t size = 16ull * 1024 * MiB, t;
+	struct alloc *a;
+	unsigned int i, j;
+
+	(void)state;
+	assert_non_null(ls);
+	assert_int_equal(alloc_new(0, size, BLK, ALIGN, &a), 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(alloc_grow(a, (1 + rnd() % 16) * BLK, &ls[i]), 0);
+	for (i = n - 1; i > 0; i--) {
+		j = (unsigned int)(rnd() % (i + 1));
+		struct extent_list tmp = ls[i];
+
+		ls[i] = ls[j];
+		ls[j] = tmp;
+	}
+	for (i = 0; i < n; i++) {
+		t = alloc_extent_list_bytes(&ls[i]);
+		assert_true(t >= BLK && t <= 16 * BLK);
+		alloc_put_list(a, &ls[i]);
+		alloc_extent_list_free(&ls[i]);
+	}
+	assert_int_equal(alloc_free_bytes(a), size);
+	assert_int_equal(alloc_free_ranges(a), 1);
+	assert_int_equal(alloc_unshaped(a), 0);
+	free(ls);
+	alloc_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_no_false_enospc),
 		cmocka_unit_test(test_block_aligned_pool_unchanged),
 		cmocka_unit_test(test_space_cost),
+		cmocka_unit_test(test_many_small_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
