@@ -9,7 +9,8 @@
  * without allocating: nodes released during a call are parked on a spare
  * list and only freed (beyond a few kept) when the call returns, so
  * replaying the carves backwards never needs more nodes than the forward
- * pass held.
+ * pass held. The placement for lists that grow piece by piece, keeping
+ * their joins on the pool's alignment, is alloc_grow.c's (alloc_priv.h).
  */
 #include <assert.h>
 #include <errno.h>
