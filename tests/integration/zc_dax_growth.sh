@@ -7,7 +7,9 @@
 # 2 MiB alignment: maru_map (by path and by fd) matches FUSE, every extent
 # after a file's first starts on 2 MiB and every one before its last ends on
 # 2 MiB, and the preload shim serves dd from the pool, not FUSE. A file
-# sized first (truncate, then write) is checked the same way.
+# sized first (truncate, then write) is checked the same way; after a warm
+# restart of marud on the device the files still map, and so do files
+# written by the recovered allocator.
 # Real: marud's dax: backend, the allocator, marufs, libmaru's devdax
 # mapping rules and the shim. Emulated here: the device. tools/fakedax.so
 # (LD_PRELOAD into every process) passes a regular file off as a char
@@ -111,5 +113,21 @@ for f in $files; do
 		fail "$f: the shim fell back to FUSE: $(grep -v records "$T/shim-$f.log" | head -3)"
 done
 log "8 files written through the mount map zero-copy at $G bytes"
+
+# ---- a warm restart keeps them, and the recovered allocator keeps the shape ----
+marud_restart
+for f in cp il3; do
+	cmp "$T/r_$f" "$MNT/$f" || fail "$f after the restart: FUSE read differs"
+	out=$("$Z" cmp "$MNT/$f" 2>&1) || fail "$f after the restart: maru_map: $out"
+done
+dd if="$T/r_dd" of="$MNT/dd2" bs=64k 2>/dev/null & p1=$!
+dd if="$T/r_cp2" of="$MNT/cp3" bs=128k 2>/dev/null & p2=$!
+wait $p1 || fail "dd after the restart"
+wait $p2 || fail "dd after the restart"
+cmp "$T/r_dd" "$MNT/dd2" || fail "dd2: FUSE read differs"
+cmp "$T/r_cp2" "$MNT/cp3" || fail "cp3: FUSE read differs"
+for f in dd2 cp3; do
+	out=$("$Z" cmp "$MNT/$f" 2>&1) || fail "$f, written after the restart: maru_map: $out"
+done
 marufs_umount
 marud_stop
