@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/ratelog.c: refusals of connections logged with a count, so that a
+ * flood of them (an attacker's idle sockets, a client with the wrong key in
+ * a retry loop) costs a line per source and reason every window rather than
+ * a line per connection. It owns a small table of (source, reason) pairs
+ * and its lock, taken under no other lock and with none taken under it;
+ * sources beyond the table's size share its last slot ("other sources").
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "ratelog.h"
+
+#define OVERFLOW_SLOT	(RATELOG_SLOTS - 1)
+
+int ratelog_init(struct ratelog *r, unsigned int window_ms)
+{
+	memset(r, 0, sizeof(*r));
+	r->window_ms = window_ms ? window_ms : RATELOG_WINDOW_MS;
+	return -pthread_mutex_init(&r->lock, NULL);
+}
+
+void ratelog_destroy(struct ratelog *r)
+{
+	pthread_mutex_destroy(&r->lock);
+}
+
+/* The count line of s's window (the first refusal was logged already); s is freed. */
+static void slot_end(struct ratelog *r, struct ratelog_slot *s)
+{
+	if (s->counted)
+		log_warnx("refused %llu connections from %s in the last %u s: %s",
+			  (unsigned long long)s->counted + 1, s->source,
+			  (r->window_ms + 999) / 1000, s->reason);
+	s->source[0] = '\0';
+	s->counted = 0;
+}
+
+static struct ratelog_slot *slot_find(struct ratelog *r, const char *source,
+				      const char *reason)
+{
+	unsigned int i;
+
+	for (i = 0; i < OVERFLOW_SLOT; i++)
+		if (r->slot[i].source[0] && r->slot[i].reason == reason &&
+		    !strcmp(r->slot[i].source, source))
+			return &r->slot[i];
+	return NULL;
+}
+
+static struct ratelog_slot *slot_free(struct ratelog *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < OVERFLOW_SLOT; i++)
+		if (!r->slot[i].source[0])
+			return &r->slot[i];
+	return NULL;
+}
+
+static void slot_open(struct ratelog *r, struct ratelog_slot *s, const char *source,
+		      const char *reason, uint64_t now)
+{
+	snprintf(s->source, sizeof(s->source), "%s", source[0] ? source : "?");
+	s->reason = reason;
+	s->start_ms = now;
+	s->counted = 0;
+	log_warnx("refused a connection from %s: %s (more are counted, one line per %u s)",
+		  s->source, reason, (r->window_ms + 999) / 1000);
+}
+
+void ratelog_note(struct ratelog *r, const char *source, const char *reason)
+{
+	uint64_t now = mono_ms();
+	struct ratelog_slot *s;
+
+	pthread_mutex_lock(&r->lock);
+	r->total++;
+	s = slot_find(r, source, reason);
+	if (s && now - s->start_ms >= r->window_ms) {
+		slot_end(r, s);
+		s = NULL;
+	}
+	if (!s) {
+		s = slot_free(r);
+		if (!s) {
+			s = &r->slot[OVERFLOW_SLOT];
+			if (s->source[0] && now - s->start_ms >= r->window_ms)
+				slot_end(r, s);
+			if (!s->source[0])
+				slot_open(r, s, "other sources", reason, now);
+			else {
+				if (s->reason != reason)
+					s->reason = "several reasons";
+				s->counted++;
+			}
+		} else {
+			slot_open(r, s, source, reason, now);
+		}
+	} else {
+		s->counted++;
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+void ratelog_flush(struct ratelog *r, uint64_t now_ms, int force)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < RATELOG_SLOTS; i++) {
+		struct ratelog_slot *s = &r->slot[i];
+
+		if (s->source[0] && (force || now_ms - s->start_ms >= r->window_ms))
+			slot_end(r, s);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+uint64_t ratelog_total(struct ratelog *r)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->total;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
