@@ -22,7 +22,7 @@
  *
  * Closing a listed connection means shutdown() of its socket: the thread
  * serving it sees the end and frees it. Refusals are logged through
- * ratelog.c. admit_lock guards the list and its count; it is taken under no
+ * refusals.c. admit_lock guards the list and its count; it is taken under no
  * other lock and none is taken under it (the log notes are made after it is
  * released). A connection's fd stays open while it is listed: conn.c calls
  * admit_forget() before closing it.
@@ -36,7 +36,7 @@
 #include "admit.h"
 #include "clock.h"
 #include "log.h"
-#include "ratelog.h"
+#include "refusals.h"
 #include "server_priv.h"
 #include "wire.h"
 
@@ -49,7 +49,7 @@ int admit_init(struct server *srv)
 
 	if (rc)
 		return rc;
-	rc = ratelog_init(&srv->refusals, RATELOG_WINDOW_MS);
+	rc = refusals_init(&srv->refusals, REFUSALS_WINDOW_MS);
 	if (rc)
 		pthread_mutex_destroy(&srv->admit_lock);
 	return rc;
@@ -57,8 +57,8 @@ int admit_init(struct server *srv)
 
 void admit_destroy(struct server *srv)
 {
-	ratelog_flush(&srv->refusals, mono_ms(), 1);
-	ratelog_destroy(&srv->refusals);
+	refusals_flush(&srv->refusals, mono_ms(), 1);
+	refusals_destroy(&srv->refusals);
 	pthread_mutex_destroy(&srv->admit_lock);
 }
 
@@ -76,7 +76,7 @@ unsigned int admit_limit(const struct server *srv)
 void admit_refused(struct server *srv, const char *src, const char *why)
 {
 	atomic_fetch_add(&srv->hs_refused, 1);
-	ratelog_note(&srv->refusals, src, why);
+	refusals_note(&srv->refusals, src, why);
 }
 
 /* Off the list; admit_lock held. */
@@ -100,6 +100,7 @@ static void drop(struct server *srv, struct conn *c, char *src, size_t cap)
 {
 	shutdown(c->fd, SHUT_RDWR);
 	unlist(srv, c);
+	atomic_fetch_add(&srv->ndropping, 1);
 	snprintf(src, cap, "%s", c->src);
 }
 
@@ -126,14 +127,19 @@ int admit_conn(struct conn *c, const char **why)
 		rc = -EBUSY;
 		goto out;
 	}
-	if (srv->hs_head && atomic_load(&srv->nhandshake) >= admit_limit(srv))
+	if (srv->hs_head && atomic_load(&srv->nhandshake) >= admit_limit(srv)) {
+		atomic_fetch_add(&srv->hs_evicted, 1);
 		drop(srv, srv->hs_head, dropped[ndropped++], sizeof(dropped[0]));
-	if (atomic_load(&srv->nconns) >= atomic_load(&srv->max_conns)) {
+	}
+	/* the ones closed already but not yet ended hold no slot */
+	if (atomic_load(&srv->nconns) - atomic_load(&srv->ndropping) >=
+	    atomic_load(&srv->max_conns)) {
 		if (!srv->hs_head) {
 			*why = "max-conns reached, every connection authenticated";
 			rc = -EUSERS;
 			goto out;
 		}
+		atomic_fetch_add(&srv->hs_evicted, 1);
 		drop(srv, srv->hs_head, dropped[ndropped++], sizeof(dropped[0]));
 	}
 	c->hs_open = 1;
@@ -149,7 +155,6 @@ int admit_conn(struct conn *c, const char **why)
 	atomic_fetch_add(&srv->nhandshake, 1);
 out:
 	pthread_mutex_unlock(&srv->admit_lock);
-	atomic_fetch_add(&srv->hs_evicted, (unsigned int)ndropped);
 	while (ndropped--)
 		admit_refused(srv, dropped[ndropped],
 			      "handshake limit (closed its oldest unauthenticated connection)");
@@ -194,6 +199,8 @@ void admit_forget(struct conn *c)
 		unlist(srv, c);
 		/* the client checks marud's proof first: with another key it leaves */
 		gave_up = c->auth_stage == 1 && !c->authed;
+	} else {
+		atomic_fetch_sub(&srv->ndropping, 1);	/* drop() closed it */
 	}
 	pthread_mutex_unlock(&srv->admit_lock);
 	if (gave_up)
@@ -224,6 +231,7 @@ static int expire_some(struct server *srv, uint64_t now, char (*src)[sizeof(srv-
 			*next_ms = due - now;
 			break;
 		}
+		atomic_fetch_add(&srv->hs_expired, 1);	/* counted before it shows */
 		drop(srv, srv->hs_head, src[n++], sizeof(src[0]));
 	}
 	pthread_mutex_unlock(&srv->admit_lock);
@@ -238,11 +246,10 @@ int admit_tick(struct server *srv, int stopping)
 
 	do {
 		n = expire_some(srv, now, src, &next);
-		atomic_fetch_add(&srv->hs_expired, (unsigned int)n);
 		for (int i = 0; i < n; i++)
 			admit_refused(srv, src[i], "handshake not done by its deadline");
 	} while (n == EXPIRE_BATCH);
-	ratelog_flush(&srv->refusals, now, stopping);
+	refusals_flush(&srv->refusals, now, stopping);
 	if (next > TICK_MAX_MS)
 		next = TICK_MAX_MS;
 	return next ? (int)next : 1;

@@ -8,12 +8,12 @@
  *
  *   server.c -> listen.c -> conn.c -> dispatch.c -> subscribe.c, handlers/
  *            -> wire.c (a connection's socket) -> proto
- *   listen.c, conn.c, handlers/handshake.c -> admit.c -> ratelog.c, wire.c
+ *   listen.c, conn.c, handlers/handshake.c -> admit.c -> refusals.c, wire.c
  *
  * and everything at or below dispatch.c calls dir_*(), session_*(),
  * alloc_*() and the pool. The locks are documented by the files that own
  * them: conns_lock by conn.c, admit_lock by admit.c, the refusal log's by
- * ratelog.c, subs_lock and sub.wlock by subscribe.c. None
+ * refusals.c, subs_lock and sub.wlock by subscribe.c. None
  * is taken under another, and none is held across a dir_*() call.
  */
 #ifndef MARUD_SERVER_PRIV_H
@@ -27,7 +27,7 @@
 
 #include "conf.h"
 #include "proto.h"
-#include "ratelog.h"
+#include "refusals.h"
 #include "server.h"
 #include "session.h"
 
@@ -133,9 +133,10 @@ struct server {
 	pthread_mutex_t admit_lock;
 	struct conn *hs_head, *hs_tail;
 	atomic_uint nhandshake;		/* listed; written under admit_lock */
+	atomic_uint ndropping;		/* closed by admit.c, not yet ended */
 	atomic_uint hs_timeout_ms, hs_max, hs_per_source;
 	atomic_uint_fast64_t hs_expired, hs_evicted, hs_refused;
-	struct ratelog refusals;
+	struct refusals refusals;
 
 	/* handlers/handshake.c: sessions made after a reclaim failed (tokens) */
 	pthread_mutex_t reborn_lock;

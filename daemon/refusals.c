@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/ratelog.c: refusals of connections logged with a count, so that a
+ * daemon/refusals.c: refusals of connections logged with a count, so that a
  * flood of them (an attacker's idle sockets, a client with the wrong key in
  * a retry loop) costs a line per source and reason every window rather than
  * a line per connection. It owns a small table of (source, reason) pairs
@@ -13,24 +13,24 @@
 
 #include "clock.h"
 #include "log.h"
-#include "ratelog.h"
+#include "refusals.h"
 
-#define OVERFLOW_SLOT	(RATELOG_SLOTS - 1)
+#define OVERFLOW_SLOT	(REFUSALS_SLOTS - 1)
 
-int ratelog_init(struct ratelog *r, unsigned int window_ms)
+int refusals_init(struct refusals *r, unsigned int window_ms)
 {
 	memset(r, 0, sizeof(*r));
-	r->window_ms = window_ms ? window_ms : RATELOG_WINDOW_MS;
+	r->window_ms = window_ms ? window_ms : REFUSALS_WINDOW_MS;
 	return -pthread_mutex_init(&r->lock, NULL);
 }
 
-void ratelog_destroy(struct ratelog *r)
+void refusals_destroy(struct refusals *r)
 {
 	pthread_mutex_destroy(&r->lock);
 }
 
 /* The count line of s's window (the first refusal was logged already); s is freed. */
-static void slot_end(struct ratelog *r, struct ratelog_slot *s)
+static void slot_end(struct refusals *r, struct refusals_slot *s)
 {
 	if (s->counted)
 		log_warnx("refused %llu connections from %s in the last %u s: %s",
@@ -40,7 +40,7 @@ static void slot_end(struct ratelog *r, struct ratelog_slot *s)
 	s->counted = 0;
 }
 
-static struct ratelog_slot *slot_find(struct ratelog *r, const char *source,
+static struct refusals_slot *slot_find(struct refusals *r, const char *source,
 				      const char *reason)
 {
 	unsigned int i;
@@ -52,7 +52,7 @@ static struct ratelog_slot *slot_find(struct ratelog *r, const char *source,
 	return NULL;
 }
 
-static struct ratelog_slot *slot_free(struct ratelog *r)
+static struct refusals_slot *slot_free(struct refusals *r)
 {
 	unsigned int i;
 
@@ -62,7 +62,7 @@ static struct ratelog_slot *slot_free(struct ratelog *r)
 	return NULL;
 }
 
-static void slot_open(struct ratelog *r, struct ratelog_slot *s, const char *source,
+static void slot_open(struct refusals *r, struct refusals_slot *s, const char *source,
 		      const char *reason, uint64_t now)
 {
 	snprintf(s->source, sizeof(s->source), "%s", source[0] ? source : "?");
@@ -73,10 +73,10 @@ static void slot_open(struct ratelog *r, struct ratelog_slot *s, const char *sou
 		  s->source, reason, (r->window_ms + 999) / 1000);
 }
 
-void ratelog_note(struct ratelog *r, const char *source, const char *reason)
+void refusals_note(struct refusals *r, const char *source, const char *reason)
 {
 	uint64_t now = mono_ms();
-	struct ratelog_slot *s;
+	struct refusals_slot *s;
 
 	pthread_mutex_lock(&r->lock);
 	r->total++;
@@ -107,13 +107,13 @@ void ratelog_note(struct ratelog *r, const char *source, const char *reason)
 	pthread_mutex_unlock(&r->lock);
 }
 
-void ratelog_flush(struct ratelog *r, uint64_t now_ms, int force)
+void refusals_flush(struct refusals *r, uint64_t now_ms, int force)
 {
 	unsigned int i;
 
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < RATELOG_SLOTS; i++) {
-		struct ratelog_slot *s = &r->slot[i];
+	for (i = 0; i < REFUSALS_SLOTS; i++) {
+		struct refusals_slot *s = &r->slot[i];
 
 		if (s->source[0] && (force || now_ms - s->start_ms >= r->window_ms))
 			slot_end(r, s);
@@ -121,7 +121,7 @@ void ratelog_flush(struct ratelog *r, uint64_t now_ms, int force)
 	pthread_mutex_unlock(&r->lock);
 }
 
-uint64_t ratelog_total(struct ratelog *r)
+uint64_t refusals_total(struct refusals *r)
 {
 	uint64_t n;
 
