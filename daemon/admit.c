@@ -15,6 +15,9 @@
  *  - max-conns itself: when it is reached and some connection is still
  *    unauthenticated, that one (the oldest) is closed to make room; only
  *    when every slot is authenticated is a new connection refused (-EUSERS);
+ *  - connections closed for these limits but not yet ended by the thread
+ *    serving them count too: while there are handshake-max of them, new
+ *    connections are closed at accept (the descriptors stay bounded);
  *  - a deadline (handshake-timeout-ms) by which the handshake must be done;
  *  - before the handshake, only AUTH, HELLO and PING frames of at most
  *    ADMIT_FRAME_MAX bytes, checked on the header before anything is
@@ -124,6 +127,16 @@ int admit_conn(struct conn *c, const char **why)
 	pthread_mutex_lock(&srv->admit_lock);
 	if (from_source(srv, c->src) >= atomic_load(&srv->hs_per_source)) {
 		*why = "handshake limit per source address";
+		rc = -EBUSY;
+		goto out;
+	}
+	/*
+	 * Closed ones not yet ended still hold a descriptor: while as many as
+	 * the limit are, new ones are refused rather than more closed, so
+	 * that a flood cannot run marud out of descriptors.
+	 */
+	if (atomic_load(&srv->ndropping) >= admit_limit(srv)) {
+		*why = "handshake limit (still closing earlier connections)";
 		rc = -EBUSY;
 		goto out;
 	}

@@ -25,7 +25,7 @@ void admit_destroy(struct server *srv);
 /*
  * At accept: c (its src set) is listed as unauthenticated and 0 returned;
  * or -EBUSY: its source has handshake-per-source unauthenticated ones
- * already; or -EUSERS: max-conns reached with every slot authenticated.
+ * already, or as many closed ones are not yet ended; or -EUSERS: max-conns reached with every slot authenticated.
  * *why (a literal) says which. Making room may close the oldest
  * unauthenticated connection (logged rate-limited).
  */

@@ -29,19 +29,27 @@ void refusals_destroy(struct refusals *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
-/* The count line of s's window (the first refusal was logged already); s is freed. */
-static void slot_end(struct refusals *r, struct refusals_slot *s)
+/*
+ * The end of s's window: its count line when there is more in it than the
+ * line logged at its start. A window with refusals is followed by another
+ * (kept quietly: a flood that goes on is one line per window); a window
+ * without any frees s, so that the next refusal is logged at once again.
+ */
+static void slot_end(struct refusals *r, struct refusals_slot *s, uint64_t now, int free_it)
 {
-	if (s->counted)
+	if (s->count > (uint64_t)s->first_logged)
 		log_warnx("refused %llu connections from %s in the last %u s: %s",
-			  (unsigned long long)s->counted + 1, s->source,
-			  (r->window_ms + 999) / 1000, s->reason);
-	s->source[0] = '\0';
-	s->counted = 0;
+			  (unsigned long long)s->count, s->source, (r->window_ms + 999) / 1000,
+			  s->reason);
+	if (free_it || s->count <= (uint64_t)s->first_logged)
+		s->source[0] = '\0';
+	s->start_ms = now;
+	s->count = 0;
+	s->first_logged = 0;
 }
 
 static struct refusals_slot *slot_find(struct refusals *r, const char *source,
-				      const char *reason)
+				       const char *reason)
 {
 	unsigned int i;
 
@@ -68,7 +76,8 @@ static void slot_open(struct refusals *r, struct refusals_slot *s, const char *s
 	snprintf(s->source, sizeof(s->source), "%s", source[0] ? source : "?");
 	s->reason = reason;
 	s->start_ms = now;
-	s->counted = 0;
+	s->count = 1;
+	s->first_logged = 1;
 	log_warnx("refused a connection from %s: %s (more are counted, one line per %u s)",
 		  s->source, reason, (r->window_ms + 999) / 1000);
 }
@@ -81,29 +90,21 @@ void refusals_note(struct refusals *r, const char *source, const char *reason)
 	pthread_mutex_lock(&r->lock);
 	r->total++;
 	s = slot_find(r, source, reason);
-	if (s && now - s->start_ms >= r->window_ms) {
-		slot_end(r, s);
-		s = NULL;
-	}
-	if (!s) {
+	if (!s)
 		s = slot_free(r);
-		if (!s) {
-			s = &r->slot[OVERFLOW_SLOT];
-			if (s->source[0] && now - s->start_ms >= r->window_ms)
-				slot_end(r, s);
-			if (!s->source[0])
-				slot_open(r, s, "other sources", reason, now);
-			else {
-				if (s->reason != reason)
-					s->reason = "several reasons";
-				s->counted++;
-			}
-		} else {
-			slot_open(r, s, source, reason, now);
-		}
-	} else {
-		s->counted++;
+	if (!s) {
+		s = &r->slot[OVERFLOW_SLOT];
+		source = "other sources";
+		if (s->source[0] && s->reason != reason)
+			s->reason = "several reasons";
+		reason = s->source[0] ? s->reason : reason;
 	}
+	if (s->source[0] && now - s->start_ms >= r->window_ms)
+		slot_end(r, s, now, 0);
+	if (!s->source[0])
+		slot_open(r, s, source, reason, now);
+	else
+		s->count++;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -116,7 +117,7 @@ void refusals_flush(struct refusals *r, uint64_t now_ms, int force)
 		struct refusals_slot *s = &r->slot[i];
 
 		if (s->source[0] && (force || now_ms - s->start_ms >= r->window_ms))
-			slot_end(r, s);
+			slot_end(r, s, now_ms, force);
 	}
 	pthread_mutex_unlock(&r->lock);
 }

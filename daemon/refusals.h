@@ -4,8 +4,9 @@
  * (refusals.c). The first refusal of a (source, reason) pair is logged at
  * once; the ones after it within the window are counted and logged as one
  * line when the window ends ("refused 983 connections from 10.0.0.3 in the
- * last 10 s: handshake limit"). Used by admit.c, listen.c and the AUTH
- * handler; it calls nothing of the server.
+ * last 10 s: handshake limit"), and while they go on, one such line per
+ * window. Used by admit.c, listen.c and the AUTH handler; it calls nothing
+ * of the server.
  */
 #ifndef MARUD_REFUSALS_H
 #define MARUD_REFUSALS_H
@@ -21,7 +22,8 @@ struct refusals_slot {
 	char source[REFUSALS_SOURCE_MAX];	/* "" : free */
 	const char *reason;			/* a string literal */
 	uint64_t start_ms;			/* the window's start (monotonic) */
-	uint64_t counted;			/* refusals after the first, not yet logged */
+	uint64_t count;				/* refusals in this window */
+	int first_logged;			/* the window's first one had its own line */
 };
 
 struct refusals {

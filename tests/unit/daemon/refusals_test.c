@@ -3,7 +3,8 @@
  * tests/unit/daemon/refusals_test.c: the refusal log (daemon/refusals.c),
  * its lines read back from the real log sink (stderr, pointed at a file
  * for the test): a thousand refusals from one source make two lines, the
- * first at once and one count line at the end of the window; sources and
+ * first at once and one count line at the end of the window, one per
+ * window while they go on, a first line again after a quiet window; sources and
  * reasons are counted apart; more sources than the table holds fold into
  * "other sources" without losing a count.
  */
@@ -94,6 +95,37 @@ static void test_flood_is_two_lines(void **state)
 	refusals_destroy(&r);
 }
 
+/* A flood that goes on: one count line per window; after a quiet one, a first line again. */
+static void test_windows_follow(void **state)
+{
+	struct refusals r;
+	struct cap c;
+	char *out;
+	int i;
+
+	assert_int_equal(refusals_init(&r, 100), 0);
+	cap_begin(&c);
+	for (i = 0; i < 10; i++)
+		refusals_note(&r, "10.0.0.3", "handshake limit");
+	sleep_ms(120);
+	refusals_flush(&r, mono_ms(), 0);
+	for (i = 0; i < 5; i++)
+		refusals_note(&r, "10.0.0.3", "handshake limit");
+	sleep_ms(120);
+	refusals_flush(&r, mono_ms(), 0);
+	sleep_ms(120);
+	refusals_flush(&r, mono_ms(), 0);	/* a window without any: freed, no line */
+	refusals_note(&r, "10.0.0.3", "handshake limit");
+	out = cap_end(&c);
+	assert_int_equal(lines(out), 4);
+	assert_non_null(strstr(out, "refused 10 connections from 10.0.0.3 in the last 1 s"));
+	assert_non_null(strstr(out, "refused 5 connections from 10.0.0.3 in the last 1 s"));
+	assert_non_null(strstr(strstr(out, "refused 5 connections"),
+			       "refused a connection from 10.0.0.3"));
+	free(out);
+	refusals_destroy(&r);
+}
+
 static void test_sources_and_reasons_apart(void **state)
 {
 	static const char *const why_a = "per source", *const why_b = "deadline";
@@ -156,6 +188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flood_is_two_lines),
+		cmocka_unit_test(test_windows_follow),
 		cmocka_unit_test(test_sources_and_reasons_apart),
 		cmocka_unit_test(test_many_sources_fold),
 	};
