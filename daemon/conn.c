@@ -12,7 +12,8 @@
  * frames (header, then the payload, except WRITE's data, which the handler
  * takes straight into the pool) and hands them to dispatch.c until the
  * connection ends or stays quiet for CONN_LINGER_MS, when it goes back to
- * the loop. It also owns the payload buffers kept between requests,
+ * the loop. A connection whose handshake is not done (admit.c) never
+ * leaves the loop: its frames are small and checked on their header. It also owns the payload buffers kept between requests,
  * closing every connection at shutdown, and the fuzzer's seam of server.h
  * (the same per-frame path, on the caller's thread).
  *
