@@ -35,7 +35,13 @@
 #include "rdma.h"
 #include "server_priv.h"
 
-#define LISTEN_BACKLOG		512
+/*
+ * Accepted connections the kernel queues for us (capped by somaxconn): a
+ * burst of connections beyond it loses its last ACK, and a client then
+ * believes it is connected while marud never saw it; deep enough that the
+ * accept thread, which turns a flood away fast, keeps up.
+ */
+#define LISTEN_BACKLOG		4096
 
 /* A unix socket path left by a dead marud is removed; a live one is an error. */
 static int unix_stale(const char *path)

@@ -15,7 +15,10 @@
 # in all, so the pressure stays on. Every second it writes one status line
 # to stdout: "t=S open=N opened=N closed=N" (closed: by marud), and at the
 # end "done opened=N closed=N maxopen=N maxlife=S" (maxlife: the longest
-# any of its connections stayed open, those still open at the end included).
+# any of its connections stayed open as this side sees it, those still open
+# at the end included; a connection whose last ACK marud's kernel dropped
+# with its accept queue full looks open here for ever although marud never
+# had it, so the case measures marud's side: lib/heldwatch.py).
 #
 #   hsflood.py HOST PORT SECONDS REOPEN IDLE idle_src,... SLOW slow_src,...
 import errno
