@@ -13,9 +13,10 @@
  * takes straight into the pool) and hands them to dispatch.c until the
  * connection ends or stays quiet for CONN_LINGER_MS, when it goes back to
  * the loop. A connection whose handshake is not done (admit.c) never
- * leaves the loop: its frames are small and checked on their header. It also owns the payload buffers kept between requests,
- * closing every connection at shutdown, and the fuzzer's seam of server.h
- * (the same per-frame path, on the caller's thread).
+ * leaves the loop: its frames are small and checked on their header. It
+ * also owns the payload buffers kept between requests, closing every
+ * connection at shutdown, and the fuzzer's seam of server.h (the same
+ * per-frame path, on the caller's thread).
  *
  * Locks: conns_lock guards the list, its count and conns_cond (CLOCK_MONOTONIC:
  * a connection ended). It is taken under no other lock and none is taken

@@ -229,8 +229,8 @@ static void peer_name(struct conn *c, const struct sockaddr_storage *ss, socklen
 
 /*
  * Over max-conns with every connection authenticated: answer the client's
- * first request (HELLO, or AUTH) with -EUSERS and close, so it learns why at once instead of retrying into
- * resets until its timeout. The accept thread waits for that request at
+ * first request (HELLO, or AUTH) with -EUSERS and close, so it learns why
+ * at once instead of retrying into resets until its timeout. The accept thread waits for that request at
  * most REFUSE_WAIT_MS and reads at most one small frame of it (so that the
  * close is a clean FIN, not a reset that could swallow the answer).
  */
