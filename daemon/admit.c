@@ -262,7 +262,8 @@ int admit_tick(struct server *srv, int stopping)
 		for (int i = 0; i < n; i++)
 			admit_refused(srv, src[i], "handshake not done by its deadline");
 	} while (n == EXPIRE_BATCH);
-	refusals_flush(&srv->refusals, now, stopping);
+	/* now again: a note above may have opened a window after the first now */
+	refusals_flush(&srv->refusals, mono_ms(), stopping);
 	if (next > TICK_MAX_MS)
 		next = TICK_MAX_MS;
 	return next ? (int)next : 1;

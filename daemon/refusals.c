@@ -99,7 +99,7 @@ void refusals_note(struct refusals *r, const char *source, const char *reason)
 			s->reason = "several reasons";
 		reason = s->source[0] ? s->reason : reason;
 	}
-	if (s->source[0] && now - s->start_ms >= r->window_ms)
+	if (s->source[0] && now >= s->start_ms + r->window_ms)
 		slot_end(r, s, now, 0);
 	if (!s->source[0])
 		slot_open(r, s, source, reason, now);
@@ -116,7 +116,7 @@ void refusals_flush(struct refusals *r, uint64_t now_ms, int force)
 	for (i = 0; i < REFUSALS_SLOTS; i++) {
 		struct refusals_slot *s = &r->slot[i];
 
-		if (s->source[0] && (force || now_ms - s->start_ms >= r->window_ms))
+		if (s->source[0] && (force || now_ms >= s->start_ms + r->window_ms))
 			slot_end(r, s, now_ms, force);
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -150,13 +150,13 @@ static int refused_now(struct server *srv, const char *why)
 	return found;
 }
 
-/* The same, waiting up to 2 s (the note follows the close it reports). */
+/* The same, waiting up to 5 s (the note follows the close it reports). */
 static int refused_for(struct server *srv, const char *why)
 {
 	struct timespec ts = { 0, 5 * 1000000L };
 	int i;
 
-	for (i = 0; i < 400; i++) {
+	for (i = 0; i < 1000; i++) {
 		if (refused_now(srv, why))
 			return 1;
 		nanosleep(&ts, NULL);

@@ -126,6 +126,26 @@ static void test_windows_follow(void **state)
 	refusals_destroy(&r);
 }
 
+/* A flush with a time taken before a window opened leaves it open. */
+static void test_flush_before_window(void **state)
+{
+	struct refusals r;
+	struct cap c;
+	uint64_t before = mono_ms();
+	char *out;
+
+	assert_int_equal(refusals_init(&r, 10000), 0);
+	cap_begin(&c);
+	sleep_ms(5);
+	refusals_note(&r, "10.0.0.3", "handshake limit");
+	refusals_flush(&r, before, 0);
+	refusals_note(&r, "10.0.0.3", "handshake limit");	/* counted, no line */
+	out = cap_end(&c);
+	assert_int_equal(lines(out), 1);
+	free(out);
+	refusals_destroy(&r);
+}
+
 static void test_sources_and_reasons_apart(void **state)
 {
 	static const char *const why_a = "per source", *const why_b = "deadline";
@@ -189,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flood_is_two_lines),
 		cmocka_unit_test(test_windows_follow),
+		cmocka_unit_test(test_flush_before_window),
 		cmocka_unit_test(test_sources_and_reasons_apart),
 		cmocka_unit_test(test_many_sources_fold),
 	};
