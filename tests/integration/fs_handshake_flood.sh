@@ -113,18 +113,33 @@ log "during the flood: a new mount up in ${flood_ms} ms (${quiet_ms} ms without 
 echo two >"$MNT2/new.txt" || fail "write through the mount made during the flood"
 
 # the first mount's sockets are reset: it reconnects
-ports=$(ss -tnpH state established "( dport = :$PORT )" |
-	awk -v pid="pid=${MARUFS_PID}," 'index($0, pid) { n = split($3, a, ":"); print a[n] }')
+mount_ports() # the local ports of the first mount's sockets to marud
+{
+	ss -tnpH state established "( dport = :$PORT )" |
+		awk -v pid="pid=${MARUFS_PID}," 'index($0, pid) { n = split($3, a, ":"); print a[n] }' |
+		sort -n | tr '\n' ' '
+}
+ports=$(mount_ports)
 [ -n "$ports" ] || fail "no tcp socket of the first mount (pid $MARUFS_PID) found"
 for p in $ports; do
 	ss -K -tn "( sport = :$p and dport = :$PORT )" >/dev/null
 done
-log "reset $(echo $ports | wc -w) socket(s) of the first mount"
+for p in $ports; do
+	[ -z "$(ss -tnH state established "( sport = :$p and dport = :$PORT )")" ] ||
+		fail "ss -K did not reset port $p"
+done
+log "reset $(echo $ports | wc -w) socket(s) of the first mount (ports $ports)"
 t0=$(ms_now)
 wait_for 10 grep -q two "$MNT/new.txt" 2>/dev/null ||
 	fail "the reset mount did not reconnect under the flood: $(tail -n 5 "$T/marufs-1.log")"
 log "the reset mount read a new file after $(($(ms_now) - t0)) ms"
 assert_eq "$(cat "$MNT/held.txt")" hello "the reset mount reads its old file"
+now_ports=$(mount_ports)
+[ -n "$now_ports" ] || fail "the reset mount has no socket to marud"
+for p in $ports; do
+	case " $now_ports " in *" $p "*) fail "the reset mount still uses port $p" ;; esac
+done
+log "it reconnected on ports $now_ports"
 
 wait_exit "$FLOOD_PID" $((FLOOD_S + 20)) || fail "the flood tool did not end"
 [ "$EXIT_RC" = 0 ] || fail "the flood tool failed: $(tail -n 5 "$T/flood.out")"
