@@ -510,6 +510,16 @@ int __wrap_maru_events_ack(struct maru_events *ev, uint64_t seq)
 	return fake_events ? fake_events->ack(seq) : 0;
 }
 
+int __wrap_maru_events_up(struct maru_events *ev, uint64_t *losses);
+int __wrap_maru_events_up(struct maru_events *ev, uint64_t *losses)
+{
+	if (fake_events && fake_events->up)
+		return fake_events->up(losses);
+	if (losses)
+		*losses = 0;
+	return 1;
+}
+
 void __wrap_maru_events_close(struct maru_events *ev);
 void __wrap_maru_events_close(struct maru_events *ev)
 {

@@ -77,6 +77,7 @@ struct fake_events {
 	int (*next)(struct maru_event *out, int ms);
 	int (*ack)(uint64_t seq);
 	void (*close)(void);
+	int (*up)(uint64_t *losses);	/* NULL: always up, never lost */
 };
 extern const struct fake_events *fake_events;
 /* A request whose userdata is m. */
