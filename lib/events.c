@@ -342,8 +342,8 @@ static int wait_ms(int64_t deadline, uint64_t cap)
 
 /*
  * A quiet stream: PING it at a third of the stall bound (any frame back
- * proves it flows), lose it at the bound. Returns how long poll may wait
- * before looking again, at most cap.
+ * proves it flows). Returns how long poll may wait before looking again,
+ * at most cap.
  */
 static int ev_quiet(struct maru_events *ev, int cap)
 {
@@ -351,12 +351,8 @@ static int ev_quiet(struct maru_events *ev, int cap)
 	struct proto_hdr h;
 	uint64_t next;
 
-	if (quiet >= ev->stall_ms) {
-		clog_warn(ev->c, -ETIMEDOUT, "event stream from marud at %s silent for %llu ms",
-			  ev->c->uri, (unsigned long long)quiet);
-		ev_lost(ev, -ETIMEDOUT);
+	if (quiet >= ev->stall_ms)
 		return 0;
-	}
 	if (quiet >= ping_at && !ev->pinged) {
 		proto_hdr_init(&h, OP_PING, 0, 1, ev->generation, 0);
 		pthread_mutex_lock(&ev->wlock);
@@ -388,13 +384,21 @@ static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadl
 		return rc < 0 ? rc : 0;
 	}
 	ms = ev_quiet(ev, wait_ms(deadline, 1000));
-	if (ev->fd < 0)
-		return 0;
 	pfd.fd = ev->fd;
 	pfd.events = POLLIN;
 	rc = poll(&pfd, 1, ms);
-	if (rc <= 0)
+	if (rc <= 0) {
+		/* nothing waiting to be read (a stopped process's backlog is
+		 * read first): silent past the bound is lost */
+		now = mono_ms() - ev->heard_at;
+		if (rc == 0 && now >= ev->stall_ms) {
+			clog_warn(ev->c, -ETIMEDOUT,
+				  "event stream from marud at %s silent for %llu ms",
+				  ev->c->uri, (unsigned long long)now);
+			ev_lost(ev, -ETIMEDOUT);
+		}
 		return 0;
+	}
 	rc = read_event(ev, out);
 	if (rc < 0)
 		ev_lost(ev, rc);
