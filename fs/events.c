@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "away.h"
 #include "dattr.h"
 #include "dcache.h"
 #include "events.h"
@@ -113,9 +114,29 @@ static int entry_current(struct mfs *m, const struct maru_event *e)
 	       parent == e->parent && strcmp(name, e->name) == 0;
 }
 
+/* What away.c kept of the names an event changed is no answer any more. */
+static void away_event(struct mfs *m, const struct maru_event *e)
+{
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent;
+
+	if (e->type == MARU_EV_OVERFLOW || e->type == MARU_EV_GENERATION) {
+		away_clear(m->aw);
+		return;
+	}
+	if (e->name[0])
+		away_forget(m->aw, e->parent, e->name);
+	if (e->type == MARU_EV_RENAME && e->name2[0])
+		away_forget(m->aw, e->parent2, e->name2);
+	/* an attribute change or a new link: the names the kernel knows it by */
+	if (e->ino && itab_name(m->tab, e->ino, &parent, name, sizeof(name)) == 0)
+		away_forget(m->aw, parent, name);
+}
+
 static void handle_event(struct mfs *m, const struct maru_event *e)
 {
 	CNT_INC(m, events);
+	away_event(m, e);
 	dcache_dir_changed(m->dc, e->parent);
 	if (e->type == MARU_EV_RENAME)
 		dcache_dir_changed(m->dc, e->parent2);

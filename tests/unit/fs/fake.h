@@ -33,6 +33,7 @@ struct fake {
 	int publish_rc;		/* next maru_file_publish() result */
 	void (*publish_hook)(void);	/* called as maru_file_publish() begins */
 	int open_ino_rc;	/* forced maru_file_open_ino() result (0: normal) */
+	int away_rc;		/* lookup, getattr, readdir, statfs fail so (0: no) */
 	/* replies */
 	int replies, last_err;
 	char last_buf[8192];
