@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fs/away.c: the answers kept for when the pool is away (see away.h). A
- * direct-mapped table of AWAY_SLOTS names (the last stored wins a slot):
- * bounded memory with no eviction rule, at the price of forgetting a name
- * whose slot another took, which then fails as an unknown name would. Only
+ * table of AWAY_SLOTS names, each of which may sit in one of two slots (two
+ * hashes): bounded memory, and a name that finds both taken evicts a file
+ * before a directory (a directory lost would fail every path under it),
+ * else the older. A name evicted fails as an unknown name would. Only
  * published files, symlinks and directories are kept: a pending version's
  * attributes belong to its writer (pending.c), and a missing name is never
  * answered from here (it may have been created meanwhile).
@@ -25,6 +26,7 @@
 
 struct aslot {
 	uint64_t parent;	/* 0: empty */
+	uint64_t stamp;		/* when stored: the older goes first */
 	int listed_only;	/* from a listing: a name and type, no attributes */
 	struct maru_attr a;
 	char name[MARU_NAME_MAX + 1];
@@ -32,23 +34,53 @@ struct aslot {
 
 struct away {
 	pthread_mutex_t lock;
+	uint64_t clock;
 	int have_statfs;
 	struct maru_statfs st;
 	struct aslot s[AWAY_SLOTS];
 };
 
-static struct aslot *slot_of(struct away *aw, uint64_t parent, const char *name)
+/* The two slots a name may sit in. */
+static void slots_of(struct away *aw, uint64_t parent, const char *name, struct aslot *c[2])
 {
 	uint64_t h = hash_mix64(parent);
 
 	for (; *name; name++)
 		h = hash_mix64(h ^ (unsigned char)*name);
-	return &aw->s[h & (AWAY_SLOTS - 1)];
+	c[0] = &aw->s[h & (AWAY_SLOTS - 1)];
+	c[1] = &aw->s[(h >> 32) & (AWAY_SLOTS - 1)];
 }
 
 static int holds(const struct aslot *s, uint64_t parent, const char *name)
 {
 	return s->parent && s->parent == parent && strcmp(s->name, name) == 0;
+}
+
+/* The slot holding (parent, name), or NULL. */
+static struct aslot *slot_of(struct away *aw, uint64_t parent, const char *name)
+{
+	struct aslot *c[2];
+
+	slots_of(aw, parent, name, c);
+	return holds(c[0], parent, name) ? c[0] : holds(c[1], parent, name) ? c[1] : NULL;
+}
+
+/* Where (parent, name) goes: its slot, an empty one, or the one to evict. */
+static struct aslot *slot_for(struct away *aw, uint64_t parent, const char *name)
+{
+	struct aslot *c[2], *s = slot_of(aw, parent, name);
+	int d0, d1;
+
+	if (s)
+		return s;
+	slots_of(aw, parent, name, c);
+	if (!c[0]->parent || !c[1]->parent)
+		return c[0]->parent ? c[1] : c[0];
+	d0 = S_ISDIR(c[0]->a.mode);
+	d1 = S_ISDIR(c[1]->a.mode);
+	if (d0 != d1)
+		return d0 ? c[1] : c[0];
+	return c[0]->stamp <= c[1]->stamp ? c[0] : c[1];
 }
 
 int away_new(struct away **out)
@@ -106,8 +138,9 @@ void away_put(struct away *aw, uint64_t parent, const char *name, const struct m
 	if (a->state != MARU_STATE_PUBLISHED && a->state != MARU_STATE_DIR)
 		return;
 	pthread_mutex_lock(&aw->lock);
-	s = slot_of(aw, parent, name);
+	s = slot_for(aw, parent, name);
 	s->parent = parent;
+	s->stamp = ++aw->clock;
 	s->listed_only = 0;
 	s->a = *a;
 	memcpy(s->name, name, n + 1);
@@ -123,9 +156,10 @@ void away_put_listed(struct away *aw, uint64_t parent, const char *name, uint64_
 	if (!aw || !parent || n > MARU_NAME_MAX)
 		return;
 	pthread_mutex_lock(&aw->lock);
-	s = slot_of(aw, parent, name);
+	s = slot_for(aw, parent, name);
 	/* what a lookup told of the same version is more */
 	if (!(holds(s, parent, name) && s->a.ino == ino)) {
+		s->stamp = ++aw->clock;
 		memset(&s->a, 0, sizeof(s->a));
 		s->a.ino = ino;
 		s->a.mode = mode & S_IFMT;
@@ -144,7 +178,7 @@ void away_forget(struct away *aw, uint64_t parent, const char *name)
 		return;
 	pthread_mutex_lock(&aw->lock);
 	s = slot_of(aw, parent, name);
-	if (holds(s, parent, name))
+	if (s)
 		s->parent = 0;
 	pthread_mutex_unlock(&aw->lock);
 }
@@ -171,7 +205,7 @@ int away_get(struct away *aw, uint64_t parent, const char *name, struct maru_att
 		return rc;
 	pthread_mutex_lock(&aw->lock);
 	s = slot_of(aw, parent, name);
-	if (holds(s, parent, name) && !s->listed_only) {
+	if (s && !s->listed_only) {
 		*a = s->a;
 		rc = 0;
 	}

@@ -7,7 +7,7 @@
 # create+close, while B is
 # first reachable, then partitioned (the proxy holds every byte and closes
 # nothing: B's sockets go silent, as behind a dropped link) for
-# $PARTITION_S seconds (default 12; the issue's figure is 60), then healed.
+# $PARTITION_S seconds (default 40; the issue's figure is 60), then healed.
 # marud must wait for B once (its first missed deadline), then answer A
 # without it: no create waits 500 ms but that one, and A's p99 during and
 # after the partition stays within 2x of its p99 before (plus 20 ms, what
@@ -16,7 +16,10 @@
 # itself, and no answer of B is stale: a file A deleted meanwhile (files B
 # had listed and stat'ed, so its kernel had them cached) is never found,
 # from B's first answer on (asked while A goes on creating), and then B
-# lists exactly A's files, each with its size. marud counts
+# lists exactly A's files, each with its size. While it is cut off, B
+# answers df, stat of a file it had stat'ed and ls of the directory it had
+# listed, and fails a stat of a name it never saw and a create, each FUSE
+# call within timeout_ms (1.5 s here; plus 2.5 s per operation). marud counts
 # the drop and logs it once, naming B's peer.
 # Real: marud, both marufs mounts, the kernel's caches, the sockets.
 # Emulated: the partition (a proxy on a unix socket that stops forwarding
@@ -24,7 +27,8 @@
 # where TCP would retransmit on its own schedule).
 . "$(dirname "$0")/lib/common.sh"
 
-: "${PARTITION_S:=12}"
+: "${PARTITION_S:=40}"
+TIMEOUT_MS=1500
 BEFORE_S=4
 AFTER_S=6
 
@@ -36,15 +40,17 @@ on_exit "kill $PROXY 2>/dev/null"
 wait_up "$PROXY" 10 test -S "$T/proxy.sock" || fail "proxy did not start"
 
 marufs_mount
-marufs_mount -u "maru+unix://$T/proxy.sock" -o timeout_ms=3000
+marufs_mount -u "maru+unix://$T/proxy.sock" -o timeout_ms=$TIMEOUT_MS
 drops0=$(stat_value marud_ack_drops_total)
 
-python3 - "$MNT" "$MNT2" "$PROXY" "$BEFORE_S" "$PARTITION_S" "$AFTER_S" <<'PY' ||
+python3 - "$MNT" "$MNT2" "$PROXY" "$BEFORE_S" "$PARTITION_S" "$AFTER_S" "$TIMEOUT_MS" <<'PY' ||
 import errno, os, signal, sys, threading, time
 
 a, b, proxy = sys.argv[1], sys.argv[2], int(sys.argv[3])
 NOISE_MS = 20  # a loaded machine's scheduling; one wait for B costs 1000
 before_s, part_s, after_s = (float(x) for x in sys.argv[4:7])
+timeout_s = int(sys.argv[7]) / 1000
+AWAY = (errno.ETIMEDOUT, errno.EIO, errno.ENOTCONN)
 os.mkdir(f"{a}/p")
 n = 0
 
@@ -102,17 +108,72 @@ seen = set(os.listdir(f"{b}/p"))
 assert set(os.path.basename(x) for x in made_before) <= seen, "B misses files before"
 for x in made_before:
     os.stat(f"{b}/{x}")
+os.statvfs(b)
 doomed = made_before[: len(made_before) // 2]
 
+
+
+def timed(what, fn, fails=False, calls=1):
+    # each FUSE call the kernel makes for it waits timeout_ms at most
+    bound = calls * timeout_s + 2.5  # and scheduling on a loaded machine
+    t = time.monotonic()
+    try:
+        r = fn()
+        err = None
+    except OSError as e:
+        r, err = None, e
+    dt = time.monotonic() - t
+    assert dt <= bound, f"B away: {what} took {dt:.1f} s (bound {bound:.1f} s)"
+    if fails:
+        assert err is not None, f"B away: {what} answered"
+        assert err.errno in AWAY, f"B away: {what}: {err}"
+    else:
+        assert err is None, f"B away: {what}: {err}"
+    away_log.append(f"{what} {'failed: ' + os.strerror(err.errno) if err else 'answered'} "
+                    f"in {dt:.1f} s")
+    return r
+
+
+def b_away():
+    # B while the pool is away: what it knew answers, the rest fails in time
+    try:
+        time.sleep(1.0)
+        known = made_before[-1]
+        st = timed("df", lambda: os.statvfs(b))
+        # every FUSE call asks marud first; answers from what B knew are not
+        # cached by the kernel: stat p/f is lookup and getattr of p and of f
+        # (and of the root); ls p adds readdirs
+        assert st.f_namemax == 255 and st.f_blocks > 0, "B away: df"
+        st = timed(f"stat {known}", lambda: os.stat(f"{b}/{known}"), calls=6)
+        assert st.st_size == 64, f"B away: stat {known}: size {st.st_size}"
+        names = timed("ls p", lambda: set(os.listdir(f"{b}/p")), calls=12)
+        assert os.path.basename(known) in names, "B away: ls p misses a known name"
+        timed("stat of a name never seen", lambda: os.stat(f"{b}/p/never"), fails=True,
+              calls=4)
+        timed("create", lambda: os.close(os.open(f"{b}/p/new", os.O_CREAT | os.O_WRONLY)),
+              fails=True, calls=5)
+        st = timed(f"stat {known} again", lambda: os.stat(f"{b}/{known}"), calls=6)
+        assert st.st_size == 64, f"B away: stat {known}: size {st.st_size}"
+    except BaseException as e:
+        away_err.append(e)
+
+
+away_log, away_err = [], []
 os.kill(proxy, signal.SIGHUP)
 t_cut = time.monotonic()
+bt = threading.Thread(target=b_away)
+bt.start()
 made_during = []
 lat_during = loop(part_s / 2, made_during)
 for x in doomed:
     os.unlink(f"{a}/{x}")
 lat_during += loop(part_s / 2, made_during)
+bt.join()
 os.kill(proxy, signal.SIGUSR2)
 t_heal = time.monotonic()
+print("B while away: " + "; ".join(away_log))
+if away_err:
+    raise away_err[0]
 
 # A goes on while B's first answers after the heal are looked at: a
 # deleted name is never found again (an error while B reconnects is no

@@ -6,7 +6,8 @@
  * pending version is never kept; a name only listed is listed but never
  * stat'ed from here, and does not hide what a lookup told of the same
  * version; a forgotten or cleared name is unknown; a listing gives exactly
- * the names kept in that directory; the last statfs is kept; only the
+ * the names kept in that directory; a directory outlives any number of
+ * files, which evict the older first; the last statfs is kept; only the
  * errors of an unreachable marud count as away; a table of NULL is empty.
  * All real (the table alone).
  */
@@ -145,6 +146,33 @@ static void test_statfs_and_errors(void **state)
 	assert_int_equal(away_get_statfs(NULL, &got), -ENOENT);
 }
 
+static void test_dirs_outlive_files(void **state)
+{
+	struct maru_attr d = file(2, 0, MARU_STATE_DIR), f = file(0, 1, MARU_STATE_PUBLISHED), got;
+	struct away *aw;
+	char name[32];
+	int i, kept = 0;
+
+	d.mode = S_IFDIR | 0755;
+	assert_int_equal(away_new(&aw), 0);
+	away_put(aw, 1, "dir", &d);
+	/* twice as many files as the table holds: the directory stays */
+	for (i = 0; i < 8192; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		f.ino = 100 + (uint64_t)i;
+		away_put(aw, 2, name, &f);
+	}
+	assert_int_equal(away_get(aw, 1, "dir", &got), 0);
+	assert_int_equal(got.ino, 2);
+	/* and most recent files are found */
+	for (i = 8192 - 1000; i < 8192; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		kept += away_get(aw, 2, name, &got) == 0;
+	}
+	assert_true(kept > 500);
+	away_free(aw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -152,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_listed),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_statfs_and_errors),
+		cmocka_unit_test(test_dirs_outlive_files),
 	};
 
 	return cmocka_run_group_tests_name("fs/away", tests, NULL, NULL);
