@@ -69,6 +69,25 @@ static int rd_away_cb(void *arg, const char *name, const struct maru_attr *a)
 	return rd_add(rd, name, a->ino, a->mode, (off_t)(DIR_OFF_FIRST + rd->n));
 }
 
+/*
+ * marud could not be reached (rc) before it listed anything: what it said
+ * before, from the cookie-th name on, or the error (a listing cut short by
+ * marud's absence is no listing: never just "." and "..").
+ */
+static int rd_away(struct rd_state *rd, uint64_t cookie, int rc)
+{
+	int found;
+
+	rd->skip = cookie;
+	found = away_list(req_mfs(rd->req)->aw, rd->dir, rd_away_cb, rd);
+	if (!found && !rd->n)
+		found = -ENOENT;
+	if (away_answer(rc, "readdir", found) == 0)
+		return 0;
+	rd->pos = 0;
+	return rc;
+}
+
 void ns_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		struct fuse_file_info *fi)
 {
@@ -93,17 +112,8 @@ void ns_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	cookie = off < DIR_OFF_FIRST ? 0 : (uint64_t)off - DIR_OFF_FIRST;
 	dots = rd.pos;
 	rc = maru_readdir(req_mfs(req)->c, ino, cookie, rd_cb, &rd);
-	if (rc < 0 && away_err(rc) && rd.pos == dots) {
-		/* a listing cut short by marud's absence is no listing: what
-		 * it said before, or the error (never just "." and "..") */
-		rd.skip = cookie;
-		int found = away_list(req_mfs(req)->aw, ino, rd_away_cb, &rd);
-
-		if (away_answer(rc, "readdir", found ? found : rd.n ? 0 : -ENOENT) == 0)
-			rc = 0;
-		else
-			rd.pos = 0;
-	}
+	if (rc < 0 && away_err(rc) && rd.pos == dots)
+		rc = rd_away(&rd, cookie, rc);
 out:
 	if (rc < 0 && rd.pos == 0)
 		fuse_reply_err(req, -rc);
