@@ -9,10 +9,12 @@
 # nothing: B's sockets go silent, as behind a dropped link) for
 # $PARTITION_S seconds (default 40; the figure is 60), then healed.
 # marud must wait for B once (its first missed deadline), then answer A
-# without it: no create waits 500 ms but that one, and A's p99 during and
-# after the partition stays within 2x of its p99 before (plus 20 ms, what
-# scheduling costs on a loaded two-CPU machine, against the 1000 ms of one
-# wait for B; the figures are printed). After the heal B reconnects by
+# without it: marud's count of deadlines waited out grows by one at most,
+# at most 3 creates take 500 ms or more (that one wait, and what a loaded
+# machine adds), and A's p99 during and after the partition stays within 2x
+# of its p99 before (plus 20 ms, what scheduling costs on a loaded two-CPU
+# machine, against the 1000 ms of one wait for B; the figures are
+# printed). After the heal B reconnects by
 # itself, and no answer of B is stale: a file A deleted meanwhile (files B
 # had listed and stat'ed, so its kernel had them cached) is never found,
 # from B's first answer on (asked while A goes on creating), and then B
@@ -32,7 +34,7 @@ TIMEOUT_MS=1500
 BEFORE_S=4
 AFTER_S=6
 
-marud_start
+marud_start --size 1G  # names for 500 creates a second over the whole case
 python3 "$SRCDIR/tests/integration/lib/cutproxy.py" "$T/proxy.sock" "$MARUD_SOCK" \
 	>"$T/proxy.log" 2>&1 &
 PROXY=$!
@@ -113,6 +115,14 @@ doomed = made_before[: len(made_before) // 2]
 
 
 
+def stat_value(name):
+    with open(f"{a}/.maru/stats") as f:
+        for line in f:
+            if line.split(" ")[0] == name:
+                return int(float(line.split()[-1]))
+    raise AssertionError(f"{name} missing from the stats")
+
+
 def timed(what, fn, fails=False, calls=1):
     # each FUSE call the kernel makes for it waits timeout_ms at most
     bound = calls * timeout_s + 2.5  # and scheduling on a loaded machine
@@ -159,6 +169,7 @@ def b_away():
 
 
 away_log, away_err = [], []
+timeouts0 = stat_value("marud_ack_timeouts_total")
 os.kill(proxy, signal.SIGHUP)
 t_cut = time.monotonic()
 bt = threading.Thread(target=b_away)
@@ -219,8 +230,11 @@ print(f"create+close on A: p99 before {pb:.2f} ms ({len(lat_before)}), "
       f"during the partition {pd:.2f} ms ({len(lat_during)}, max {max(lat_during):.0f} ms), "
       f"after {pa:.2f} ms ({len(lat_after)}, max {max(lat_after):.0f} ms); "
       f"B's first right answer {back:.2f} s after the heal")
+waits = stat_value("marud_ack_timeouts_total") - timeouts0
 slow = sum(1 for x in lat_during + lat_after if x >= 500)
-assert slow <= 1, f"{slow} creates waited 500 ms or more: B was waited for more than once"
+print(f"marud waited out its bound {waits} time(s); {slow} create(s) took 500 ms or more")
+assert waits <= 1, f"marud waited for B {waits} times"
+assert slow <= 3, f"{slow} creates took 500 ms or more"
 assert pd <= 2 * pb + NOISE_MS, f"p99 during the partition {pd:.2f} ms, before {pb:.2f} ms"
 assert pa <= 2 * pb + NOISE_MS, f"p99 after the heal {pa:.2f} ms, before {pb:.2f} ms"
 PY
