@@ -11,6 +11,10 @@
  * rejoins it the moment it acknowledges the event it missed; the events
  * pushed to it meanwhile carry EVENT_F_UNWAITED, which tells the mount that
  * changes were answered without it and its caches must be revalidated.
+ * A stream joins (first ack) or rejoins only when it has caught up, within
+ * SUB_LAG_MAX events of the newest: one replaying a long backlog (a mount
+ * back from a partition) would otherwise make the next change wait out the
+ * bound while it works through it.
  *
  * Locks: subs_lock guards the registry (each sub's acked/acking/dropped/listed
  * fields) and the list of lock-holding changes waiting for acks; sub.wlock
@@ -39,6 +43,7 @@
 #define SUB_WAIT_MS		1000
 #define SUB_READER_STACK	(64U << 10)
 #define SUB_LOG_PER_S		5
+#define SUB_LAG_MAX		64	/* events behind the newest: caught up */
 
 /*
  * One subscribed connection, in server.subs from its start to its end. Its
@@ -48,6 +53,7 @@ struct sub {
 	struct sub *prev, *next;
 	struct conn *c;
 	uint64_t acked;		/* subs_lock: every event up to it applied */
+	uint64_t start;		/* it subscribed after this event */
 	int acking;		/* subs_lock: an ACK came; changes wait for it */
 	uint64_t dropped;	/* subs_lock: the event it missed; 0: waited on */
 	uint64_t dropped_ns;	/* subs_lock: when */
@@ -173,17 +179,37 @@ static void sub_rejoin(struct server *srv, struct sub *s)
 	atomic_fetch_add(&srv->ack_rejoins, 1);
 }
 
+/* Has s applied everything but the last few events (newest)? */
+static int sub_caught_up(const struct sub *s, uint64_t newest)
+{
+	uint64_t at = s->acked > s->start ? s->acked : s->start;
+
+	return newest <= at + SUB_LAG_MAX;
+}
+
 static void sub_ack(struct server *srv, struct sub *s, uint64_t seq)
 {
+	uint64_t newest = 0;
+	int steady;
+
+	/* the newest event only matters to a stream not waited on yet (the
+	 * dir lock is not taken under subs_lock, nor for every ack) */
 	pthread_mutex_lock(&srv->subs_lock);
-	if (!s->acking && s->listed) {
+	steady = s->acking && !s->dropped;
+	pthread_mutex_unlock(&srv->subs_lock);
+	if (!steady)
+		newest = dir_event_seq(srv->dir);
+	pthread_mutex_lock(&srv->subs_lock);
+	if (seq > s->acked)
+		s->acked = seq;
+	/* (a state that changed since it was looked at waits for the next ack) */
+	if (!s->acking && s->listed && !steady && sub_caught_up(s, newest)) {
 		s->acking = 1;
 		atomic_fetch_add(&srv->nacking, 1);
 		log_debug("%s: subscriber acknowledges events", s->c->peer);
 	}
-	if (seq > s->acked)
-		s->acked = seq;
-	if (s->dropped && s->listed && s->acked >= s->dropped)
+	if (s->dropped && s->listed && !steady && s->acked >= s->dropped &&
+	    sub_caught_up(s, newest))
 		sub_rejoin(srv, s);
 	pthread_cond_broadcast(&srv->subs_cond);
 	pthread_mutex_unlock(&srv->subs_lock);
@@ -482,6 +508,7 @@ int hdl_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, u
 		return -ENOMEM;
 	}
 	s->c = c;
+	s->start = after;
 	c->replied = 1;
 	c->close = 1;
 	if (wire_reply(c, h, 0, NULL, 0) || sub_start(s))

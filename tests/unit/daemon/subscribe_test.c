@@ -12,7 +12,9 @@
  * misses one deadline is waited for that once, then dropped: later changes
  * answer at once, and the events pushed to it say EVENT_F_UNWAITED; an ack
  * of an event before the one it missed changes nothing, the ack of that
- * event puts it back (changes wait for it again, the flag goes). All real:
+ * event puts it back (changes wait for it again, the flag goes), once it
+ * has caught up: a stream replaying a backlog of more than 64 events joins
+ * (or rejoins) only when its ack comes within 64 of the newest. All real:
  * a server on a unix socket, the subscriber played by the test.
  */
 #include <errno.h>
@@ -387,6 +389,51 @@ static void test_dropped_subscriber_leaves(void **state)
 	assert_int_equal(atomic_load(&srv->ack_drops), 2);
 }
 
+/* n changes nobody waits for; the last one's event seq. */
+static uint64_t backlog(struct fx *f, uint64_t reqid, int n)
+{
+	char name[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "g%llu", (unsigned long long)reqid + (uint64_t)i);
+		assert_true(mkdir_timed(f, reqid + (uint64_t)i, name) < ACK_MS / 2);
+	}
+	return dir_event_seq(f->t.srv->dir);
+}
+
+static void test_joins_when_caught_up(void **state)
+{
+	struct fx *f = *state;
+	struct server *srv = f->t.srv;
+	struct proto_subscribe_req sr = { .after_seq = 1 };
+	struct timespec ts = { 0, 50 * 1000000L };
+	uint64_t last, missed;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	last = backlog(f, 300, 100);
+	/* a stream that replays from event 1: not waited on until caught up */
+	hello(f->sub, 0, NULL, NULL, &f->r);
+	assert_int_equal(th_call(f->sub, OP_SUBSCRIBE, 2, &sr, sizeof(sr), &f->r), 0);
+	ack(f, 1);
+	nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nacking), 0);
+	assert_true(mkdir_timed(f, 400, "h") < ACK_MS / 2);
+	ack(f, last);
+	wait_nacking(srv, 1);
+	/* dropped, then 100 changes behind: the missed event's ack is not enough */
+	assert_true(mkdir_timed(f, 401, "i") >= ACK_MS - 20);
+	missed = dir_event_seq(srv->dir);
+	last = backlog(f, 500, 100);
+	ack(f, missed);
+	nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nacking), 0);
+	assert_int_equal(atomic_load(&srv->ack_rejoins), 0);
+	ack(f, last - 10);
+	wait_nacking(srv, 1);
+	assert_int_equal(atomic_load(&srv->ack_rejoins), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +445,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missed_ack_drops_until_acked, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_subscriber_leaves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_joins_when_caught_up, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("subscribe", tests, NULL, NULL);
