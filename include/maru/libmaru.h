@@ -500,6 +500,12 @@ enum maru_event_type {
  * for maru_events_ack() of it.
  */
 #define MARU_EV_F_OWN	1u
+/*
+ * This subscription missed an acknowledgement deadline and marud answers
+ * other clients' changes without waiting for it, until it acknowledges the
+ * event it missed: what it cached may have been stale meanwhile.
+ */
+#define MARU_EV_F_UNWAITED	2u
 
 struct maru_event {
 	size_t event_size;	/* set by libmaru: the bytes it filled */
@@ -526,6 +532,14 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
  * acknowledge then, and after a reconnect acks resume naturally.
  */
 int maru_events_ack(struct maru_events *ev, uint64_t seq);
+/*
+ * 1 while the stream is connected, 0 while it is down (lost: broken, or
+ * silent past its stall bound, and not yet back); *losses (may be NULL):
+ * how many times it was lost since maru_events_open(). marud answers
+ * changes without waiting for a stream it cannot reach: a subscriber that
+ * keeps caches treats them as stale across a loss. -EINVAL for NULL.
+ */
+int maru_events_up(struct maru_events *ev, uint64_t *losses);
 void maru_events_close(struct maru_events *ev);
 
 /* ---- zero-copy mappings of marufs files (marufs-design(7) §5) ----

@@ -383,6 +383,8 @@ int __wrap_maru_lookup(struct maru_client *c, uint64_t parent, const char *name,
 {
 	struct fake_ver *v = fake_named(parent, name);
 
+	if (fk.away_rc)
+		return fk.away_rc;
 	if (!v)
 		return -ENOENT;
 	fill_attr(v, a);
@@ -394,6 +396,8 @@ int __wrap_maru_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *a
 {
 	struct fake_ver *v = fake_ver(ino);
 
+	if (fk.away_rc)
+		return fk.away_rc;
 	if (ino == FUSE_ROOT_ID) {
 		memset(a, 0, sizeof(*a));
 		a->ino = ino;
@@ -455,6 +459,8 @@ int __wrap_maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 	struct maru_dirent de;
 	int i;
 
+	if (fk.away_rc)
+		return fk.away_rc;
 	for (i = (int)cookie; i < FAKE_MAX; i++) {
 		if (!fk.v[i].used || !fk.v[i].published || fk.v[i].parent != dir)
 			continue;
@@ -470,6 +476,8 @@ int __wrap_maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 int __wrap_maru_statfs(struct maru_client *c, struct maru_statfs *out);
 int __wrap_maru_statfs(struct maru_client *c, struct maru_statfs *out)
 {
+	if (fk.away_rc)
+		return fk.away_rc;
 	memset(out, 0, sizeof(*out));
 	return 0;
 }
@@ -508,6 +516,16 @@ int __wrap_maru_events_ack(struct maru_events *ev, uint64_t seq);
 int __wrap_maru_events_ack(struct maru_events *ev, uint64_t seq)
 {
 	return fake_events ? fake_events->ack(seq) : 0;
+}
+
+int __wrap_maru_events_up(struct maru_events *ev, uint64_t *losses);
+int __wrap_maru_events_up(struct maru_events *ev, uint64_t *losses)
+{
+	if (fake_events && fake_events->up)
+		return fake_events->up(losses);
+	if (losses)
+		*losses = 0;
+	return 1;
 }
 
 void __wrap_maru_events_close(struct maru_events *ev);

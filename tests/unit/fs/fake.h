@@ -33,6 +33,7 @@ struct fake {
 	int publish_rc;		/* next maru_file_publish() result */
 	void (*publish_hook)(void);	/* called as maru_file_publish() begins */
 	int open_ino_rc;	/* forced maru_file_open_ino() result (0: normal) */
+	int away_rc;		/* lookup, getattr, readdir, statfs fail so (0: no) */
 	/* replies */
 	int replies, last_err;
 	char last_buf[8192];
@@ -77,6 +78,7 @@ struct fake_events {
 	int (*next)(struct maru_event *out, int ms);
 	int (*ack)(uint64_t seq);
 	void (*close)(void);
+	int (*up)(uint64_t *losses);	/* NULL: always up, never lost */
 };
 extern const struct fake_events *fake_events;
 /* A request whose userdata is m. */
