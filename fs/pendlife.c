@@ -348,7 +348,7 @@ void pend_release(struct pending *p, int writer, int direct, int *h_active, int 
 	int left, wl;
 
 	if (failed)
-		pend_fail(p, -EIO);
+		pend_fail(p, -EIO, "the end of a handle (a writable mapping gone with it, or shutdown)");
 	left = detach(p, writer, direct, h_active, &wl);
 	/* an orphaned file stays readable until its last reader closes */
 	if (writer && wl == 0 && !(left > 0 && pend_state_of(p) == PEND_ORPHANED))

@@ -53,6 +53,11 @@ struct fake {
 	 * FAKE_SPLICE_BASE + off (0: -EOPNOTSUPP, as over tcp) */
 	size_t splice_piece;
 	int splices;
+	/* transfer errors: the next maru_file_pwrite (after writing pwrite_part
+	 * bytes of it), maru_file_sync and maru_file_truncate fail with these
+	 * (0: never); each is cleared once it fired */
+	int pwrite_err, sync_err, truncate_err;
+	size_t pwrite_part;
 };
 
 #define FAKE_SPLICE_FD		42
