@@ -21,6 +21,7 @@
 
 struct maru_cancel {
 	atomic_int fired;
+	atomic_uint_fast64_t fire_at;	/* mono ms it counts as fired from; 0: none */
 	int efd;		/* readable once fired (EFD_NONBLOCK) */
 };
 
@@ -83,20 +84,54 @@ static void drain(struct maru_cancel *t)
 	}
 }
 
+void maru_cancel_fire_after(struct maru_cancel *t, unsigned int ms)
+{
+	uint64_t at, cur;
+
+	if (!t)
+		return;
+	if (!ms) {
+		maru_cancel_fire(t);
+		return;
+	}
+	at = mono_ms() + ms;
+	cur = atomic_load(&t->fire_at);
+	while ((!cur || at < cur) && !atomic_compare_exchange_weak(&t->fire_at, &cur, at))
+		;
+}
+
 void maru_cancel_reset(struct maru_cancel *t)
 {
-	if (t && atomic_exchange(&t->fired, 0))
+	if (!t)
+		return;
+	atomic_store(&t->fire_at, 0);
+	if (atomic_exchange(&t->fired, 0))
 		drain(t);
+}
+
+static int fired(struct maru_cancel *t)
+{
+	uint64_t at = atomic_load(&t->fire_at);
+
+	return atomic_load(&t->fired) || (at && mono_ms() >= at);
 }
 
 int maru_cancel_fired(const struct maru_cancel *t)
 {
-	return t ? atomic_load(&((struct maru_cancel *)t)->fired) : 0;
+	return t ? fired((struct maru_cancel *)t) : 0;
 }
 
 int cancel_check(void)
 {
-	return bound && atomic_load(&bound->fired) ? -EINTR : 0;
+	return bound && fired(bound) ? -EINTR : 0;
+}
+
+/* The wait until deadline_ms, cut at the thread token's fire_at. */
+static uint64_t wait_until(uint64_t deadline_ms)
+{
+	uint64_t at = bound ? atomic_load(&bound->fire_at) : 0;
+
+	return at && at < deadline_ms ? at : deadline_ms;
 }
 
 int cancel_fd(void)
@@ -110,14 +145,17 @@ int cancel_poll(int fd, short events, uint64_t deadline_ms)
 	uint64_t now;
 	int rc;
 
+	uint64_t until;
+
 	for (;;) {
 		if (cancel_check())
 			return -EINTR;
 		now = mono_ms();
 		if (now >= deadline_ms)
 			return -ETIMEDOUT;
+		until = wait_until(deadline_ms);
 		p[0].revents = p[1].revents = 0;
-		rc = poll(p, 2, (int)(deadline_ms - now > 60000 ? 60000 : deadline_ms - now));
+		rc = poll(p, 2, (int)(until - now > 60000 ? 60000 : until - now));
 		if (rc < 0 && errno != EINTR)
 			return -errno;
 		if (rc > 0 && p[0].revents)

@@ -137,7 +137,9 @@ void maru_client_free(struct maru_client *c);
  * Cancelling calls (since MARU_0.2). A token bound to a thread makes the
  * calls that thread makes end with -EINTR as soon as another thread fires
  * it: at once while a call waits for marud's reply, for a socket or for a
- * reconnect, within the socket's timeout while it sends. A request marud
+ * reconnect, within the socket's timeout while it sends;
+ * maru_cancel_fire_after() makes it fire ms from now (the earliest such
+ * time wins; 0: now). A request marud
  * may have executed is not undone: a cancelled publish, write or namespace
  * change is in an unknown state, as after -ETIMEDOUT. A token stays fired
  * until maru_cancel_reset(); bind, reset and fire are async-signal-unsafe
@@ -148,6 +150,7 @@ int maru_cancel_new(struct maru_cancel **out);
 void maru_cancel_free(struct maru_cancel *t);
 struct maru_cancel *maru_cancel_bind(struct maru_cancel *t);
 void maru_cancel_fire(struct maru_cancel *t);
+void maru_cancel_fire_after(struct maru_cancel *t, unsigned int ms);
 void maru_cancel_reset(struct maru_cancel *t);
 int maru_cancel_fired(const struct maru_cancel *t);
 

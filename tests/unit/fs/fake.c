@@ -562,6 +562,15 @@ int __wrap_fuse_req_interrupted(fuse_req_t req)
 	return 0;
 }
 
+/* Interrupt callbacks (fs/intr.c): kept, so a test can run one as libfuse would. */
+void __wrap_fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data);
+void __wrap_fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data)
+{
+	fk.intr_req = req;
+	fk.intr_func = func;
+	fk.intr_data = data;
+}
+
 int __wrap_fuse_session_exited(struct fuse_session *se);
 int __wrap_fuse_session_exited(struct fuse_session *se)
 {

@@ -58,6 +58,10 @@ struct fake {
 	 * (0: never); each is cleared once it fired */
 	int pwrite_err, sync_err, truncate_err;
 	size_t pwrite_part;
+	/* the last fuse_req_interrupt_func() registration */
+	fuse_req_t intr_req;
+	fuse_interrupt_func_t intr_func;
+	void *intr_data;
 };
 
 #define FAKE_SPLICE_FD		42
