@@ -51,7 +51,7 @@
 #define BACKOFF_MAX_MS	500
 
 static int hello(int fd, const struct maru_client *c, uint32_t flags,
-		 const uint8_t *token, struct proto_hello_rep *rep)
+		 const uint8_t *token, struct proto_hello_rep *rep, uint64_t deadline)
 {
 	struct proto_hello_req hq;
 	struct proto_hdr h;
@@ -71,7 +71,12 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 	memcpy(hq.client_name, c->name, sizeof(hq.client_name));
 	/* reqid 0: HELLO belongs to no session yet and is never cached */
 	proto_hdr_init(&h, OP_HELLO, sizeof(hq), 0, 0, 0);
-	rc = frame_call(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
+	rc = proto_send(fd, &h, r.p1, r.n1, NULL, 0);
+	/* the thread's cancel token ends the wait for an answer too */
+	if (!rc)
+		rc = cancel_poll(fd, POLLIN, deadline);
+	if (!rc)
+		rc = frame_reply(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
 	if (rc)
 		return rc;
 	if (r.status)
@@ -85,6 +90,7 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 		   const uint8_t *token, struct proto_hello_rep *rep)
 {
+	uint64_t deadline = mono_ms() + (ms ? ms : 1);
 	int fd, rc;
 
 	fd = addr_connect_stop(&c->addr, ms ? ms : 1, cancel_fd());
@@ -96,7 +102,7 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 	if (!rc && c->has_key)
 		rc = auth_exchange(c, fd);
 	if (!rc)
-		rc = hello(fd, c, flags, token, rep);
+		rc = hello(fd, c, flags, token, rep, deadline);
 	if (!rc)
 		rc = frame_set_timeout(fd, c->opts.timeout_ms);
 	if (rc) {
