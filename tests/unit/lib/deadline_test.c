@@ -181,7 +181,7 @@ static void test_cancel(void **state)
 	(void)state;
 	hang_reset(0);
 	fake_start(&f, silent, NULL);
-	c = fake_client(&f, 5000, 1, NULL, 0);
+	c = fake_client(&f, 1500, 1, NULL, 0);
 	cancelled_at_once(c, 0);	/* waiting for the reply */
 	cancelled_at_once(c, 150);	/* the same, fired by time */
 	hang_reset(1);
@@ -201,7 +201,7 @@ static void test_cancel_in_hello(void **state)
 
 	(void)state;
 	fake_start(&f, NULL, NULL);
-	c = fake_client(&f, 5000, 1, NULL, 0);
+	c = fake_client(&f, 1500, 1, NULL, 0);
 	pthread_mutex_lock(&f.mu);
 	f.hello_delay_ms = 1500;
 	pthread_mutex_unlock(&f.mu);
