@@ -79,6 +79,19 @@ static struct seat *seat_take(void)
 	return s;
 }
 
+/* Requests that only look: nothing is left half done when they end early. */
+static int looks_only(int op)
+{
+	switch (op) {
+	case OP_LOOKUP: case OP_GETATTR: case OP_READ: case OP_OPENDIR: case OP_READDIR:
+	case OP_STATFS: case OP_ACCESS: case OP_GETXATTR: case OP_LISTXATTR:
+	case OP_READLINK: case OP_POLL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void intr_fire(fuse_req_t req, void *data)
 {
 	struct seat *s = data;
@@ -87,8 +100,8 @@ static void intr_fire(fuse_req_t req, void *data)
 	pthread_mutex_lock(&s->lock);
 	if (s->req == req) {
 		ran = mono_ms() - s->start_ms;
-		if (s->op == OP_WRITE && ran < INTR_WRITE_GRACE_MS)
-			maru_cancel_fire_after(s->tok, (unsigned int)(INTR_WRITE_GRACE_MS - ran));
+		if (!looks_only(s->op) && ran < INTR_GRACE_MS)
+			maru_cancel_fire_after(s->tok, (unsigned int)(INTR_GRACE_MS - ran));
 		else
 			maru_cancel_fire(s->tok);
 	}

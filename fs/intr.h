@@ -9,11 +9,14 @@
 #include "mount.h"
 
 /*
- * A write interrupted earlier than this after it began is given the rest
- * of it: a write cut in two fails its version (pendio.c), and a signal to
- * a healthy writer must not do that; one stuck on the network ends then.
+ * A request that changes something (a write, the publish at a flush, a
+ * create, a rename...) interrupted earlier than this after it began is
+ * given the rest of it: cut in two, a write fails its version (pendio.c)
+ * and a namespace change leaves its outcome unknown, which a signal to a
+ * healthy caller must not do; one stuck on the network ends then. Requests
+ * that only look end at once.
  */
-#define INTR_WRITE_GRACE_MS	200
+#define INTR_GRACE_MS	200
 
 /*
  * req starts on this thread: its libmaru calls end with EINTR when the

@@ -3,7 +3,7 @@
  * tests/unit/fs/intr_test.c: fs/intr.c against the fake libfuse (which
  * keeps the interrupt callback a request registered) and the real libmaru
  * cancel token. A request's interrupt fires the thread's token at once; a
- * write's only after INTR_WRITE_GRACE_MS from its start; a callback that
+ * write's only after INTR_GRACE_MS from its start; a callback that
  * comes after its request ended (libfuse may run one late) fires nothing;
  * FORGET and RELEASE register none and start with the token clear.
  */
@@ -59,7 +59,7 @@ static void test_interrupt_fires(void **state)
 	fake_unmount(&m);
 }
 
-static void test_write_grace(void **state)
+static void grace(int flush)
 {
 	struct mfs m;
 	fuse_req_t r;
@@ -69,15 +69,21 @@ static void test_write_grace(void **state)
 	fake_mount(&m);
 	r = fake_req(&m);
 	t0 = mono_ms();
-	intr_begin(r, OP_WRITE);
+	intr_begin(r, flush ? OP_FLUSH : OP_WRITE);
 	fk.intr_func(r, fk.intr_data);
-	if (mono_ms() - t0 < INTR_WRITE_GRACE_MS / 2)
+	if (mono_ms() - t0 < INTR_GRACE_MS / 2)
 		assert_false(maru_cancel_fired(token()));
 	while (!maru_cancel_fired(token()))
 		usleep(5000);
-	assert_true(mono_ms() - t0 >= INTR_WRITE_GRACE_MS);
-	assert_true(mono_ms() - t0 < INTR_WRITE_GRACE_MS + 1000);
+	assert_true(mono_ms() - t0 >= INTR_GRACE_MS);
+	assert_true(mono_ms() - t0 < INTR_GRACE_MS + 1000);
 	fake_unmount(&m);
+}
+
+static void test_write_grace(void **state)
+{
+	grace(0);
+	grace(1);
 }
 
 int main(void)
