@@ -134,6 +134,8 @@ struct maru_client {
 	int down;			/* an outage was logged */
 	atomic_uint_fast64_t next_reqid;
 	atomic_uint_fast64_t last_ok_ms;	/* marud last answered (monotonic) */
+	atomic_uint_fast64_t down_since_ms;	/* transport.c: first failure of an outage; 0: up */
+	atomic_uint_fast64_t probe_ms;		/* transport.c: when a call last probed an outage */
 	atomic_int in_flight;		/* requests sent and not yet answered */
 	atomic_int spin_skip;		/* requests left that must not poll */
 

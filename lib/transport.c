@@ -269,12 +269,14 @@ static void conn_put(struct maru_client *c, struct conn *k, int broken)
 
 static void note_down(struct maru_client *c, int err)
 {
+	uint64_t zero = 0;
 	int first;
 
 	pthread_mutex_lock(&c->lock);
 	first = !c->down;
 	c->down = 1;
 	pthread_mutex_unlock(&c->lock);
+	atomic_compare_exchange_strong(&c->down_since_ms, &zero, mono_ms());
 	if (first)
 		clog_warn(c, err, "marud at %s unreachable", c->uri);
 }
@@ -284,6 +286,7 @@ static void note_up(struct maru_client *c)
 	int was;
 
 	atomic_store(&c->last_ok_ms, mono_ms());
+	atomic_store(&c->down_since_ms, 0);
 	pthread_mutex_lock(&c->lock);
 	was = c->down;
 	c->down = 0;
@@ -437,6 +440,34 @@ static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint6
 static int call_until(struct maru_client *c, struct req *r, uint64_t deadline);
 
 /*
+ * An outage that lasted a whole timeout_ms already (a call waited out its
+ * bound): one call tries marud, for a tenth of timeout_ms, PROBE_EVERY_MS
+ * after the last try ended (a probe, or a call that timed out); the others
+ * fail at once. Callers queued behind each other
+ * (the kernel serialises the lookups of one directory under libfuse before
+ * 3.16) then each get their answer within timeout_ms, not one bound after
+ * another; the next probe after marud is back ends the outage.
+ */
+#define PROBE_EVERY_MS	250
+
+static int outage_gate(struct maru_client *c, uint64_t *deadline)
+{
+	uint64_t now = mono_ms(), since = atomic_load(&c->down_since_ms);
+	uint64_t last = atomic_load(&c->probe_ms), probe;
+
+	if (!since || now - since < c->opts.timeout_ms)
+		return 0;
+	/* probe_ms: when the last probe ends (its deadline) */
+	probe = c->opts.timeout_ms / 10 ? c->opts.timeout_ms / 10 : 1;
+	if (now < last + PROBE_EVERY_MS ||
+	    !atomic_compare_exchange_strong(&c->probe_ms, &last, now + probe))
+		return -ETIMEDOUT;
+	if (*deadline > now + probe)
+		*deadline = now + probe;
+	return 0;
+}
+
+/*
  * A PUBLISH went out, its reply was lost, and marud answers the resend from
  * a new generation (it restarted): whether the publish took effect before
  * is a question only the new marud can answer. Ask it again in the new
@@ -490,6 +521,10 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 	r->gen = c->s.generation;
 	pthread_mutex_unlock(&c->lock);
 	atomic_fetch_add(&c->st.requests, 1);
+	if (outage_gate(c, &deadline)) {
+		atomic_fetch_add(&c->st.timeouts, 1);
+		return -ETIMEDOUT;
+	}
 	for (;;) {
 		rc = cancel_check();
 		if (!rc)
@@ -523,6 +558,8 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 	}
 	atomic_fetch_add(&c->st.timeouts, 1);
+	/* a call that waited out its bound counts as the last try of marud */
+	atomic_store(&c->probe_ms, mono_ms());
 	if (lost && changes_state(r->op))
 		clog_warnx(c, "%s to marud at %s: sent, no reply within %u ms; whether it "
 			   "took effect is unknown", proto_op_name(r->op), c->uri,

@@ -16,7 +16,8 @@
 #        time printed, then "max MS"
 #   outcome.py killed PATH               a child stats PATH (blocked on an
 #        unreachable pool); 300 ms later it is sent SIGKILL; prints how long
-#        it took to die after the signal: "died MS"
+#        it took to die after the signal: "died MS killed" ("exited" if the
+#        stat had returned before the signal)
 #   outcome.py forked PATH READY GO1 GO2  open PATH for writing, write,
 #        touch READY, wait for GO1, fork: the child closes its copy
 #        ("child-close 0 MS") and exits; the parent waits for GO2, then
@@ -136,8 +137,9 @@ def do_killed(path):
     time.sleep(0.3)
     t0 = time.monotonic()
     os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    print("died", ms(t0))
+    _, st = os.waitpid(pid, 0)
+    # killed: it was still blocked in the stat when the signal came
+    print("died", ms(t0), "killed" if os.WIFSIGNALED(st) else "exited")
 
 
 def wait_file(path):

@@ -7,7 +7,9 @@
  * start (before, the ones queued behind the others waited one timeout
  * after another); a call whose thread's cancel token fires ends at once
  * with EINTR, whether it waits for a reply, for a reconnect or for a
- * socket; fire_after ends it then. And the outcome of a state change
+ * socket; fire_after ends it then. Once an outage lasted a whole bound,
+ * calls fail at once but for a short probe every 250 ms, and the first
+ * probe after marud is back ends it. And the outcome of a state change
  * whose reply is lost: a PUBLISH marud executed but whose reply never came
  * on that socket is asked again on a fresh one within the budget and
  * answered (0), and one whose reply was lost to a marud restart is asked
@@ -143,6 +145,53 @@ static void test_nine_calls_hung_hello(void **state)
 	pthread_mutex_unlock(&f.mu);
 	fake_drop(&f);
 	nine_at_once(c);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
+/*
+ * An outage that lasted a whole timeout_ms: calls queued one behind the
+ * other (as the kernel queues the lookups of one directory) fail at once
+ * but for a short probe now and then; the probe after marud is back ends
+ * the outage.
+ */
+static void test_outage_fails_fast(void **state)
+{
+	struct maru_statfs st;
+	struct maru_client *c;
+	struct fake_marud f;
+	long t0, took;
+	int i, rc;
+
+	(void)state;
+	fake_start(&f, NULL, NULL);
+	c = fake_client(&f, TMO, 2, NULL, 0);
+	pthread_mutex_lock(&f.mu);
+	f.hello_status = -EAGAIN;	/* marud refuses: an outage */
+	pthread_mutex_unlock(&f.mu);
+	fake_drop(&f);
+	t0 = now_ms_();
+	assert_int_equal(maru_statfs(c, &st), -ETIMEDOUT);
+	assert_true(now_ms_() - t0 >= TMO - 50);
+	t0 = now_ms_();
+	for (i = 0; i < 9; i++) {
+		long t1 = now_ms_();
+
+		assert_int_equal(maru_statfs(c, &st), -ETIMEDOUT);
+		assert_true(now_ms_() - t1 < TMO / 10 + SLACK);
+	}
+	assert_true(now_ms_() - t0 < TMO);
+	pthread_mutex_lock(&f.mu);
+	f.hello_status = 0;
+	pthread_mutex_unlock(&f.mu);
+	t0 = now_ms_();
+	while ((rc = maru_statfs(c, &st)) == -ETIMEDOUT && now_ms_() - t0 < 3000)
+		usleep(20000);
+	took = now_ms_() - t0;
+	assert_int_equal(rc, 0);
+	assert_true(took < 250 + TMO / 10 + SLACK);
+	/* up again: a call gets its whole bound */
+	assert_int_equal(maru_statfs(c, &st), 0);
 	maru_client_free(c);
 	fake_stop(&f);
 }
@@ -329,6 +378,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nine_calls_hung_replies),
 		cmocka_unit_test(test_nine_calls_hung_hello),
+		cmocka_unit_test(test_outage_fails_fast),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_cancel_in_hello),
 		cmocka_unit_test(test_publish_reply_lost),
