@@ -440,31 +440,31 @@ static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint6
 static int call_until(struct maru_client *c, struct req *r, uint64_t deadline);
 
 /*
- * An outage that lasted a whole timeout_ms already (a call waited out its
- * bound): one call tries marud, for a tenth of timeout_ms, PROBE_EVERY_MS
- * after the last try ended (a probe, or a call that timed out); the others
- * fail at once. Callers queued behind each other
- * (the kernel serialises the lookups of one directory under libfuse before
- * 3.16) then each get their answer within timeout_ms, not one bound after
- * another; the next probe after marud is back ends the outage.
+ * Callers queued one behind the other: the kernel serialises the lookups
+ * of one directory (libfuse before 3.16 never asks for parallel ones), so
+ * on an unreachable pool each would wait out its own timeout_ms after the
+ * one before it. Once an outage lasted a whole timeout_ms, a call that
+ * comes within CHAIN_MS of another call's -ETIMEDOUT fails at once: the
+ * queue drains within the bound. A call after a quiet moment tries marud
+ * again, with its whole budget (and finds it back, after a heal).
  */
-#define PROBE_EVERY_MS	250
+#define CHAIN_MS	20
 
-static int outage_gate(struct maru_client *c, uint64_t *deadline)
+static void note_timeout(struct maru_client *c)
+{
+	atomic_fetch_add(&c->st.timeouts, 1);
+	atomic_store(&c->last_fail_ms, mono_ms());
+}
+
+static int outage_gate(struct maru_client *c)
 {
 	uint64_t now = mono_ms(), since = atomic_load(&c->down_since_ms);
-	uint64_t last = atomic_load(&c->probe_ms), probe;
 
-	if (!since || now - since < c->opts.timeout_ms)
+	if (!since || now - since < c->opts.timeout_ms ||
+	    now - atomic_load(&c->last_fail_ms) >= CHAIN_MS)
 		return 0;
-	/* probe_ms: when the last probe ends (its deadline) */
-	probe = c->opts.timeout_ms / 10 ? c->opts.timeout_ms / 10 : 1;
-	if (now < last + PROBE_EVERY_MS ||
-	    !atomic_compare_exchange_strong(&c->probe_ms, &last, now + probe))
-		return -ETIMEDOUT;
-	if (*deadline > now + probe)
-		*deadline = now + probe;
-	return 0;
+	note_timeout(c);
+	return -ETIMEDOUT;
 }
 
 /*
@@ -521,10 +521,8 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 	r->gen = c->s.generation;
 	pthread_mutex_unlock(&c->lock);
 	atomic_fetch_add(&c->st.requests, 1);
-	if (outage_gate(c, &deadline)) {
-		atomic_fetch_add(&c->st.timeouts, 1);
+	if (outage_gate(c))
 		return -ETIMEDOUT;
-	}
 	for (;;) {
 		rc = cancel_check();
 		if (!rc)
@@ -557,9 +555,7 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 		}
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 	}
-	atomic_fetch_add(&c->st.timeouts, 1);
-	/* a call that waited out its bound counts as the last try of marud */
-	atomic_store(&c->probe_ms, mono_ms());
+	note_timeout(c);
 	if (lost && changes_state(r->op))
 		clog_warnx(c, "%s to marud at %s: sent, no reply within %u ms; whether it "
 			   "took effect is unknown", proto_op_name(r->op), c->uri,
