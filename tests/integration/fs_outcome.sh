@@ -20,6 +20,9 @@
 #    create, mkdir, unlink, rename, readdir) each return within timeout_ms;
 #    a process blocked in one dies at once of SIGKILL (FUSE INTERRUPT);
 #    a forked child's close of a write descriptor returns at once.
+#  injected error, restart: marud fails a WRITE mid-payload (a fail point),
+#    or restarts while a file is half written: the writes after it and the
+#    close fail with EIO, nothing is visible on the witness.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/fault.sh"
 skip_unless_failpoints
@@ -155,4 +158,37 @@ log "link cut: a forked child's close of a write descriptor took $took ms"
 
 marufs_umount "$B"
 marufs_umount "$A"
+marud_stop
+
+# ---- an injected transfer error, a marud restart: mount C writes over
+# tcp, mount D is the witness ----
+MARU_FAILPOINT="marud.write.mid=3*error:EIO" marud_start --size 64M
+marufs_mount -o timeout_ms=$TMO -o data=tcp
+C=$LAST_MNT
+marufs_mount
+D=$LAST_MNT
+python3 "$OUT" write "$C/inj.bin" $((2 << 20)) 15 >"$T/w5.out" 2>&1 || true
+grep -q "^write [0-9]* EIO" "$T/w5.out" || fail "no write failed with EIO: $(cat "$T/w5.out")"
+assert_eq "$(field "$T/w5.out" close 2)" EIO "close after an injected WRITE error: $(cat "$T/w5.out")"
+assert_eq "$(python3 "$OUT" check "$D/inj.bin" $((2 << 20)) 15)" missing "inj.bin on D"
+log "marud failed a WRITE mid-payload: write and close EIO, nothing visible"
+
+rm -f "$T/r" "$T/g"
+python3 "$OUT" write "$C/restart.bin" $((2 << 20)) 16 "$T/r" "$T/g" half >"$T/w6.out" 2>&1 &
+W=$!
+wait_up "$W" 20 test -e "$T/r" || fail "writer: $(cat "$T/w6.out")"
+marud_restart
+touch "$T/g"
+bg_wait "$W" 30
+grep -q "^write [0-9]* EIO" "$T/w6.out" || fail "no write failed after the restart: $(cat "$T/w6.out")"
+assert_eq "$(field "$T/w6.out" close 2)" EIO "close after a restart mid-write: $(cat "$T/w6.out")"
+wait_for 20 eval 'python3 "$OUT" check "$D/restart.bin" $((2 << 20)) 16 | grep -qx missing' ||
+	fail "restart.bin on D: $(python3 "$OUT" check "$D/restart.bin" $((2 << 20)) 16)"
+wait_for 20 eval 'python3 "$OUT" write "$C/again.bin" 4096 17 2>/dev/null | grep -q "^close 0"' ||
+	fail "no write on C after the restart"
+assert_eq "$(python3 "$OUT" check "$D/again.bin" 4096 17)" ok "again.bin on D"
+log "marud restarted mid-write: write and close EIO, nothing visible; C writes again"
+
+marufs_umount "$D"
+marufs_umount "$C"
 marud_stop
