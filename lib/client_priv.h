@@ -135,7 +135,7 @@ struct maru_client {
 	atomic_uint_fast64_t next_reqid;
 	atomic_uint_fast64_t last_ok_ms;	/* marud last answered (monotonic) */
 	atomic_uint_fast64_t down_since_ms;	/* transport.c: first failure of an outage; 0: up */
-	atomic_uint_fast64_t last_fail_ms;	/* transport.c: a call last ended in -ETIMEDOUT */
+	atomic_uint_fast64_t last_fail_ms;	/* transport.c: a call last waited out its bound */
 	atomic_int in_flight;		/* requests sent and not yet answered */
 	atomic_int spin_skip;		/* requests left that must not poll */
 

@@ -444,9 +444,10 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline);
  * of one directory (libfuse before 3.16 never asks for parallel ones), so
  * on an unreachable pool each would wait out its own timeout_ms after the
  * one before it. Once an outage lasted a whole timeout_ms, a call that
- * comes within CHAIN_MS of another call's -ETIMEDOUT fails at once: the
- * queue drains within the bound. A call after a quiet moment tries marud
- * again, with its whole budget (and finds it back, after a heal).
+ * comes within CHAIN_MS of the last call that waited out its bound fails
+ * at once: the queue drains within the bound. Those quick failures do not
+ * extend the window, so that a caller retrying in a loop tries marud again
+ * (with its whole budget) CHAIN_MS later, and finds it back after a heal.
  */
 #define CHAIN_MS	20
 
@@ -463,7 +464,7 @@ static int outage_gate(struct maru_client *c)
 	if (!since || now - since < c->opts.timeout_ms ||
 	    now - atomic_load(&c->last_fail_ms) >= CHAIN_MS)
 		return 0;
-	note_timeout(c);
+	atomic_fetch_add(&c->st.timeouts, 1);
 	return -ETIMEDOUT;
 }
 
