@@ -3,8 +3,9 @@
  * tests/unit/lib/deadline_test.c: the bounds of a call (lib/transport.c,
  * lib/cancel.c) against the fake marud, which here stops answering: a
  * request marud takes and never answers, a HELLO it never answers. Nine
- * calls at once on four sockets each end within timeout_ms of their own
- * start (before, the ones queued behind the others waited one timeout
+ * calls at once on four sockets, and twelve kinds of call at once (lookup,
+ * getattr, mkdir, rmdir, unlink, rename, readdir, exists, statfs, create,
+ * open, symlink), each end within timeout_ms of their own start (before, the ones queued behind the others waited one timeout
  * after another); a call whose thread's cancel token fires ends at once
  * with EINTR, whether it waits for a reply, for a reconnect or for a
  * socket; fire_after ends it then. Once an outage lasted a whole bound,
@@ -126,6 +127,85 @@ static void test_nine_calls_hung_replies(void **state)
 	fake_start(&f, silent, NULL);
 	c = fake_client(&f, TMO, 4, NULL, 0);
 	nine_at_once(c);
+	hang_reset(1);
+	maru_client_free(c);
+	fake_stop(&f);
+}
+
+/* ---- every call kind at once, none answered ---- */
+
+static int hang_all(struct fake_req *q)
+{
+	if (q->h.op == OP_PING)
+		return fake_reply(q, 0, NULL, 0, NULL, 0) ? -1 : 0;
+	hang_until_released();
+	return -1;
+}
+
+static int no_entry(void *arg, const struct maru_dirent *d)
+{
+	return 0;
+}
+
+struct kind {
+	struct maru_client *c;
+	int which, rc;
+	long took;
+};
+
+static void *one_kind(void *arg)
+{
+	struct kind *k = arg;
+	struct maru_attr a;
+	struct maru_file *f = NULL;
+	struct maru_statfs st;
+	uint8_t ex;
+	const char *names[1] = { "x" };
+	long t0 = now_ms_();
+
+	switch (k->which) {
+	case 0: k->rc = maru_lookup(k->c, MARU_ROOT_ID, "x", &a); break;
+	case 1: k->rc = maru_getattr(k->c, MARU_ROOT_ID, &a); break;
+	case 2: k->rc = maru_mkdir(k->c, MARU_ROOT_ID, "d", 0755, 0, 0, &a); break;
+	case 3: k->rc = maru_rmdir(k->c, MARU_ROOT_ID, "d"); break;
+	case 4: k->rc = maru_unlink(k->c, MARU_ROOT_ID, "x"); break;
+	case 5: k->rc = maru_rename(k->c, MARU_ROOT_ID, "x", MARU_ROOT_ID, "y", 0); break;
+	case 6: k->rc = maru_readdir(k->c, MARU_ROOT_ID, 0, no_entry, NULL); break;
+	case 7: k->rc = maru_exists(k->c, MARU_ROOT_ID, names, 1, &ex); break;
+	case 8: k->rc = maru_statfs(k->c, &st); break;
+	case 9: k->rc = maru_file_create(k->c, MARU_ROOT_ID, "n", 0644, 0, 0, 0, 0, &f); break;
+	case 10: k->rc = maru_file_open(k->c, MARU_ROOT_ID, "x", &f); break;
+	case 11: k->rc = maru_symlink(k->c, MARU_ROOT_ID, "s", "t", 0, 0, &a); break;
+	}
+	k->took = now_ms_() - t0;
+	return NULL;
+}
+
+#define KINDS	12
+
+/* Twelve kinds of call at once, on four sockets, none answered: each by its deadline. */
+static void test_every_kind_bounded(void **state)
+{
+	struct kind k[KINDS];
+	pthread_t th[KINDS];
+	struct maru_client *c;
+	struct fake_marud f;
+	int i;
+
+	(void)state;
+	hang_reset(0);
+	fake_start(&f, hang_all, NULL);
+	c = fake_client(&f, TMO, 4, NULL, 0);
+	for (i = 0; i < KINDS; i++) {
+		k[i] = (struct kind){ .c = c, .which = i };
+		assert_int_equal(pthread_create(&th[i], NULL, one_kind, &k[i]), 0);
+	}
+	for (i = 0; i < KINDS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(k[i].rc, -ETIMEDOUT);
+		if (k[i].took >= TMO + SLACK || k[i].took < TMO - 50)
+			fail_msg("call kind %d took %ld ms, timeout_ms %d", i, k[i].took, TMO);
+	}
 	hang_reset(1);
 	maru_client_free(c);
 	fake_stop(&f);
@@ -378,6 +458,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nine_calls_hung_replies),
 		cmocka_unit_test(test_nine_calls_hung_hello),
+		cmocka_unit_test(test_every_kind_bounded),
 		cmocka_unit_test(test_outage_fails_fast),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_cancel_in_hello),
