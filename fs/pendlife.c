@@ -238,6 +238,12 @@ static int publish_locked(struct pending *p, int *rc)
 	CNT_INC(p->m, publish_failures);
 	if (*rc == -ENOENT)
 		log_debug("publish of version %" PRIu64 ": %s", p->ino, maru_strerror(*rc));
+	else if (*rc == -ETIMEDOUT || *rc == -EINTR)
+		/* libmaru asked again while the bound allowed: no answer at all */
+		RATELOG_WARN("publish of version %" PRIu64 " (in directory %" PRIu64 "): "
+			     "no answer from marud (%s); if the request reached it the file "
+			     "is published, else not: look the name up", p->ino, parent,
+			     maru_strerror(*rc));
 	else
 		RATELOG_WARN("publish of version %" PRIu64 " failed, not published: %s%s",
 			     p->ino, maru_strerror(*rc), *rc == -ESTALE ? " (EIO)" : "");
