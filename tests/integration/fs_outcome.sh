@@ -67,7 +67,8 @@ python3 "$OUT" write "$A/lost.bin" $((1 << 20)) 11 "$T/r" "$T/g" end >"$T/w1.out
 W=$!
 wait_up "$W" 20 test -e "$T/r" || fail "writer: $(cat "$T/w1.out")"
 touch "$T/g"
-sleep 0.5		# the close is in marud, which holds its reply
+# marud published (the name shows on B) and holds its reply 1.5 s
+wait_for 5 test -e "$B/lost.bin" || fail "lost.bin never showed on B: $(cat "$T/w1.out")"
 net_cut
 sleep 0.3
 net_restore
