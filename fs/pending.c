@@ -181,6 +181,9 @@ void pend_fail(struct pending *p, int err, const char *what)
 	char name[MARU_NAME_MAX + 1];
 	uint64_t parent = 0;
 
+	/* an interrupted call says EINTR; the close of what it cut says EIO */
+	if (err == -EINTR)
+		err = -EIO;
 	__atomic_compare_exchange_n(&p->err, &expect, err, 0, __ATOMIC_ACQ_REL,
 				    __ATOMIC_ACQUIRE);
 	if (pend_move(p, PEND_FAILED) || was == PEND_FAILED)

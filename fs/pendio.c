@@ -90,8 +90,7 @@ ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
 		/* never publish a file a write failed in */
 		snprintf(what, sizeof(what), "a write of %zu bytes at %lld (after %zu)", size,
 			 (long long)off, done);
-		/* an interrupted write says EINTR; the close of what it cut says EIO */
-		pend_fail(p, n < 0 && n != -EINTR ? (int)n : -EIO, what);
+		pend_fail(p, n < 0 ? (int)n : -EIO, what);
 		return n < 0 ? n : -EIO;
 	}
 	touched(p, 1);
