@@ -262,6 +262,19 @@ ssize_t __wrap_maru_file_pwrite(struct maru_file *f, const void *buf, size_t len
 		return -EBADF;
 	if (off + len > sizeof(v->data))
 		return -ENOSPC;
+	if (fk.pwrite_err) {
+		int err = fk.pwrite_err;
+		size_t part = fk.pwrite_part < len ? fk.pwrite_part : len;
+
+		/* a link cut mid-write: some bytes landed, the rest never will
+		 * (the call after the short one fails) */
+		fk.pwrite_err = part ? err : 0;
+		fk.pwrite_part = 0;
+		memcpy(v->data + off, buf, part);
+		if (off + part > v->size)
+			v->size = off + part;
+		return part ? (ssize_t)part : err;
+	}
 	memcpy(v->data + off, buf, len);
 	if (off + len > v->size)
 		v->size = off + len;
@@ -275,6 +288,12 @@ int __wrap_maru_file_truncate(struct maru_file *f, uint64_t size)
 
 	if (size > sizeof(v->data))
 		return -ENOSPC;
+	if (fk.truncate_err) {
+		int err = fk.truncate_err;
+
+		fk.truncate_err = 0;
+		return err;
+	}
 	if (size > v->size)
 		memset(v->data + v->size, 0, size - v->size);
 	v->size = size;
@@ -291,7 +310,10 @@ int __wrap_maru_file_reserve(struct maru_file *f, uint64_t size)
 int __wrap_maru_file_sync(struct maru_file *f);
 int __wrap_maru_file_sync(struct maru_file *f)
 {
-	return 0;
+	int err = fk.sync_err;
+
+	fk.sync_err = 0;
+	return err;
 }
 
 int __wrap_maru_file_publish(struct maru_file *f);
@@ -556,6 +578,15 @@ int __wrap_fuse_req_interrupted(fuse_req_t req);
 int __wrap_fuse_req_interrupted(fuse_req_t req)
 {
 	return 0;
+}
+
+/* Interrupt callbacks (fs/intr.c): kept, so a test can run one as libfuse would. */
+void __wrap_fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data);
+void __wrap_fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data)
+{
+	fk.intr_req = req;
+	fk.intr_func = func;
+	fk.intr_data = data;
 }
 
 int __wrap_fuse_session_exited(struct fuse_session *se);

@@ -54,6 +54,15 @@ struct fake {
 	 * FAKE_SPLICE_BASE + off (0: -EOPNOTSUPP, as over tcp) */
 	size_t splice_piece;
 	int splices;
+	/* transfer errors: the next maru_file_pwrite (after writing pwrite_part
+	 * bytes of it), maru_file_sync and maru_file_truncate fail with these
+	 * (0: never); each is cleared once it fired */
+	int pwrite_err, sync_err, truncate_err;
+	size_t pwrite_part;
+	/* the last fuse_req_interrupt_func() registration */
+	fuse_req_t intr_req;
+	fuse_interrupt_func_t intr_func;
+	void *intr_data;
 };
 
 #define FAKE_SPLICE_FD		42
