@@ -62,6 +62,9 @@ struct session {
 	uint64_t taken;		/* slots taken so far (their seq) */
 	unsigned int last_slot;	/* the slot taken last: where its finish looks first */
 	uint64_t max_reqid;	/* no slot ever held a larger request id */
+	/* the versions this session published last (under cache_lock) */
+	uint64_t published[SESSION_PUBLISHED_KEEP];
+	unsigned int published_next;
 };
 
 struct sessions {
@@ -583,4 +586,23 @@ void session_cache_finish(struct session *s, uint64_t reqid, int32_t status,
 		pthread_cond_broadcast(&s->cache_cond);
 	}
 	pthread_mutex_unlock(&s->cache_lock);
+}
+
+void session_note_published(struct session *s, uint64_t ino)
+{
+	pthread_mutex_lock(&s->cache_lock);
+	s->published[s->published_next++ % SESSION_PUBLISHED_KEEP] = ino;
+	pthread_mutex_unlock(&s->cache_lock);
+}
+
+int session_published(struct session *s, uint64_t ino)
+{
+	unsigned int i;
+	int found = 0;
+
+	pthread_mutex_lock(&s->cache_lock);
+	for (i = 0; i < SESSION_PUBLISHED_KEEP && !found; i++)
+		found = ino && s->published[i] == ino;
+	pthread_mutex_unlock(&s->cache_lock);
+	return found;
 }

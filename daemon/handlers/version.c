@@ -5,9 +5,9 @@
  * pool memory, outside the directory lock, when the client sent no hash),
  * ABANDON, and the leases: OPEN, RELEASE, EXTENTS. A PUBLISH of a version
  * already published with the size (and hash) asked is answered as done
- * (published_already): a client whose reply was lost asks again, after its
- * session's reply cache let the first answer go or after a restart, and
- * must learn that its publish took effect. Each asks the directory
+ * (published_already) to the session that published it (its reply cache
+ * let the answer go) and to a client whose session ended under it (its
+ * reply was lost to a restart): it must learn that its publish took effect. Each asks the directory
  * once for its result and the extents of the version (the *_ext calls);
  * copies and zero-fills (CREATE_COPY, a growing TRUNCATE) run here, between
  * a *_begin and dir_fill_done(), outside the directory lock. They reply with
@@ -168,6 +168,14 @@ static int published_already(struct conn *c, const struct proto_publish_req *r,
 	struct dir_attr a, da;
 	int rc;
 
+	/*
+	 * Only to the session that published it, or to a client whose
+	 * session ended under it (a restart, a grace run out): it may be the
+	 * publisher asking again. Any other session asking to publish a
+	 * version it does not own is refused as before.
+	 */
+	if (!session_published(c->sess, r->ino) && !hdl_session_reborn(c))
+		return -EPERM;
 	rc = dir_getattr(c->srv->dir, ds, r->ino, &a);
 	if (rc || a.ino != r->ino || a.state != DIR_ST_PUBLISHED || a.size != r->size ||
 	    (r->xxh3 && a.xxh3 != r->xxh3))
@@ -201,6 +209,7 @@ HANDLER(hdl_publish)
 		return published_already(c, r, out);
 	if (rc)
 		return rc;
+	session_note_published(c->sess, r->ino);
 	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */
 	(void)FAILPOINT("marud.publish.after");
 	rc = hdl_put_attr(out, &a);

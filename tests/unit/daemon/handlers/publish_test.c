@@ -5,8 +5,9 @@
  * seen through the wire only. A client whose reply was lost asks again with
  * a new request id when its reply cache entry is gone or marud restarted:
  * a version already published with that size is answered as done, with its
- * attributes; another size, another hash, a pending version of another
- * session and a version never published are still refused.
+ * attributes, to the session that published it; another session, another
+ * size, another hash, a pending version of another session and a version
+ * never published are still refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -46,6 +47,8 @@ static void test_publish_asked_again(void **state)
 	assert_int_equal(a.size, 10);
 	assert_int_equal(a.xxh3, hash);
 	assert_int_equal(publish_hash(f, &f->a, ino, 10, hash), 0);
+	/* only to the session that published it: another one is refused */
+	assert_int_equal(hr_publish(f, &f->b, ino, 10), -EPERM);
 	/* what was not published is refused as before */
 	assert_int_equal(hr_publish(f, &f->a, ino, 9), -EPERM);
 	assert_int_equal(publish_hash(f, &f->a, ino, 10, hash + 1), -EPERM);
