@@ -56,13 +56,13 @@ void sv_nic_wake(void)
 	(void)n;
 }
 
-/* The slow-verb fault knobs: sleep ms (0: none), no lock held. */
-void sv_fault_sleep(unsigned long ms)
+/* The slow-verb fault knobs: sleep us (0: none), no lock held. */
+void sv_fault_sleep(unsigned long us)
 {
-	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
-			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+	struct timespec ts = { .tv_sec = (time_t)(us / 1000000),
+			       .tv_nsec = (long)(us % 1000000) * 1000L };
 
-	while (ms && nanosleep(&ts, &ts) && errno == EINTR)
+	while (us && nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
 
@@ -391,7 +391,8 @@ static void sv_fault_kv(const char *k, size_t klen, unsigned long v)
 		{ "fail_reg", offsetof(struct sv_fault, fail_reg) },
 		{ "err_qp_after", offsetof(struct sv_fault, err_qp_after) },
 		{ "destroy_qp_ms", offsetof(struct sv_fault, destroy_qp_ms) },
-		{ "reg_mr_ms", offsetof(struct sv_fault, reg_mr_ms) },
+		{ "destroy_bound_qp_ms", offsetof(struct sv_fault, destroy_bound_qp_ms) },
+		{ "reg_mr_us_per_mib", offsetof(struct sv_fault, reg_mr_us_per_mib) },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -315,9 +315,15 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 
 	sv_lock();
 	slow = sv.fault.destroy_qp_ms;
+	/* rxe's destroy waits for the QP's references: a bound type 2 window holds one */
+	sv_foreach(l, &sv.mws) {
+		struct sv_mw *w = sv_container(l, struct sv_mw, link);
+
+		if (w->bound && w->mw.type == IBV_MW_TYPE_2 && w->qpn == qp->qp_num)
+			slow += sv.fault.destroy_bound_qp_ms;
+	}
 	sv_unlock();
-	/* rxe's destroy can wait long for the QP's references (its windows) */
-	sv_fault_sleep(slow);
+	sv_fault_sleep(slow * 1000);
 	sv_lock();
 	sv_qp_reset(q);
 	if (q->conn && q->conn->id && q->conn->id->id.qp == qp)

@@ -24,11 +24,15 @@
  *                        with IBV_WC_WR_FLUSH_ERR
  *     destroy_qp_ms=M    every ibv_destroy_qp (and rdma_destroy_qp) takes
  *                        M ms before it returns, holding no lock of the
- *                        device (rdma_rxe's destroy waits for the QP's
- *                        references, e.g. type 2 windows still bound)
- *     reg_mr_ms=M        every ibv_reg_mr* call takes M ms first (pinning a
- *                        large region: about 10 s for 512 MiB on rxe under
- *                        TCG), holding no lock of the device
+ *                        device
+ *     destroy_bound_qp_ms=M  and M ms more for each type 2 window still
+ *                        bound to the QP: rdma_rxe's destroy waits for the
+ *                        QP's references to drop, and a bound type 2
+ *                        window holds one (seen: about 51 s under TCG)
+ *     reg_mr_us_per_mib=U  every ibv_reg_mr* call takes U us per MiB of its
+ *                        length first (pinning a large region: rxe under
+ *                        TCG took about 10 s for 512 MiB, U = 20000),
+ *                        holding no lock of the device
  *   SOFTVERBS_MW=0        no memory windows: device_cap_flags lacks
  *                        IBV_DEVICE_MEM_WINDOW(_TYPE_2B), max_mw is 0 and
  *                        ibv_alloc_mw() fails with EOPNOTSUPP

@@ -66,7 +66,8 @@ struct sv_fault {
 	unsigned long fail_reg;		/* the Nth reg_mr fails */
 	unsigned long err_qp_after;	/* post_send WRs before QP -> ERR */
 	unsigned long destroy_qp_ms;	/* each ibv_destroy_qp takes this long */
-	unsigned long reg_mr_ms;	/* each ibv_reg_mr* takes this long */
+	unsigned long destroy_bound_qp_ms;	/* + this per type 2 window bound to it */
+	unsigned long reg_mr_us_per_mib;	/* ibv_reg_mr* takes this per MiB */
 	unsigned long n_data, n_cqe, n_reg, n_post;
 };
 
@@ -307,7 +308,7 @@ void sv_sock_bury(struct sv_sock *s);
 int sv_addr_name(const struct sockaddr *sa, char *buf, size_t len);
 void sv_fault_parse(const char *spec);
 void sv_nic_wake(void);
-void sv_fault_sleep(unsigned long ms);
+void sv_fault_sleep(unsigned long us);
 
 /* cm.c */
 void sv_cm_on_accept(struct sv_id *listener, int fd);

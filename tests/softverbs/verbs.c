@@ -408,7 +408,7 @@ static struct ibv_mr *sv_reg(struct ibv_pd *pd, void *addr, size_t length,
 
 	sv_lock();
 	sv_init_locked();
-	slow = sv.fault.reg_mr_ms;
+	slow = (unsigned long)(((unsigned __int128)sv.fault.reg_mr_us_per_mib * length) >> 20);
 	sv_unlock();
 	/* a slow registration (pinning a large region) holds no lock of ours */
 	sv_fault_sleep(slow);

@@ -229,7 +229,7 @@ static void *slow_get(void *arg)
 	return NULL;
 }
 
-/* A registration that takes 400 ms (softverbs reg_mr_ms) holds no rdma lock. */
+/* A pool registration that takes 400 ms (softverbs reg_mr_us_per_mib) holds no rdma lock. */
 static void test_slow_register_no_lock(void **state)
 {
 	struct fx *f = *state;
@@ -238,7 +238,7 @@ static void test_slow_register_no_lock(void **state)
 	pthread_t t;
 
 	preset(f, RIGHTS_WINDOWS);
-	assert_int_equal(softverbs_fault_set("reg_mr_ms=400"), 0);
+	assert_int_equal(softverbs_fault_set("reg_mr_us_per_mib=100000"), 0);
 	assert_int_equal(pthread_create(&t, NULL, slow_get, &s), 0);
 	nanosleep(&ts, NULL);
 	/* mid-registration: a request would get the lock at once */
