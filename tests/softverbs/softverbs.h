@@ -45,6 +45,11 @@
  *   SOFTVERBS_NS=str      namespace for the wire names, so concurrent test
  *                        runs on one host cannot meet each other
  *
+ * Where providers differ on what the spec leaves open, softverbs models the
+ * spec by default and rdma_rxe by a switch (README.md lists each):
+ * SOFTVERBS_MW_BOUNDS=0 for rxe's window bounds, destroy_bound_qp_ms for
+ * rxe's wait on a QP's bound windows, reg_mr_us_per_mib for its pinning.
+ *
  * A forked child gets a fresh emulated NIC: it cannot use its parent's
  * verbs objects (as with real verbs), and its knobs come from the
  * environment again, not from its parent's softverbs_fault_set().
