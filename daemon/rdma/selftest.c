@@ -45,6 +45,7 @@ struct st {
 	uint8_t *tbuf, *cbuf;
 	uint64_t raddr;		/* the right's first byte (iova = address) */
 	uint32_t rkey;
+	const char *step;	/* the setup step under way, for the log */
 };
 
 static int st_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want,
@@ -102,21 +103,25 @@ static int st_dial(struct st *t, const struct sockaddr_in *dst)
 				     .retry_count = 3, .rnr_retry_count = 3 };
 	int rc;
 
+	t->step = "resolve address";
 	if (rdma_create_id(t->chc, &t->cid, NULL, RDMA_PS_TCP))
 		return -errno;
 	if (rdma_resolve_addr(t->cid, NULL, (struct sockaddr *)dst, ST_MS))
 		return -errno;
 	rc = st_event(t->chc, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+	t->step = "resolve route";
 	if (!rc && rdma_resolve_route(t->cid, ST_MS))
 		rc = -errno;
 	if (!rc)
 		rc = st_event(t->chc, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+	t->step = "client QP";
 	if (!rc)
 		rc = st_qp(t->cid, &t->cpd, &t->ccq);
 	if (!rc) {
 		t->cmr = ibv_reg_mr(t->cpd, t->cbuf, ST_PAGE, IBV_ACCESS_LOCAL_WRITE);
 		rc = t->cmr ? 0 : -ENOMEM;
 	}
+	t->step = "connect";
 	if (!rc && rdma_connect(t->cid, &p))
 		rc = -errno;
 	return rc;
@@ -166,6 +171,7 @@ static int st_setup(struct st *t, const struct sockaddr *addr, enum st_kind kind
 	struct sockaddr_in sa;
 	int rc;
 
+	t->step = "listen";
 	t->chl = rdma_create_event_channel();
 	t->chc = rdma_create_event_channel();
 	if (!t->chl || !t->chc)
@@ -177,18 +183,31 @@ static int st_setup(struct st *t, const struct sockaddr *addr, enum st_kind kind
 		return errno ? -errno : -EIO;
 	sa.sin_port = rdma_get_src_port(t->lid);
 	rc = st_dial(t, &sa);
-	if (!rc)
+	if (!rc) {
+		t->step = "connect request";
 		rc = st_event(t->chl, RDMA_CM_EVENT_CONNECT_REQUEST, &t->sid);
+	}
 	if (!rc)
 		rc = st_qp(t->sid, &t->spd, &t->scq);
 	if (!rc && rdma_accept(t->sid, &p))
 		rc = -errno;
-	if (!rc)
-		rc = st_event(t->chl, RDMA_CM_EVENT_ESTABLISHED, NULL);
-	if (!rc)
+	/*
+	 * Active side first: librdmacm moves its QP to RTS and sends the RTU
+	 * while the user takes the connect response (inside
+	 * rdma_get_cm_event), and only that RTU establishes the passive side.
+	 */
+	if (!rc) {
+		t->step = "established (active side)";
 		rc = st_event(t->chc, RDMA_CM_EVENT_ESTABLISHED, NULL);
-	if (!rc)
+	}
+	if (!rc) {
+		t->step = "established (passive side)";
+		rc = st_event(t->chl, RDMA_CM_EVENT_ESTABLISHED, NULL);
+	}
+	if (!rc) {
+		t->step = kind == ST_MR ? "target MR" : "window bind";
 		rc = st_target(t, kind);
+	}
 	return rc;
 }
 
@@ -248,6 +267,9 @@ static int st_probe(const struct sockaddr *addr, enum st_kind kind,
 	struct st t = { .tbuf = bufs, .cbuf = bufs + 3 * ST_PAGE };
 	int rc = st_setup(&t, addr, kind);
 
+	if (rc)
+		log_info("rdma: self-test: connecting its queue pairs: %s (step %s)",
+			 strerror(-rc), t.step);
 	if (!rc) {
 		/* the control: inside the right, a READ works */
 		rc = st_post(&t, IBV_WR_RDMA_READ, 0, 64);
