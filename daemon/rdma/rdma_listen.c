@@ -108,6 +108,7 @@ int rdma_srv_open(struct server *srv, struct rdma_srv **out)
 	if (!r)
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->idle, NULL);
 	r->srv = srv;
 	r->base = srv->pool->base;
 	r->size = srv->pool->size;
@@ -261,7 +262,10 @@ static int on_request(struct rdma_srv *r, struct rdma_cm_event *ev)
 	return 0;
 }
 
-/* The id is gone for good: fence (if not yet) and unlist; lock held. */
+/*
+ * The id is gone for good: fence (if not yet), unlist, and wait (the lock
+ * dropped meanwhile) until no RKEY registers on its PD; lock held.
+ */
 static void conn_gone(struct rdma_srv *r, struct rconn *rc)
 {
 	struct rconn **pp;
@@ -272,6 +276,8 @@ static void conn_gone(struct rdma_srv *r, struct rconn *rc)
 		;
 	if (*pp)
 		*pp = rc->next;
+	while (rc->busy)
+		pthread_cond_wait(&r->idle, &r->lock);
 }
 
 /* One CM event; returns the id to destroy once the event is acked, or NULL. */
@@ -388,6 +394,7 @@ void rdma_srv_close(struct rdma_srv *r)
 	if (r->wake[1] >= 0)
 		close(r->wake[1]);
 	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->idle);
 	free(r);
 }
 
