@@ -438,16 +438,18 @@ int rdma_stats(struct rdma_srv *r, struct pbuf *out)
 	prom_counter(&p, "marud_rdma_extent_mr_us_total", "time spent registering "
 		     "them", atomic_load(&s->mr_reg_us));
 	prom_gauge_signed(&p, "marud_rdma_qps", "client QPs attached", atomic_load(&s->conns));
-	prom_gauge_signed(&p, "marud_rdma_windows", "live rkeys (memory windows bound)",
+	prom_gauge_signed(&p, "marud_rdma_windows", "live rkeys (windows bound, or extent MRs)",
 			  atomic_load(&s->windows));
 	prom_gauge_signed(&p, "marud_rdma_quarantined_bytes", "bytes held until a QP "
 			  "is fenced", atomic_load(&s->quarantined));
 	prom_counter(&p, "marud_rdma_quarantined_bytes_total", "bytes ever held for a fence",
 		     atomic_load(&s->quarantined_total));
-	prom_counter(&p, "marud_rdma_fences_total", "QPs moved to error, drained "
-		     "and destroyed", atomic_load(&s->fences));
-	prom_counter(&p, "marud_rdma_binds_total", "windows bound", atomic_load(&s->binds));
-	prom_counter(&p, "marud_rdma_revokes_total", "windows invalidated",
+	prom_counter(&p, "marud_rdma_fences_total", "QPs moved to error, drained, "
+		     "their rights revoked", atomic_load(&s->fences));
+	prom_counter(&p, "marud_rdma_binds_total", "rkeys granted (windows bound, or "
+		     "extent MRs)", atomic_load(&s->binds));
+	prom_counter(&p, "marud_rdma_revokes_total", "rkeys revoked (windows "
+		     "deallocated, extent MRs deregistered)",
 		     atomic_load(&s->revokes));
 	prom_counter(&p, "marud_rdma_accepted_total", "QPs accepted", atomic_load(&s->accepted));
 	prom_counter(&p, "marud_rdma_rejected_total", "connection requests refused",
