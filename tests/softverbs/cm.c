@@ -367,6 +367,9 @@ static int sv_bind_wire(struct sv_id *i, struct sockaddr *sa)
 			i->lsock->kind = SV_SOCK_LISTEN;
 			i->lsock->fd = fd;
 			i->lsock->id = i;
+			/* on sv.socks only once listening: destroying a merely
+			 * bound id must find it unlinked, not garbage */
+			sv_list_init(&i->lsock->link);
 			return 0;
 		}
 		if (!any)
