@@ -41,6 +41,9 @@ static int setup(void **state)
 	store_init(&x->s);
 	fake_start(&x->f, store_handler, &x->s);
 	x->c = fake_client(&x->f, 2000, 2, NULL, 0);
+	/* the in-line path: each call's requests in the order the calls
+	 * make them (streams send them later: dp/tcp_stream_test.c) */
+	x->c->opts.stream_bytes = 1;
 	*state = x;
 	return 0;
 }

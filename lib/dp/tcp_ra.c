@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/dp/tcp_ra.c: reading a published version ahead of the caller over
+ * tcp. A version is immutable once published, so bytes read ahead never go
+ * stale: a read that starts at 0 or where the handle's last read ended
+ * starts (or moves) a stream of READ frames of TCP_STREAM_FRAME bytes on a
+ * pipelined socket (dp/tcp_pipe.c), up to TCP_STREAM_WINDOW bytes and
+ * TCP_STREAM_SLOTS frames ahead of the reader and within the client's
+ * budget (opts.stream_bytes); each read takes its bytes from the frames
+ * that arrived (reading replies in order as it needs them) and tops the
+ * window up again. So a chunk read in 128 KiB pieces (FUSE) costs one
+ * round trip per window rather than one per piece, and the bytes in
+ * flight cover the bandwidth-delay product. A read elsewhere, or when the
+ * stream cannot run (no socket, no budget, a broken stream), is the
+ * control path's (-EAGAIN): tcp.c sends it as before. A frame is dropped,
+ * and its budget given back, once a read went past its end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_stream.h"
+
+static struct ra_frame *ra_at(struct tcp_stream *st, unsigned int i)
+{
+	return &st->ra[(st->ra_head + i) % TCP_STREAM_SLOTS];
+}
+
+static void ra_pop(struct maru_client *c, struct tcp_stream *st)
+{
+	struct ra_frame *fr = ra_at(st, 0);
+
+	free(fr->buf);
+	pipe_budget_give(c, fr->len);
+	memset(fr, 0, sizeof(*fr));
+	st->ra_head = (st->ra_head + 1) % TCP_STREAM_SLOTS;
+	st->ra_n--;
+}
+
+void ra_reset(struct maru_client *c, struct tcp_stream *st)
+{
+	while (st->ra_n)
+		ra_pop(c, st);
+	/* replies still owed on the socket: nobody wants them */
+	if (st->p.out)
+		pipe_drop(&st->p);
+	st->ra_on = 0;
+}
+
+static uint64_t ra_ahead(struct tcp_stream *st)
+{
+	return st->ra_n ? st->ra_next - ra_at(st, 0)->off : 0;
+}
+
+/* Ask for more frames while the window, the slots and the budget allow. */
+static int ra_fill(struct maru_file *f, struct tcp_stream *st, uint64_t size)
+{
+	struct maru_client *c = f->c;
+	struct proto_io_req q = { .ino = f->ino };
+	struct ra_frame *fr;
+	int rc;
+
+	while (st->ra_next < size && st->ra_n < TCP_STREAM_SLOTS &&
+	       ra_ahead(st) < TCP_STREAM_WINDOW) {
+		q.off = st->ra_next;
+		q.len = size - q.off < TCP_STREAM_FRAME ? (uint32_t)(size - q.off) :
+							 TCP_STREAM_FRAME;
+		if (!pipe_budget_take(c, q.len))
+			return 0;
+		rc = pipe_get(c, &st->p);
+		fr = ra_at(st, st->ra_n);
+		fr->buf = rc ? NULL : malloc(q.len);
+		if (!rc && !fr->buf)
+			rc = -ENOMEM;
+		if (!rc)
+			rc = pipe_send(c, &st->p, OP_READ, &q, sizeof(q), NULL, 0, &fr->reqid);
+		if (rc) {
+			free(fr->buf);
+			fr->buf = NULL;
+			pipe_budget_give(c, q.len);
+			return rc;
+		}
+		fr->off = q.off;
+		fr->len = q.len;
+		fr->got = 0;
+		fr->arrived = 0;
+		st->ra_n++;
+		st->ra_next += q.len;
+	}
+	return 0;
+}
+
+/* The reply to the oldest frame (replies come in request order). */
+static int ra_recv(struct maru_file *f, struct tcp_stream *st, struct ra_frame *fr)
+{
+	struct req r = { .rbuf = fr->buf, .rcap = fr->len };
+	int rc = pipe_reply(&st->p, OP_READ, fr->reqid, &r);
+
+	if (rc)
+		return rc;
+	if (r.status)
+		return r.status;
+	fr->got = r.rlen;
+	fr->arrived = 1;
+	return 0;
+}
+
+/* Start (or move) the stream at off, when the read follows the last one. */
+static int ra_start(struct maru_file *f, struct tcp_stream *st, uint64_t off)
+{
+	if (st->ra_on && st->ra_n && off >= ra_at(st, 0)->off && off < st->ra_next)
+		return 0;
+	/* a window read to its end moves on from where it stopped */
+	if (st->ra_on && !st->ra_n && off == st->ra_next)
+		return 0;
+	if (off != 0 && off != st->ra_seq)
+		return -EAGAIN;
+	ra_reset(f->c, st);
+	st->ra_next = off;
+	st->ra_on = 1;
+	return 0;
+}
+
+/* Copy what the frames hold of [off, off+len): bytes copied, or -errno. */
+static ssize_t ra_copy(struct maru_file *f, struct tcp_stream *st, uint8_t *buf, size_t len,
+		       uint64_t off)
+{
+	struct ra_frame *fr;
+	size_t done = 0, n;
+	uint64_t at;
+	int rc;
+
+	while (done < len) {
+		at = off + done;
+		while (st->ra_n && ra_at(st, 0)->off + ra_at(st, 0)->len <= at)
+			ra_pop(f->c, st);
+		rc = ra_fill(f, st, f->size);
+		if (rc || !st->ra_n || ra_at(st, 0)->off > at)
+			return done ? (ssize_t)done : rc ? rc : -EAGAIN;
+		fr = ra_at(st, 0);
+		if (!fr->arrived) {
+			rc = ra_recv(f, st, fr);
+			if (rc)
+				return rc;
+		}
+		if (at >= fr->off + fr->got) {
+			/* marud clamps at the version's end: stop there; a
+			 * piece answered short inside it is the control
+			 * path's, and the stream starts again after it */
+			if (fr->got < fr->len && fr->off + fr->got < f->size)
+				st->ra_on = 0;
+			break;
+		}
+		n = fr->off + fr->got - at;
+		n = n < len - done ? n : len - done;
+		memcpy(buf + done, fr->buf + (at - fr->off), n);
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t len,
+		uint64_t off)
+{
+	ssize_t rc;
+
+	if (pipe_budget_limit(f->c) < TCP_STREAM_FRAME)
+		return -EAGAIN;
+	rc = ra_start(f, st, off);
+	if (rc)
+		return rc;
+	rc = ra_copy(f, st, buf, len, off);
+	if (rc >= 0 && !st->ra_on) {
+		ra_reset(f->c, st);
+		return rc ? rc : -EAGAIN;
+	}
+	if (rc < 0) {
+		/* a broken stream: the control path sends this read (and
+		 * reconnects); a reply that never came within timeout_ms is
+		 * the caller's answer, not worth a second wait */
+		if (rc != -EAGAIN) {
+			atomic_fetch_add(&f->c->st.tcp.pipe_errors, 1);
+			clog_debug(f->c, "%s: read-ahead of version %llu stopped: %s",
+				   f->c->uri, (unsigned long long)f->ino, strerror((int)-rc));
+		}
+		ra_reset(f->c, st);
+		pipe_drop(&st->p);
+		return rc == -ETIMEDOUT ? rc : -EAGAIN;
+	}
+	st->ra_seq = off + (uint64_t)rc;
+	/* keep the window full while the caller uses what it got */
+	if (ra_fill(f, st, f->size)) {
+		ra_reset(f->c, st);
+		pipe_drop(&st->p);
+	}
+	return rc;
+}

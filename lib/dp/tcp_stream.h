@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/dp/tcp_stream.h: what the tcp data path keeps on one handle
+ * (f->ts): its pipelined socket, the frames read ahead of the caller
+ * (dp/tcp_ra.c, a published version read in order) and the frames
+ * written behind it (dp/tcp_wb.c, a pending version). tcp.c makes it on
+ * the first transfer and drops it through forget.
+ */
+#ifndef MARU_TCP_STREAM_H
+#define MARU_TCP_STREAM_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tcp_pipe.h"
+
+/* Frames a handle may have outstanding; bytes ahead of / behind it. */
+#define TCP_STREAM_SLOTS	32
+#define TCP_STREAM_WINDOW	(16u << 20)
+
+/* One frame read ahead: asked for [off, off+len), got bytes arrived. */
+struct ra_frame {
+	uint64_t off, reqid;
+	uint32_t len, got;
+	int arrived;
+	uint8_t *buf;
+};
+
+/* One frame written behind: a copy of its bytes until marud answers. */
+struct wb_frame {
+	uint64_t off, reqid;
+	uint32_t len;
+	uint8_t *copy;
+};
+
+struct tcp_stream {
+	/* readers hold f->lock for reading only: this orders them */
+	pthread_mutex_t lock;
+	struct pipe p;
+	/* read ahead: a ring in request (= reply) order */
+	struct ra_frame ra[TCP_STREAM_SLOTS];
+	unsigned int ra_head, ra_n;
+	uint64_t ra_next;	/* offset the next frame asks for */
+	uint64_t ra_seq;	/* where the last read ended */
+	int ra_on;
+	/* write behind: a ring in send (= reply) order */
+	struct wb_frame wb[TCP_STREAM_SLOTS];
+	unsigned int wb_head, wb_n;
+	uint64_t wb_bytes;
+};
+
+/*
+ * Read [off, off+len) of f's published version, at most size, from the
+ * frames read ahead, starting or moving the stream when the read follows
+ * the last one (or starts at 0) and topping it up. The bytes, or
+ * -EAGAIN when this read is the control path's (out of order, no socket,
+ * no budget, a broken stream), or -errno. st->lock held.
+ */
+ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t len,
+		uint64_t off);
+/* Drop every frame read ahead (the socket too if replies are owed). */
+void ra_reset(struct maru_client *c, struct tcp_stream *st);
+
+/*
+ * Send [off, off+len) to f's pending version in frames of at most max
+ * bytes, copying each and waiting for replies only when the window or
+ * the budget is full. len or -errno (f->poison once set). st->lock held.
+ */
+ssize_t wb_write(struct maru_file *f, struct tcp_stream *st, const void *buf, size_t len,
+		 uint64_t off, uint32_t max);
+/* Wait for every frame written behind: 0 or f->poison. st->lock held. */
+int wb_drain(struct maru_file *f, struct tcp_stream *st);
+/* Drop every frame written behind unanswered (the handle is closed). */
+void wb_reset(struct maru_client *c, struct tcp_stream *st);
+/*
+ * The first failure of a transfer to f's pending version: f->poison
+ * is set to it and a line says which version and why.
+ */
+void tcp_poison(struct maru_file *f, int err, const char *why);
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/dp/tcp_wb.c: writing a pending version behind the caller over tcp.
+ * Each WRITE frame goes out on the handle's pipelined socket
+ * (dp/tcp_pipe.c) with a copy of its bytes kept until marud answers it,
+ * and the write returns without waiting: replies are read when the window
+ * (TCP_STREAM_WINDOW bytes, TCP_STREAM_SLOTS frames) or the client's
+ * budget (opts.stream_bytes) is full, and all of them before the version
+ * is synced, truncated, read or published (wb_drain). So a chunk written
+ * in 128 KiB pieces keeps a window of bytes in flight instead of waiting a
+ * round trip per piece.
+ *
+ * Failures: a socket that breaks (or a reply that never comes) loses no
+ * byte, since the copies are kept: the unanswered frames are sent again,
+ * in order, through the control path (c->env.call), which reconnects and
+ * retries within timeout_ms. A frame marud refuses, or one the control
+ * path cannot deliver either, poisons the handle (tcp_poison): f->poison
+ * holds the first error, every later write returns it, and file.c abandons
+ * the version at publish instead of publishing it, so nothing partial is
+ * ever visible.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "failpoint.h"
+#include "frame.h"
+#include "tcp_stream.h"
+
+void tcp_poison(struct maru_file *f, int err, const char *why)
+{
+	int none = 0;
+
+	if (err >= 0)
+		err = -EIO;
+	if (!atomic_compare_exchange_strong(&f->poison, &none, err))
+		return;
+	clog_warn(f->c, -err, "%s: pending version %llu will not be published: %s",
+		  f->c->uri, (unsigned long long)f->ino, why);
+}
+
+static struct wb_frame *wb_at(struct tcp_stream *st, unsigned int i)
+{
+	return &st->wb[(st->wb_head + i) % TCP_STREAM_SLOTS];
+}
+
+static void wb_pop(struct maru_client *c, struct tcp_stream *st)
+{
+	struct wb_frame *fr = wb_at(st, 0);
+
+	free(fr->copy);
+	pipe_budget_give(c, fr->len);
+	st->wb_bytes -= fr->len;
+	memset(fr, 0, sizeof(*fr));
+	st->wb_head = (st->wb_head + 1) % TCP_STREAM_SLOTS;
+	st->wb_n--;
+}
+
+/* One WRITE through the control path (its retries): 0 or -errno. */
+static int wb_call(struct maru_file *f, const void *buf, uint32_t len, uint64_t off)
+{
+	struct proto_io_req q = { .ino = f->ino, .off = off, .len = len };
+	struct proto_io_rep rep;
+	struct req r = { .op = OP_WRITE, .p1 = &q, .n1 = sizeof(q), .p2 = buf, .n2 = len,
+			 .rbuf = &rep, .rcap = sizeof(rep) };
+	int rc;
+
+	atomic_fetch_add(&f->c->st.tcp.wr_frames, 1);
+	rc = f->c->env.call(f->c, &r);
+	if (!rc && (r.rlen != sizeof(rep) || rep.done != len))
+		rc = -EIO;
+	frame_req_done(&r);
+	return rc;
+}
+
+/*
+ * The socket broke: send every unanswered frame again, in order, through
+ * the control path. A WRITE is idempotent within the session (same bytes,
+ * same place), so one marud already ran costs only time.
+ */
+static void wb_recover(struct maru_file *f, struct tcp_stream *st, int why)
+{
+	struct wb_frame *fr;
+	int rc = 0;
+
+	atomic_fetch_add(&f->c->st.tcp.pipe_errors, 1);
+	pipe_drop(&st->p);
+	while (st->wb_n) {
+		fr = wb_at(st, 0);
+		if (!rc && !atomic_load(&f->poison))
+			rc = wb_call(f, fr->copy, fr->len, fr->off);
+		wb_pop(f->c, st);
+	}
+	if (rc) {
+		tcp_poison(f, rc, "a WRITE failed after its stream broke");
+		return;
+	}
+	atomic_fetch_add(&f->c->st.tcp.recovered, 1);
+	clog_debug(f->c, "%s: write stream of version %llu broke (%s): resent", f->c->uri,
+		   (unsigned long long)f->ino, strerror(-why));
+}
+
+/* Read the reply to the oldest frame written behind. */
+static void wb_reap(struct maru_file *f, struct tcp_stream *st)
+{
+	struct wb_frame *fr = wb_at(st, 0);
+	struct proto_io_rep rep;
+	struct req r = { .rbuf = &rep, .rcap = sizeof(rep) };
+	int rc = pipe_reply(&st->p, OP_WRITE, fr->reqid, &r);
+
+	/* tests: a transfer error on a frame written behind */
+	if (!rc)
+		rc = FAILPOINT("libmaru.write.reply");
+	if (rc) {
+		if (rc == -EPROTO) {
+			pipe_drop(&st->p);
+			while (st->wb_n)
+				wb_pop(f->c, st);
+			tcp_poison(f, -EIO, "protocol error on a WRITE reply");
+			return;
+		}
+		wb_recover(f, st, rc);
+		return;
+	}
+	if (r.status)
+		tcp_poison(f, r.status, "marud refused a WRITE");
+	else if (r.rlen != sizeof(rep) || rep.done != fr->len)
+		tcp_poison(f, -EIO, "a WRITE was answered short");
+	wb_pop(f->c, st);
+}
+
+void wb_reset(struct maru_client *c, struct tcp_stream *st)
+{
+	while (st->wb_n)
+		wb_pop(c, st);
+	if (st->p.out)
+		pipe_drop(&st->p);
+}
+
+int wb_drain(struct maru_file *f, struct tcp_stream *st)
+{
+	while (st->wb_n)
+		wb_reap(f, st);
+	pipe_put(f->c, &st->p);
+	return atomic_load(&f->poison);
+}
+
+/* Send one frame behind the caller: 0, or -EAGAIN to send it in line. */
+static int wb_send(struct maru_file *f, struct tcp_stream *st, const uint8_t *buf,
+		   uint32_t len, uint64_t off)
+{
+	struct proto_io_req q = { .ino = f->ino, .off = off, .len = len };
+	struct wb_frame *fr;
+	int rc;
+
+	while (st->wb_n && (st->wb_n == TCP_STREAM_SLOTS ||
+			    st->wb_bytes + len > TCP_STREAM_WINDOW))
+		wb_reap(f, st);
+	while (!pipe_budget_take(f->c, len)) {
+		if (!st->wb_n)
+			return -EAGAIN;
+		wb_reap(f, st);
+	}
+	fr = wb_at(st, st->wb_n);
+	fr->copy = malloc(len);
+	/* while frames are out the socket is there (a broken one took them) */
+	rc = !fr->copy ? -ENOMEM : st->wb_n ? 0 : pipe_get(f->c, &st->p);
+	if (rc) {
+		free(fr->copy);
+		fr->copy = NULL;
+		pipe_budget_give(f->c, len);
+		return -EAGAIN;
+	}
+	memcpy(fr->copy, buf, len);
+	fr->off = off;
+	fr->len = len;
+	st->wb_n++;
+	st->wb_bytes += len;
+	rc = pipe_send(f->c, &st->p, OP_WRITE, &q, sizeof(q), fr->copy, len, &fr->reqid);
+	if (rc)
+		wb_recover(f, st, rc);
+	return 0;
+}
+
+ssize_t wb_write(struct maru_file *f, struct tcp_stream *st, const void *buf, size_t len,
+		 uint64_t off, uint32_t max)
+{
+	const uint8_t *b = buf;
+	size_t done = 0;
+	uint32_t n;
+	int rc;
+
+	if (max > TCP_STREAM_FRAME)
+		max = TCP_STREAM_FRAME;
+	while (done < len) {
+		rc = atomic_load(&f->poison);
+		if (rc)
+			return rc;
+		n = len - done < max ? (uint32_t)(len - done) : max;
+		if (pipe_budget_limit(f->c) < TCP_STREAM_FRAME)
+			rc = -EAGAIN;
+		else
+			rc = wb_send(f, st, b + done, n, off + done);
+		/* no socket or no budget: this frame waits for its reply */
+		if (rc == -EAGAIN) {
+			/* after those behind it: the same bytes may be among them */
+			while (st->wb_n)
+				wb_reap(f, st);
+			rc = atomic_load(&f->poison) ? 0 : wb_call(f, b + done, n, off + done);
+			if (rc)
+				tcp_poison(f, rc, "a WRITE failed");
+		}
+		rc = atomic_load(&f->poison);
+		if (rc)
+			return rc;
+		done += n;
+		/* tests: stop the writer between two frames of one call */
+		if (done < len) {
+			rc = FAILPOINT("libmaru.write.mid");
+			if (rc)
+				return rc;
+		}
+	}
+	return (ssize_t)len;
+}
