@@ -108,9 +108,9 @@ static void wb_reap(struct maru_file *f, struct tcp_stream *st)
 	struct req r = { .rbuf = &rep, .rcap = sizeof(rep) };
 	int rc = pipe_reply(&st->p, OP_WRITE, fr->reqid, &r);
 
-	/* tests: a transfer error on a frame written behind */
-	if (!rc)
-		rc = FAILPOINT("libmaru.write.reply");
+	/* tests: marud reports a transfer error on a frame written behind */
+	if (!rc && !r.status)
+		r.status = FAILPOINT("libmaru.write.reply");
 	if (rc) {
 		if (rc == -EPROTO) {
 			pipe_drop(&st->p);
