@@ -30,8 +30,10 @@ static void ra_pop(struct maru_client *c, struct tcp_stream *st)
 {
 	struct ra_frame *fr = ra_at(st, 0);
 
-	free(fr->buf);
-	pipe_budget_give(c, fr->len);
+	if (!fr->direct) {
+		free(fr->buf);
+		pipe_budget_give(c, fr->len);
+	}
 	memset(fr, 0, sizeof(*fr));
 	st->ra_head = (st->ra_head + 1) % TCP_STREAM_SLOTS;
 	st->ra_n--;
@@ -90,6 +92,42 @@ static int ra_fill(struct maru_file *f, struct tcp_stream *st, uint64_t size)
 	return 0;
 }
 
+/*
+ * The read in hand starts where nothing is read ahead: its own frames go
+ * out first, each landing straight in the caller's buffer (no budget, no
+ * copy), and the stream reads ahead after them.
+ */
+static int ra_direct(struct maru_file *f, struct tcp_stream *st, uint8_t *buf, size_t len,
+		     uint64_t size)
+{
+	struct proto_io_req q = { .ino = f->ino };
+	struct ra_frame *fr;
+	size_t done = 0;
+	int rc;
+
+	if (len > size - st->ra_next)
+		len = size - st->ra_next;
+	rc = pipe_get(f->c, &st->p);
+	while (!rc && done < len && st->ra_n < TCP_STREAM_SLOTS) {
+		q.off = st->ra_next;
+		q.len = len - done < TCP_STREAM_FRAME ? (uint32_t)(len - done) : TCP_STREAM_FRAME;
+		fr = ra_at(st, st->ra_n);
+		rc = pipe_send(f->c, &st->p, OP_READ, &q, sizeof(q), NULL, 0, &fr->reqid);
+		if (rc)
+			break;
+		fr->off = q.off;
+		fr->len = q.len;
+		fr->got = 0;
+		fr->arrived = 0;
+		fr->direct = 1;
+		fr->buf = buf + done;
+		st->ra_n++;
+		st->ra_next += q.len;
+		done += q.len;
+	}
+	return rc;
+}
+
 /* The reply to the oldest frame (replies come in request order). */
 static int ra_recv(struct maru_file *f, struct tcp_stream *st, struct ra_frame *fr)
 {
@@ -134,7 +172,11 @@ static ssize_t ra_copy(struct maru_file *f, struct tcp_stream *st, uint8_t *buf,
 		at = off + done;
 		while (st->ra_n && ra_at(st, 0)->off + ra_at(st, 0)->len <= at)
 			ra_pop(f->c, st);
-		rc = ra_fill(f, st, f->size);
+		rc = 0;
+		if (!st->ra_n && st->ra_next == at && len - done >= TCP_STREAM_FRAME)
+			rc = ra_direct(f, st, buf + done, len - done, f->size);
+		if (!rc)
+			rc = ra_fill(f, st, f->size);
 		if (rc || !st->ra_n || ra_at(st, 0)->off > at)
 			return done ? (ssize_t)done : rc ? rc : -EAGAIN;
 		fr = ra_at(st, 0);
@@ -153,10 +195,28 @@ static ssize_t ra_copy(struct maru_file *f, struct tcp_stream *st, uint8_t *buf,
 		}
 		n = fr->off + fr->got - at;
 		n = n < len - done ? n : len - done;
-		memcpy(buf + done, fr->buf + (at - fr->off), n);
+		/* a direct frame's bytes are in place already */
+		if (!fr->direct)
+			memcpy(buf + done, fr->buf + (at - fr->off), n);
 		done += n;
 	}
 	return (ssize_t)done;
+}
+
+/*
+ * The caller's buffer is theirs again: no direct frame may stay behind
+ * (one still owed closes the socket, so nothing lands there later).
+ */
+static void ra_undirect(struct maru_client *c, struct tcp_stream *st)
+{
+	while (st->ra_n && ra_at(st, 0)->direct) {
+		if (!ra_at(st, 0)->arrived) {
+			ra_reset(c, st);
+			pipe_drop(&st->p);
+			return;
+		}
+		ra_pop(c, st);
+	}
 }
 
 ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t len,
@@ -170,6 +230,7 @@ ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t le
 	if (rc)
 		return rc;
 	rc = ra_copy(f, st, buf, len, off);
+	ra_undirect(f->c, st);
 	if (rc >= 0 && !st->ra_on) {
 		ra_reset(f->c, st);
 		return rc ? rc : -EAGAIN;

@@ -19,18 +19,27 @@
 #define TCP_STREAM_SLOTS	32
 #define TCP_STREAM_WINDOW	(16u << 20)
 
-/* One frame read ahead: asked for [off, off+len), got bytes arrived. */
+/*
+ * One frame read ahead: asked for [off, off+len), got bytes arrived into
+ * buf: a buffer of the budget's, or (direct) the caller's own, for a frame
+ * of the read in hand, received before that read returns.
+ */
 struct ra_frame {
 	uint64_t off, reqid;
 	uint32_t len, got;
-	int arrived;
+	int arrived, direct;
 	uint8_t *buf;
 };
 
-/* One frame written behind: a copy of its bytes until marud answers. */
+/*
+ * One WRITE frame in flight: its bytes at src until marud answers, a copy
+ * of the budget's (copy, when written behind) or the caller's own buffer
+ * (a big write, answered before it returns).
+ */
 struct wb_frame {
 	uint64_t off, reqid;
 	uint32_t len;
+	const uint8_t *src;
 	uint8_t *copy;
 };
 
@@ -64,9 +73,13 @@ void ra_reset(struct maru_client *c, struct tcp_stream *st);
 
 /*
  * Send [off, off+len) to f's pending version in frames of at most max
- * bytes, copying each and waiting for replies only when the window or
- * the budget is full. len or -errno (f->poison once set). st->lock held.
+ * bytes. A small write is copied and written behind, waiting for replies
+ * only when the window or the budget is full; a big one (TCP_WB_DIRECT
+ * and more) goes out of the caller's buffer, pipelined, and returns when
+ * all its frames are answered. len or -errno (f->poison once set).
+ * st->lock held.
  */
+#define TCP_WB_DIRECT		(2u << 20)
 ssize_t wb_write(struct maru_file *f, struct tcp_stream *st, const void *buf, size_t len,
 		 uint64_t off, uint32_t max);
 /* Wait for every frame written behind: 0 or f->poison. st->lock held. */

@@ -48,8 +48,10 @@ static void wb_pop(struct maru_client *c, struct tcp_stream *st)
 {
 	struct wb_frame *fr = wb_at(st, 0);
 
-	free(fr->copy);
-	pipe_budget_give(c, fr->len);
+	if (fr->copy) {
+		free(fr->copy);
+		pipe_budget_give(c, fr->len);
+	}
 	st->wb_bytes -= fr->len;
 	memset(fr, 0, sizeof(*fr));
 	st->wb_head = (st->wb_head + 1) % TCP_STREAM_SLOTS;
@@ -88,7 +90,7 @@ static void wb_recover(struct maru_file *f, struct tcp_stream *st, int why)
 	while (st->wb_n) {
 		fr = wb_at(st, 0);
 		if (!rc && !atomic_load(&f->poison))
-			rc = wb_call(f, fr->copy, fr->len, fr->off);
+			rc = wb_call(f, fr->src, fr->len, fr->off);
 		wb_pop(f->c, st);
 	}
 	if (rc) {
@@ -145,40 +147,100 @@ int wb_drain(struct maru_file *f, struct tcp_stream *st)
 	return atomic_load(&f->poison);
 }
 
+/* Room for one more frame of len bytes in the window. */
+static void wb_room(struct maru_file *f, struct tcp_stream *st, uint32_t len)
+{
+	while (st->wb_n && (st->wb_n == TCP_STREAM_SLOTS ||
+			    st->wb_bytes + len > TCP_STREAM_WINDOW))
+		wb_reap(f, st);
+}
+
+/*
+ * Send one frame: its bytes at src (copy: a copy of the budget's, or
+ * NULL: the caller's buffer). A socket that breaks resends in line.
+ */
+static void wb_push(struct maru_file *f, struct tcp_stream *st, const uint8_t *src,
+		    uint8_t *copy, uint32_t len, uint64_t off)
+{
+	struct proto_io_req q = { .ino = f->ino, .off = off, .len = len };
+	struct wb_frame *fr = wb_at(st, st->wb_n);
+	int rc;
+
+	fr->off = off;
+	fr->len = len;
+	fr->src = src;
+	fr->copy = copy;
+	st->wb_n++;
+	st->wb_bytes += len;
+	rc = pipe_send(f->c, &st->p, OP_WRITE, &q, sizeof(q), src, len, &fr->reqid);
+	if (rc)
+		wb_recover(f, st, rc);
+}
+
 /* Send one frame behind the caller: 0, or -EAGAIN to send it in line. */
 static int wb_send(struct maru_file *f, struct tcp_stream *st, const uint8_t *buf,
 		   uint32_t len, uint64_t off)
 {
-	struct proto_io_req q = { .ino = f->ino, .off = off, .len = len };
-	struct wb_frame *fr;
+	uint8_t *copy;
 	int rc;
 
-	while (st->wb_n && (st->wb_n == TCP_STREAM_SLOTS ||
-			    st->wb_bytes + len > TCP_STREAM_WINDOW))
-		wb_reap(f, st);
+	wb_room(f, st, len);
 	while (!pipe_budget_take(f->c, len)) {
 		if (!st->wb_n)
 			return -EAGAIN;
 		wb_reap(f, st);
 	}
-	fr = wb_at(st, st->wb_n);
-	fr->copy = malloc(len);
+	copy = malloc(len);
 	/* while frames are out the socket is there (a broken one took them) */
-	rc = !fr->copy ? -ENOMEM : st->wb_n ? 0 : pipe_get(f->c, &st->p);
+	rc = !copy ? -ENOMEM : st->wb_n ? 0 : pipe_get(f->c, &st->p);
 	if (rc) {
-		free(fr->copy);
-		fr->copy = NULL;
+		free(copy);
 		pipe_budget_give(f->c, len);
 		return -EAGAIN;
 	}
-	memcpy(fr->copy, buf, len);
-	fr->off = off;
-	fr->len = len;
-	st->wb_n++;
-	st->wb_bytes += len;
-	rc = pipe_send(f->c, &st->p, OP_WRITE, &q, sizeof(q), fr->copy, len, &fr->reqid);
-	if (rc)
-		wb_recover(f, st, rc);
+	memcpy(copy, buf, len);
+	wb_push(f, st, copy, copy, len, off);
+	return 0;
+}
+
+/*
+ * A big write: frames out of the caller's buffer, several in flight, all
+ * answered before it returns (no copy, no budget). -EAGAIN: no socket.
+ */
+static int wb_direct(struct maru_file *f, struct tcp_stream *st, const uint8_t *buf,
+		     size_t len, uint64_t off, uint32_t max)
+{
+	size_t done = 0;
+	uint32_t n;
+	int rc;
+
+	if (!st->wb_n && pipe_get(f->c, &st->p))
+		return -EAGAIN;
+	while (done < len && !atomic_load(&f->poison)) {
+		n = len - done < max ? (uint32_t)(len - done) : max;
+		wb_room(f, st, n);
+		if (st->p.fd < 0 && pipe_get(f->c, &st->p)) {
+			/* the stream broke and cannot come back: in line */
+			while (done < len && !atomic_load(&f->poison)) {
+				n = len - done < max ? (uint32_t)(len - done) : max;
+				if (wb_call(f, buf + done, n, off + done))
+					tcp_poison(f, -EIO, "a WRITE failed");
+				done += n;
+			}
+			break;
+		}
+		wb_push(f, st, buf + done, NULL, n, off + done);
+		done += n;
+		/* tests: stop the writer between two frames of one call */
+		rc = done < len ? FAILPOINT("libmaru.write.mid") : 0;
+		if (rc) {
+			tcp_poison(f, rc, "stopped by a fail point");
+			break;
+		}
+	}
+	/* the caller's buffer is theirs again only once all are answered */
+	while (st->wb_n)
+		wb_reap(f, st);
 	return 0;
 }
 
@@ -192,15 +254,16 @@ ssize_t wb_write(struct maru_file *f, struct tcp_stream *st, const void *buf, si
 
 	if (max > TCP_STREAM_FRAME)
 		max = TCP_STREAM_FRAME;
+	if (len >= TCP_WB_DIRECT && wb_direct(f, st, b, len, off, max) == 0) {
+		rc = atomic_load(&f->poison);
+		return rc ? rc : (ssize_t)len;
+	}
 	while (done < len) {
 		rc = atomic_load(&f->poison);
 		if (rc)
 			return rc;
 		n = len - done < max ? (uint32_t)(len - done) : max;
-		if (pipe_budget_limit(f->c) < TCP_STREAM_FRAME)
-			rc = -EAGAIN;
-		else
-			rc = wb_send(f, st, b + done, n, off + done);
+		rc = wb_send(f, st, b + done, n, off + done);
 		/* no socket or no budget: this frame waits for its reply */
 		if (rc == -EAGAIN) {
 			/* after those behind it: the same bytes may be among them */

@@ -5,7 +5,9 @@
  * on real Unix sockets: a chunk read in 128 KiB pieces has several READ
  * frames in flight at once (the fake marud, holding the first, finds more
  * requests already queued behind it on its socket) and costs one frame per
- * MiB, not one per piece; what is read ahead never exceeds
+ * MiB, not one per piece; a read or write of a whole chunk in one call has
+ * its frames in flight too, straight in and out of the caller's buffer
+ * (no budget used); what is read ahead never exceeds
  * opts.stream_bytes and is all given back at close; writes have several
  * WRITE frames in flight and publish only after all landed; a WRITE marud
  * answers short poisons the handle: the next write and publish fail with
@@ -210,6 +212,39 @@ static void test_writes_in_flight(void **state)
 	fx_free(x);
 }
 
+/* Big calls: their own frames in flight, straight into / out of the caller's buffer. */
+static void test_big_calls(void **state)
+{
+	struct fx *x = fx_new(0);
+	struct maru_file *h;
+
+	(void)state;
+	seen.op = OP_READ;
+	seen.frame = sizeof(struct proto_hdr) + sizeof(struct proto_io_req);
+	assert_int_equal(maru_file_create(x->c, 1, "w", 0644, 0, 0, 0, 0, &h), 0);
+	assert_int_equal(maru_file_pwrite(h, x->buf, CHUNK, 0), (ssize_t)CHUNK);
+	/* answered before it returned: the bytes are there already */
+	assert_memory_equal(x->s.data, x->buf, CHUNK);
+	assert_int_equal(atomic_load(&x->c->st.tcp.wr_frames), CHUNK / (1u << 20));
+	assert_int_equal(maru_file_publish(h), 0);
+	maru_file_close(h);
+	assert_int_equal(maru_file_open_ino(x->c, STORE_INO, &h), 0);
+	memset(x->back, 0, CHUNK);
+	assert_int_equal(maru_file_pread(h, x->back, CHUNK, 0), (ssize_t)CHUNK);
+	assert_memory_equal(x->back, x->buf, CHUNK);
+	assert_true(seen.most >= 4);
+	assert_int_equal(atomic_load(&x->c->st.tcp.rd_frames), CHUNK / (1u << 20));
+	/* nothing of the budget's: the frames landed in the caller's buffer */
+	assert_int_equal(seen.held_max, 0);
+	/* read again from the start: right bytes, not what the first buffer held */
+	memset(x->back, 0, CHUNK);
+	assert_int_equal(maru_file_pread(h, x->back, PIECE, 0), PIECE);
+	assert_memory_equal(x->back, x->buf, PIECE);
+	maru_file_close(h);
+	assert_int_equal(atomic_load(&x->c->st.tcp.held), 0);
+	fx_free(x);
+}
+
 static int has_call(struct fx *x, char c)
 {
 	char calls[512];
@@ -258,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_reads_in_flight),
 		cmocka_unit_test(test_readahead_bounded),
 		cmocka_unit_test(test_writes_in_flight),
+		cmocka_unit_test(test_big_calls),
 		cmocka_unit_test(test_short_write_poisons),
 	};
 
