@@ -321,16 +321,20 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 /*
  * Room for need bytes, asked for before any byte moves so that -ENOSPC
  * leaves nothing written. Grows geometrically: few round trips for a chunk
- * written in many small pieces.
+ * written in many small pieces. Eightfold where marud moves the bytes
+ * (tcp): each RESERVE there is a round trip over a network that the
+ * writes streamed behind it wait for (an 8 MiB chunk: 4, not 8), and
+ * publish gives what was not written back.
  */
-static int file_grow(struct maru_file *f, uint64_t need)
+static int file_grow(struct maru_file *f, const struct dp_ops *dp, uint64_t need)
 {
-	uint64_t want;
+	uint64_t want, grown;
 	int rc;
 
 	if (need <= f->reserved)
 		return 0;
-	want = f->reserved * 2 > need ? f->reserved * 2 : need;
+	grown = f->reserved * (dp->direct ? 2 : 8);
+	want = grown > need ? grown : need;
 	if (want < GROW_MIN)
 		want = GROW_MIN;
 	rc = reserve_req(f, want);
@@ -420,7 +424,7 @@ static int fill_gap(struct maru_file *f, const struct dp_ops *dp, uint64_t end)
 static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const void *buf,
 			    size_t len, uint64_t off)
 {
-	ssize_t rc = file_grow(f, off + len);
+	ssize_t rc = file_grow(f, dp, off + len);
 
 	if (rc == 0)
 		rc = io_check(f, dp, 1);
@@ -489,7 +493,7 @@ int maru_file_truncate(struct maru_file *f, uint64_t size)
 	rc = file_check(f, 1);
 	/* a direct path's grown part is zero-filled here: room first */
 	if (!rc && dp->direct)
-		rc = file_grow(f, size);
+		rc = file_grow(f, dp, size);
 	if (!rc)
 		rc = io_check(f, dp, 1);
 	if (!rc && f->hs && size < f->hashed)

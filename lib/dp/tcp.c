@@ -195,6 +195,7 @@ static void tcp_forget(struct maru_file *f)
 		return;
 	pthread_mutex_lock(&st->lock);
 	ra_reset(f->c, st);
+	ra_release(f->c, st);
 	wb_reset(f->c, st);
 	pipe_put(f->c, &st->p);
 	pthread_mutex_unlock(&st->lock);

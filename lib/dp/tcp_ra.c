@@ -12,8 +12,10 @@
  * round trip per window rather than one per piece, and the bytes in
  * flight cover the bandwidth-delay product. A read elsewhere, or when the
  * stream cannot run (no socket, no budget, a broken stream), is the
- * control path's (-EAGAIN): tcp.c sends it as before. A frame is dropped,
- * and its budget given back, once a read went past its end.
+ * control path's (-EAGAIN): tcp.c sends it as before. A frame is dropped
+ * once a read went past its end; its buffer (1 MiB, of the budget) is kept
+ * for the next frame and freed, the budget given back, when the stream
+ * reaches the version's end or the handle is closed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,10 +32,8 @@ static void ra_pop(struct maru_client *c, struct tcp_stream *st)
 {
 	struct ra_frame *fr = ra_at(st, 0);
 
-	if (!fr->direct) {
-		free(fr->buf);
-		pipe_budget_give(c, fr->len);
-	}
+	if (!fr->direct)
+		st->ra_spare[st->ra_nspare++] = fr->buf;
 	memset(fr, 0, sizeof(*fr));
 	st->ra_head = (st->ra_head + 1) % TCP_STREAM_SLOTS;
 	st->ra_n--;
@@ -47,6 +47,29 @@ void ra_reset(struct maru_client *c, struct tcp_stream *st)
 	if (st->p.out)
 		pipe_drop(&st->p);
 	st->ra_on = 0;
+}
+
+void ra_release(struct maru_client *c, struct tcp_stream *st)
+{
+	while (st->ra_nspare) {
+		free(st->ra_spare[--st->ra_nspare]);
+		pipe_budget_give(c, TCP_STREAM_FRAME);
+	}
+}
+
+/* A frame buffer: a spare one, or a new one of the budget's; NULL: none. */
+static uint8_t *ra_buf(struct maru_client *c, struct tcp_stream *st)
+{
+	uint8_t *b;
+
+	if (st->ra_nspare)
+		return st->ra_spare[--st->ra_nspare];
+	if (!pipe_budget_take(c, TCP_STREAM_FRAME))
+		return NULL;
+	b = malloc(TCP_STREAM_FRAME);
+	if (!b)
+		pipe_budget_give(c, TCP_STREAM_FRAME);
+	return b;
 }
 
 static uint64_t ra_ahead(struct tcp_stream *st)
@@ -67,25 +90,24 @@ static int ra_fill(struct maru_file *f, struct tcp_stream *st, uint64_t size)
 		q.off = st->ra_next;
 		q.len = size - q.off < TCP_STREAM_FRAME ? (uint32_t)(size - q.off) :
 							 TCP_STREAM_FRAME;
-		if (!pipe_budget_take(c, q.len))
+		fr = ra_at(st, st->ra_n);
+		fr->buf = ra_buf(c, st);
+		if (!fr->buf)
 			return 0;
 		rc = pipe_get(c, &st->p);
-		fr = ra_at(st, st->ra_n);
-		fr->buf = rc ? NULL : malloc(q.len);
-		if (!rc && !fr->buf)
-			rc = -ENOMEM;
 		if (!rc)
 			rc = pipe_send(c, &st->p, OP_READ, &q, sizeof(q), NULL, 0, &fr->reqid);
 		if (rc) {
-			free(fr->buf);
+			st->ra_spare[st->ra_nspare++] = fr->buf;
 			fr->buf = NULL;
-			pipe_budget_give(c, q.len);
 			return rc;
 		}
 		fr->off = q.off;
 		fr->len = q.len;
 		fr->got = 0;
+		fr->used = 0;
 		fr->arrived = 0;
+		fr->direct = 0;
 		st->ra_n++;
 		st->ra_next += q.len;
 	}
@@ -118,6 +140,7 @@ static int ra_direct(struct maru_file *f, struct tcp_stream *st, uint8_t *buf, s
 		fr->off = q.off;
 		fr->len = q.len;
 		fr->got = 0;
+		fr->used = 0;
 		fr->arrived = 0;
 		fr->direct = 1;
 		fr->buf = buf + done;
@@ -159,6 +182,53 @@ static int ra_start(struct maru_file *f, struct tcp_stream *st, uint64_t off)
 	return 0;
 }
 
+/*
+ * Drop the frames at the front that are used up: every byte read (the
+ * kernel may ask for pieces out of order, so a read past a frame does not
+ * end it), or left far behind the reader (bytes skipped).
+ */
+static void ra_trim(struct maru_client *c, struct tcp_stream *st, uint64_t at)
+{
+	struct ra_frame *fr;
+
+	while (st->ra_n) {
+		fr = ra_at(st, 0);
+		if (fr->off + fr->len > at || (fr->used < fr->got &&
+					      fr->off + fr->len + TCP_STREAM_WINDOW / 2 > at))
+			return;
+		ra_pop(c, st);
+	}
+}
+
+/*
+ * The frame holding at, its reply and those of the frames before it read
+ * (replies come in request order); NULL when no frame holds it (*rc: 0,
+ * or the error that broke the stream).
+ */
+static struct ra_frame *ra_find(struct maru_file *f, struct tcp_stream *st, uint64_t at,
+				int *rc)
+{
+	struct ra_frame *fr;
+	unsigned int i, k;
+
+	*rc = 0;
+	for (i = 0; i < st->ra_n; i++) {
+		fr = ra_at(st, i);
+		if (at < fr->off)
+			return NULL;
+		if (at < fr->off + fr->len)
+			break;
+	}
+	if (i == st->ra_n)
+		return NULL;
+	for (k = 0; k <= i; k++) {
+		fr = ra_at(st, k);
+		if (!fr->arrived && (*rc = ra_recv(f, st, fr)))
+			return NULL;
+	}
+	return ra_at(st, i);
+}
+
 /* Copy what the frames hold of [off, off+len): bytes copied, or -errno. */
 static ssize_t ra_copy(struct maru_file *f, struct tcp_stream *st, uint8_t *buf, size_t len,
 		       uint64_t off)
@@ -170,21 +240,15 @@ static ssize_t ra_copy(struct maru_file *f, struct tcp_stream *st, uint8_t *buf,
 
 	while (done < len) {
 		at = off + done;
-		while (st->ra_n && ra_at(st, 0)->off + ra_at(st, 0)->len <= at)
-			ra_pop(f->c, st);
+		ra_trim(f->c, st, at);
 		rc = 0;
 		if (!st->ra_n && st->ra_next == at && len - done >= TCP_STREAM_FRAME)
 			rc = ra_direct(f, st, buf + done, len - done, f->size);
 		if (!rc)
 			rc = ra_fill(f, st, f->size);
-		if (rc || !st->ra_n || ra_at(st, 0)->off > at)
+		fr = rc ? NULL : ra_find(f, st, at, &rc);
+		if (!fr)
 			return done ? (ssize_t)done : rc ? rc : -EAGAIN;
-		fr = ra_at(st, 0);
-		if (!fr->arrived) {
-			rc = ra_recv(f, st, fr);
-			if (rc)
-				return rc;
-		}
 		if (at >= fr->off + fr->got) {
 			/* marud clamps at the version's end: stop there; a
 			 * piece answered short inside it is the control
@@ -198,6 +262,7 @@ static ssize_t ra_copy(struct maru_file *f, struct tcp_stream *st, uint8_t *buf,
 		/* a direct frame's bytes are in place already */
 		if (!fr->direct)
 			memcpy(buf + done, fr->buf + (at - fr->off), n);
+		fr->used += (uint32_t)n;
 		done += n;
 	}
 	return (ssize_t)done;
@@ -217,6 +282,17 @@ static void ra_undirect(struct maru_client *c, struct tcp_stream *st)
 		}
 		ra_pop(c, st);
 	}
+}
+
+/* Every byte of every frame taken by a reader. */
+static int ra_used_up(struct tcp_stream *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->ra_n; i++)
+		if (ra_at(st, i)->used < ra_at(st, i)->got || !ra_at(st, i)->arrived)
+			return 0;
+	return 1;
 }
 
 ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t len,
@@ -249,6 +325,14 @@ ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t le
 		return rc == -ETIMEDOUT ? rc : -EAGAIN;
 	}
 	st->ra_seq = off + (uint64_t)rc;
+	/* read to the end: the buffers go back to the budget, the socket to the pool */
+	if (st->ra_next >= f->size && ra_used_up(st)) {
+		ra_reset(f->c, st);
+		ra_release(f->c, st);
+		pipe_put(f->c, &st->p);
+		st->ra_on = 1;
+		return rc;
+	}
 	/* keep the window full while the caller uses what it got */
 	if (ra_fill(f, st, f->size)) {
 		ra_reset(f->c, st);

@@ -26,7 +26,7 @@
  */
 struct ra_frame {
 	uint64_t off, reqid;
-	uint32_t len, got;
+	uint32_t len, got, used;	/* used: bytes the caller took */
 	int arrived, direct;
 	uint8_t *buf;
 };
@@ -53,6 +53,11 @@ struct tcp_stream {
 	uint64_t ra_next;	/* offset the next frame asks for */
 	uint64_t ra_seq;	/* where the last read ended */
 	int ra_on;
+	/* frame buffers (TCP_STREAM_FRAME bytes each, of the budget) not in
+	 * use, kept so that a stream does not map and fault fresh memory
+	 * per frame; given back when the stream ends */
+	uint8_t *ra_spare[TCP_STREAM_SLOTS];
+	unsigned int ra_nspare;
 	/* write behind: a ring in send (= reply) order */
 	struct wb_frame wb[TCP_STREAM_SLOTS];
 	unsigned int wb_head, wb_n;
@@ -70,6 +75,8 @@ ssize_t ra_read(struct maru_file *f, struct tcp_stream *st, void *buf, size_t le
 		uint64_t off);
 /* Drop every frame read ahead (the socket too if replies are owed). */
 void ra_reset(struct maru_client *c, struct tcp_stream *st);
+/* Free the spare frame buffers, giving their budget back. */
+void ra_release(struct maru_client *c, struct tcp_stream *st);
 
 /*
  * Send [off, off+len) to f's pending version in frames of at most max
