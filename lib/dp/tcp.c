@@ -91,6 +91,9 @@ static struct tcp_stream *stream_of(struct maru_file *f)
 		free(st);
 		return none;
 	}
+	/* only the thread that made it: forget drops it at publish and close */
+	if (!f->held)
+		f->held = &dp_tcp_ops;
 	return st;
 }
 
@@ -123,7 +126,6 @@ static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off
 		rc = tcp_sync(f);
 		return rc ? rc : line_read(f, buf, len, off);
 	}
-	f->held = &dp_tcp_ops;
 	pthread_mutex_lock(&st->lock);
 	got = ra_read(f, st, buf, len, off);
 	pthread_mutex_unlock(&st->lock);
@@ -179,7 +181,6 @@ static ssize_t tcp_write(struct maru_file *f, const void *buf, size_t len, uint6
 	st = stream_of(f);
 	if (!st)
 		return line_write(f, buf, len, off);
-	f->held = &dp_tcp_ops;
 	pthread_mutex_lock(&st->lock);
 	rc = wb_write(f, st, buf, len, off, io_max(f->c));
 	pthread_mutex_unlock(&st->lock);
