@@ -41,6 +41,7 @@ struct wb_frame {
 	uint32_t len;
 	const uint8_t *src;
 	uint8_t *copy;
+	uint32_t cap;		/* copy's size (of the budget) */
 };
 
 struct tcp_stream {
@@ -62,6 +63,12 @@ struct tcp_stream {
 	struct wb_frame wb[TCP_STREAM_SLOTS];
 	unsigned int wb_head, wb_n;
 	uint64_t wb_bytes;
+	/* copy buffers not in use, kept (with their budget) for the next
+	 * frames until the version is drained, so that a stream does not map
+	 * and fault fresh memory per frame */
+	uint8_t *wb_spare[TCP_STREAM_SLOTS];
+	uint32_t wb_spare_cap[TCP_STREAM_SLOTS];
+	unsigned int wb_nspare;
 };
 
 /*

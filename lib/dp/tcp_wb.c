@@ -44,14 +44,24 @@ static struct wb_frame *wb_at(struct tcp_stream *st, unsigned int i)
 	return &st->wb[(st->wb_head + i) % TCP_STREAM_SLOTS];
 }
 
+/* A copy buffer back to the spares (freed when they are full). */
+static void wb_keep(struct maru_client *c, struct tcp_stream *st, uint8_t *b, uint32_t cap)
+{
+	if (st->wb_nspare == TCP_STREAM_SLOTS) {
+		free(b);
+		pipe_budget_give(c, cap);
+		return;
+	}
+	st->wb_spare[st->wb_nspare] = b;
+	st->wb_spare_cap[st->wb_nspare++] = cap;
+}
+
 static void wb_pop(struct maru_client *c, struct tcp_stream *st)
 {
 	struct wb_frame *fr = wb_at(st, 0);
 
-	if (fr->copy) {
-		free(fr->copy);
-		pipe_budget_give(c, fr->len);
-	}
+	if (fr->copy)
+		wb_keep(c, st, fr->copy, fr->cap);
 	st->wb_bytes -= fr->len;
 	memset(fr, 0, sizeof(*fr));
 	st->wb_head = (st->wb_head + 1) % TCP_STREAM_SLOTS;
@@ -131,10 +141,48 @@ static void wb_reap(struct maru_file *f, struct tcp_stream *st)
 	wb_pop(f->c, st);
 }
 
+/* Free the spare copy buffers, giving their budget back. */
+static void wb_release(struct maru_client *c, struct tcp_stream *st)
+{
+	while (st->wb_nspare) {
+		st->wb_nspare--;
+		free(st->wb_spare[st->wb_nspare]);
+		pipe_budget_give(c, st->wb_spare_cap[st->wb_nspare]);
+	}
+}
+
+/* A copy buffer of at least len: a spare one, or a new one of the budget's. */
+static uint8_t *wb_buf(struct maru_client *c, struct tcp_stream *st, uint32_t len,
+		       uint32_t *cap)
+{
+	unsigned int i;
+	uint8_t *b;
+
+	for (i = 0; i < st->wb_nspare; i++) {
+		if (st->wb_spare_cap[i] < len)
+			continue;
+		b = st->wb_spare[i];
+		*cap = st->wb_spare_cap[i];
+		st->wb_nspare--;
+		st->wb_spare[i] = st->wb_spare[st->wb_nspare];
+		st->wb_spare_cap[i] = st->wb_spare_cap[st->wb_nspare];
+		return b;
+	}
+	/* whole 128 KiB pieces, so that most frames fit a spare */
+	*cap = (len + (128u << 10) - 1) & ~((128u << 10) - 1);
+	if (!pipe_budget_take(c, *cap))
+		return NULL;
+	b = malloc(*cap);
+	if (!b)
+		pipe_budget_give(c, *cap);
+	return b;
+}
+
 void wb_reset(struct maru_client *c, struct tcp_stream *st)
 {
 	while (st->wb_n)
 		wb_pop(c, st);
+	wb_release(c, st);
 	if (st->p.out)
 		pipe_drop(&st->p);
 }
@@ -143,6 +191,7 @@ int wb_drain(struct maru_file *f, struct tcp_stream *st)
 {
 	while (st->wb_n)
 		wb_reap(f, st);
+	wb_release(f->c, st);
 	pipe_put(f->c, &st->p);
 	return atomic_load(&f->poison);
 }
@@ -160,7 +209,7 @@ static void wb_room(struct maru_file *f, struct tcp_stream *st, uint32_t len)
  * NULL: the caller's buffer). A socket that breaks resends in line.
  */
 static void wb_push(struct maru_file *f, struct tcp_stream *st, const uint8_t *src,
-		    uint8_t *copy, uint32_t len, uint64_t off)
+		    uint8_t *copy, uint32_t cap, uint32_t len, uint64_t off)
 {
 	struct proto_io_req q = { .ino = f->ino, .off = off, .len = len };
 	struct wb_frame *fr = wb_at(st, st->wb_n);
@@ -170,6 +219,7 @@ static void wb_push(struct maru_file *f, struct tcp_stream *st, const uint8_t *s
 	fr->len = len;
 	fr->src = src;
 	fr->copy = copy;
+	fr->cap = cap;
 	st->wb_n++;
 	st->wb_bytes += len;
 	rc = pipe_send(f->c, &st->p, OP_WRITE, &q, sizeof(q), src, len, &fr->reqid);
@@ -182,24 +232,23 @@ static int wb_send(struct maru_file *f, struct tcp_stream *st, const uint8_t *bu
 		   uint32_t len, uint64_t off)
 {
 	uint8_t *copy;
+	uint32_t cap;
 	int rc;
 
 	wb_room(f, st, len);
-	while (!pipe_budget_take(f->c, len)) {
+	while (!(copy = wb_buf(f->c, st, len, &cap))) {
 		if (!st->wb_n)
 			return -EAGAIN;
 		wb_reap(f, st);
 	}
-	copy = malloc(len);
 	/* while frames are out the socket is there (a broken one took them) */
-	rc = !copy ? -ENOMEM : st->wb_n ? 0 : pipe_get(f->c, &st->p);
+	rc = st->wb_n ? 0 : pipe_get(f->c, &st->p);
 	if (rc) {
-		free(copy);
-		pipe_budget_give(f->c, len);
+		wb_keep(f->c, st, copy, cap);
 		return -EAGAIN;
 	}
 	memcpy(copy, buf, len);
-	wb_push(f, st, copy, copy, len, off);
+	wb_push(f, st, copy, copy, cap, len, off);
 	return 0;
 }
 
@@ -229,7 +278,7 @@ static int wb_direct(struct maru_file *f, struct tcp_stream *st, const uint8_t *
 			}
 			break;
 		}
-		wb_push(f, st, buf + done, NULL, n, off + done);
+		wb_push(f, st, buf + done, NULL, 0, n, off + done);
 		done += n;
 		/* tests: stop the writer between two frames of one call */
 		rc = done < len ? FAILPOINT("libmaru.write.mid") : 0;
