@@ -85,9 +85,11 @@ static struct tcp_stream *stream_of(struct maru_file *f)
 	if (!st)
 		return NULL;
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->cond, NULL);
 	st->p.fd = -1;
 	if (!atomic_compare_exchange_strong(&f->ts, &none, st)) {
 		pthread_mutex_destroy(&st->lock);
+		pthread_cond_destroy(&st->cond);
 		free(st);
 		return none;
 	}
@@ -201,6 +203,7 @@ static void tcp_forget(struct maru_file *f)
 	pipe_put(f->c, &st->p);
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_destroy(&st->lock);
+	pthread_cond_destroy(&st->cond);
 	free(st);
 }
 

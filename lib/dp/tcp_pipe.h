@@ -20,7 +20,7 @@
 /* One pipelined socket; fd < 0: none. out: frames sent, replies not read. */
 struct pipe {
 	int fd;
-	unsigned int out;
+	_Atomic unsigned int out;	/* a reader receives without the stream's lock */
 	uint64_t epoch;		/* the session it reclaimed */
 	uint64_t generation;
 	uint32_t max_reply;

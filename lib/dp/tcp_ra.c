@@ -41,6 +41,8 @@ static void ra_pop(struct maru_client *c, struct tcp_stream *st)
 
 void ra_reset(struct maru_client *c, struct tcp_stream *st)
 {
+	while (st->receiving)
+		pthread_cond_wait(&st->cond, &st->lock);
 	while (st->ra_n)
 		ra_pop(c, st);
 	/* replies still owed on the socket: nobody wants them */
@@ -94,7 +96,8 @@ static int ra_fill(struct maru_file *f, struct tcp_stream *st, uint64_t size)
 		fr->buf = ra_buf(c, st);
 		if (!fr->buf)
 			return 0;
-		rc = pipe_get(c, &st->p);
+		/* while frames are out the socket stays (a receiver may be in it) */
+		rc = st->ra_n ? 0 : pipe_get(c, &st->p);
 		if (!rc)
 			rc = pipe_send(c, &st->p, OP_READ, &q, sizeof(q), NULL, 0, &fr->reqid);
 		if (rc) {
@@ -152,11 +155,23 @@ static int ra_direct(struct maru_file *f, struct tcp_stream *st, uint8_t *buf, s
 }
 
 /* The reply to the oldest frame (replies come in request order). */
+/*
+ * Receive the reply to fr, the oldest frame not arrived, without the lock:
+ * readers whose bytes are here meanwhile take them. One receiver at a
+ * time (st->receiving); nothing pops fr or closes the socket meanwhile
+ * (ra_trim takes arrived frames only, ra_reset waits for the receiver).
+ */
 static int ra_recv(struct maru_file *f, struct tcp_stream *st, struct ra_frame *fr)
 {
 	struct req r = { .rbuf = fr->buf, .rcap = fr->len };
-	int rc = pipe_reply(&st->p, OP_READ, fr->reqid, &r);
+	int rc;
 
+	st->receiving = 1;
+	pthread_mutex_unlock(&st->lock);
+	rc = pipe_reply(&st->p, OP_READ, fr->reqid, &r);
+	pthread_mutex_lock(&st->lock);
+	st->receiving = 0;
+	pthread_cond_broadcast(&st->cond);
 	if (rc)
 		return rc;
 	if (r.status)
@@ -193,8 +208,8 @@ static void ra_trim(struct maru_client *c, struct tcp_stream *st, uint64_t at)
 
 	while (st->ra_n) {
 		fr = ra_at(st, 0);
-		if (fr->off + fr->len > at || (fr->used < fr->got &&
-					      fr->off + fr->len + TCP_STREAM_WINDOW / 2 > at))
+		if (fr->off + fr->len > at || !fr->arrived ||
+		    (fr->used < fr->got && fr->off + fr->len + TCP_STREAM_WINDOW / 2 > at))
 			return;
 		ra_pop(c, st);
 	}
@@ -211,6 +226,7 @@ static struct ra_frame *ra_find(struct maru_file *f, struct tcp_stream *st, uint
 	struct ra_frame *fr;
 	unsigned int i, k;
 
+again:
 	*rc = 0;
 	for (i = 0; i < st->ra_n; i++) {
 		fr = ra_at(st, i);
@@ -221,10 +237,22 @@ static struct ra_frame *ra_find(struct maru_file *f, struct tcp_stream *st, uint
 	}
 	if (i == st->ra_n)
 		return NULL;
+	if (ra_at(st, i)->arrived)
+		return ra_at(st, i);
+	/* another reader receives: wait for it, then look again (the
+	 * window may have moved) */
+	if (st->receiving) {
+		pthread_cond_wait(&st->cond, &st->lock);
+		goto again;
+	}
 	for (k = 0; k <= i; k++) {
 		fr = ra_at(st, k);
-		if (!fr->arrived && (*rc = ra_recv(f, st, fr)))
-			return NULL;
+		if (!fr->arrived) {
+			*rc = ra_recv(f, st, fr);
+			if (*rc)
+				return NULL;
+			goto again;
+		}
 	}
 	return ra_at(st, i);
 }

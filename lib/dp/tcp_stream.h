@@ -47,6 +47,8 @@ struct wb_frame {
 struct tcp_stream {
 	/* readers hold f->lock for reading only: this orders them */
 	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* a receiver is done */
+	int receiving;		/* a reader reads a reply without the lock */
 	struct pipe p;
 	/* read ahead: a ring in request (= reply) order */
 	struct ra_frame ra[TCP_STREAM_SLOTS];
