@@ -27,11 +27,16 @@
 #include "tcp_pipe.h"
 
 #define PIPE_IDLE	8
+/* frame buffers kept for the next stream: at most this many, and a
+ * quarter of the budget (a stream's first frames then fault no memory) */
+#define PIPE_BUFS	16
 
 struct tcp_dp {
 	pthread_mutex_t lock;
 	struct pipe idle[PIPE_IDLE];
 	unsigned int n;
+	uint8_t *bufs[PIPE_BUFS];
+	unsigned int nbufs;
 };
 
 int pipe_pool_open(struct maru_client *c)
@@ -57,6 +62,10 @@ void pipe_pool_close(struct maru_client *c)
 		return;
 	for (i = 0; i < t->n; i++)
 		close(t->idle[i].fd);
+	for (i = 0; i < t->nbufs; i++) {
+		free(t->bufs[i]);
+		pipe_budget_give(c, TCP_STREAM_FRAME);
+	}
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 	c->tcp = NULL;
@@ -238,4 +247,49 @@ int pipe_budget_take(struct maru_client *c, size_t n)
 void pipe_budget_give(struct maru_client *c, size_t n)
 {
 	atomic_fetch_sub(&c->st.tcp.held, (int_fast64_t)n);
+}
+
+uint8_t *pipe_buf_get(struct maru_client *c)
+{
+	struct tcp_dp *t;
+	uint8_t *b = NULL;
+
+	pthread_rwlock_rdlock(&c->dp_lock);
+	t = c->tcp;
+	if (t) {
+		pthread_mutex_lock(&t->lock);
+		if (t->nbufs)
+			b = t->bufs[--t->nbufs];
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_rwlock_unlock(&c->dp_lock);
+	if (b || !pipe_budget_take(c, TCP_STREAM_FRAME))
+		return b;
+	b = malloc(TCP_STREAM_FRAME);
+	if (!b)
+		pipe_budget_give(c, TCP_STREAM_FRAME);
+	return b;
+}
+
+void pipe_buf_put(struct maru_client *c, uint8_t *b)
+{
+	struct tcp_dp *t;
+	int kept = 0;
+
+	pthread_rwlock_rdlock(&c->dp_lock);
+	t = c->tcp;
+	if (t) {
+		pthread_mutex_lock(&t->lock);
+		if (t->nbufs < PIPE_BUFS &&
+		    (t->nbufs + 1) * (size_t)TCP_STREAM_FRAME <= pipe_budget_limit(c) / 4) {
+			t->bufs[t->nbufs++] = b;
+			kept = 1;
+		}
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_rwlock_unlock(&c->dp_lock);
+	if (!kept) {
+		free(b);
+		pipe_budget_give(c, TCP_STREAM_FRAME);
+	}
 }

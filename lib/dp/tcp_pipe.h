@@ -60,4 +60,12 @@ size_t pipe_budget_limit(const struct maru_client *c);
 int pipe_budget_take(struct maru_client *c, size_t n);
 void pipe_budget_give(struct maru_client *c, size_t n);
 
+/*
+ * A frame buffer of TCP_STREAM_FRAME bytes (of the budget): one the client
+ * kept, or a new one; NULL when the budget has no room. Put: kept for the
+ * next stream (still counted in the budget) or freed.
+ */
+uint8_t *pipe_buf_get(struct maru_client *c);
+void pipe_buf_put(struct maru_client *c, uint8_t *b);
+
 #endif

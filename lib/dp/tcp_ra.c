@@ -13,9 +13,11 @@
  * flight cover the bandwidth-delay product. A read elsewhere, or when the
  * stream cannot run (no socket, no budget, a broken stream), is the
  * control path's (-EAGAIN): tcp.c sends it as before. A frame is dropped
- * once a read went past its end; its buffer (1 MiB, of the budget) is kept
- * for the next frame and freed, the budget given back, when the stream
- * reaches the version's end or the handle is closed.
+ * once all its bytes were taken (or it lags far behind the reader); its
+ * buffer (1 MiB, of the budget) is kept for the next frame and handed back
+ * to the client (dp/tcp_pipe.c keeps a few for the next stream, so that a
+ * stream faults in no fresh memory) when the stream reaches the version's
+ * end or the handle is closed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,25 +55,16 @@ void ra_reset(struct maru_client *c, struct tcp_stream *st)
 
 void ra_release(struct maru_client *c, struct tcp_stream *st)
 {
-	while (st->ra_nspare) {
-		free(st->ra_spare[--st->ra_nspare]);
-		pipe_budget_give(c, TCP_STREAM_FRAME);
-	}
+	while (st->ra_nspare)
+		pipe_buf_put(c, st->ra_spare[--st->ra_nspare]);
 }
 
-/* A frame buffer: a spare one, or a new one of the budget's; NULL: none. */
+/* A frame buffer: a spare one, or the client's; NULL: no budget. */
 static uint8_t *ra_buf(struct maru_client *c, struct tcp_stream *st)
 {
-	uint8_t *b;
-
 	if (st->ra_nspare)
 		return st->ra_spare[--st->ra_nspare];
-	if (!pipe_budget_take(c, TCP_STREAM_FRAME))
-		return NULL;
-	b = malloc(TCP_STREAM_FRAME);
-	if (!b)
-		pipe_budget_give(c, TCP_STREAM_FRAME);
-	return b;
+	return pipe_buf_get(c);
 }
 
 static uint64_t ra_ahead(struct tcp_stream *st)
