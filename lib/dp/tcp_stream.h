@@ -33,16 +33,19 @@ struct ra_frame {
 
 /*
  * One WRITE frame in flight: its bytes at src until marud answers, a copy
- * of the budget's (copy, when written behind) or the caller's own buffer
- * (a big write, answered before it returns).
+ * in one of the stream's copy chunks (chunk >= 0, when written behind) or
+ * the caller's own buffer (chunk -1: a big write, answered before it
+ * returns).
  */
 struct wb_frame {
 	uint64_t off, reqid;
 	uint32_t len;
+	int chunk;
 	const uint8_t *src;
-	uint8_t *copy;
-	uint32_t cap;		/* copy's size (of the budget) */
 };
+
+/* Copy chunks of a write stream (TCP_STREAM_FRAME bytes each). */
+#define TCP_WB_CHUNKS	(TCP_STREAM_WINDOW / TCP_STREAM_FRAME + 2)
 
 struct tcp_stream {
 	/* readers hold f->lock for reading only: this orders them */
@@ -65,12 +68,17 @@ struct tcp_stream {
 	struct wb_frame wb[TCP_STREAM_SLOTS];
 	unsigned int wb_head, wb_n;
 	uint64_t wb_bytes;
-	/* copy buffers not in use, kept (with their budget) for the next
-	 * frames until the version is drained, so that a stream does not map
-	 * and fault fresh memory per frame */
-	uint8_t *wb_spare[TCP_STREAM_SLOTS];
-	uint32_t wb_spare_cap[TCP_STREAM_SLOTS];
-	unsigned int wb_nspare;
+	/*
+	 * The copies, packed in order into chunks of the client's frame
+	 * buffers (dp/tcp_pipe.c): frames are answered in order, so a ring of
+	 * chunks, each given back when its last frame was answered and
+	 * another one is being filled; all of them when the version is
+	 * drained. A stream so maps and faults no fresh memory per frame.
+	 */
+	uint8_t *wb_chunk[TCP_WB_CHUNKS];
+	unsigned int wb_refs[TCP_WB_CHUNKS];
+	unsigned int wb_ch_head, wb_ch_n;
+	uint32_t wb_ch_off;		/* bytes used of the newest chunk */
 };
 
 /*

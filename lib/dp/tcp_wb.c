@@ -2,7 +2,8 @@
 /*
  * lib/dp/tcp_wb.c: writing a pending version behind the caller over tcp.
  * Each WRITE frame goes out on the handle's pipelined socket
- * (dp/tcp_pipe.c) with a copy of its bytes kept until marud answers it,
+ * (dp/tcp_pipe.c) with a copy of its bytes kept until marud answers it
+ * (packed into 1 MiB chunks of the client's frame buffers),
  * and the write returns without waiting: replies are read when the window
  * (TCP_STREAM_WINDOW bytes, TCP_STREAM_SLOTS frames) or the client's
  * budget (opts.stream_bytes) is full, and all of them before the version
@@ -44,24 +45,62 @@ static struct wb_frame *wb_at(struct tcp_stream *st, unsigned int i)
 	return &st->wb[(st->wb_head + i) % TCP_STREAM_SLOTS];
 }
 
-/* A copy buffer back to the spares (freed when they are full). */
-static void wb_keep(struct maru_client *c, struct tcp_stream *st, uint8_t *b, uint32_t cap)
+static unsigned int ch_at(const struct tcp_stream *st, unsigned int i)
 {
-	if (st->wb_nspare == TCP_STREAM_SLOTS) {
-		free(b);
-		pipe_budget_give(c, cap);
-		return;
+	return (st->wb_ch_head + i) % TCP_WB_CHUNKS;
+}
+
+/*
+ * Room for a copy of len bytes (at most a chunk) after the last one: the
+ * newest chunk's rest, or a new chunk of the client's. NULL when there is
+ * no chunk to be had (the ring or the budget is full).
+ */
+static uint8_t *copy_alloc(struct maru_client *c, struct tcp_stream *st, uint32_t len,
+			   int *chunk)
+{
+	unsigned int k;
+	uint8_t *b;
+
+	if (st->wb_ch_n && st->wb_ch_off + len <= TCP_STREAM_FRAME) {
+		k = ch_at(st, st->wb_ch_n - 1);
+	} else {
+		if (st->wb_ch_n == TCP_WB_CHUNKS || !(b = pipe_buf_get(c)))
+			return NULL;
+		k = ch_at(st, st->wb_ch_n++);
+		st->wb_chunk[k] = b;
+		st->wb_refs[k] = 0;
+		st->wb_ch_off = 0;
 	}
-	st->wb_spare[st->wb_nspare] = b;
-	st->wb_spare_cap[st->wb_nspare++] = cap;
+	st->wb_refs[k]++;
+	*chunk = (int)k;
+	b = st->wb_chunk[k] + st->wb_ch_off;
+	st->wb_ch_off += len;
+	return b;
+}
+
+/* A copy is done with: chunks before the newest, emptied, go back. */
+static void copy_free(struct maru_client *c, struct tcp_stream *st, int chunk)
+{
+	unsigned int k;
+
+	st->wb_refs[chunk]--;
+	while (st->wb_ch_n > 1 && !st->wb_refs[k = ch_at(st, 0)]) {
+		pipe_buf_put(c, st->wb_chunk[k]);
+		st->wb_chunk[k] = NULL;
+		st->wb_ch_head = ch_at(st, 1);
+		st->wb_ch_n--;
+	}
+	/* the newest alone and empty: fill it again from its start */
+	if (st->wb_ch_n == 1 && !st->wb_refs[ch_at(st, 0)])
+		st->wb_ch_off = 0;
 }
 
 static void wb_pop(struct maru_client *c, struct tcp_stream *st)
 {
 	struct wb_frame *fr = wb_at(st, 0);
 
-	if (fr->copy)
-		wb_keep(c, st, fr->copy, fr->cap);
+	if (fr->chunk >= 0)
+		copy_free(c, st, fr->chunk);
 	st->wb_bytes -= fr->len;
 	memset(fr, 0, sizeof(*fr));
 	st->wb_head = (st->wb_head + 1) % TCP_STREAM_SLOTS;
@@ -141,41 +180,15 @@ static void wb_reap(struct maru_file *f, struct tcp_stream *st)
 	wb_pop(f->c, st);
 }
 
-/* Free the spare copy buffers, giving their budget back. */
+/* Every copy chunk back to the client (nothing is written behind). */
 static void wb_release(struct maru_client *c, struct tcp_stream *st)
 {
-	while (st->wb_nspare) {
-		st->wb_nspare--;
-		free(st->wb_spare[st->wb_nspare]);
-		pipe_budget_give(c, st->wb_spare_cap[st->wb_nspare]);
+	while (st->wb_ch_n) {
+		pipe_buf_put(c, st->wb_chunk[ch_at(st, 0)]);
+		st->wb_ch_head = ch_at(st, 1);
+		st->wb_ch_n--;
 	}
-}
-
-/* A copy buffer of at least len: a spare one, or a new one of the budget's. */
-static uint8_t *wb_buf(struct maru_client *c, struct tcp_stream *st, uint32_t len,
-		       uint32_t *cap)
-{
-	unsigned int i;
-	uint8_t *b;
-
-	for (i = 0; i < st->wb_nspare; i++) {
-		if (st->wb_spare_cap[i] < len)
-			continue;
-		b = st->wb_spare[i];
-		*cap = st->wb_spare_cap[i];
-		st->wb_nspare--;
-		st->wb_spare[i] = st->wb_spare[st->wb_nspare];
-		st->wb_spare_cap[i] = st->wb_spare_cap[st->wb_nspare];
-		return b;
-	}
-	/* whole 128 KiB pieces, so that most frames fit a spare */
-	*cap = (len + (128u << 10) - 1) & ~((128u << 10) - 1);
-	if (!pipe_budget_take(c, *cap))
-		return NULL;
-	b = malloc(*cap);
-	if (!b)
-		pipe_budget_give(c, *cap);
-	return b;
+	st->wb_ch_off = 0;
 }
 
 void wb_reset(struct maru_client *c, struct tcp_stream *st)
@@ -209,7 +222,7 @@ static void wb_room(struct maru_file *f, struct tcp_stream *st, uint32_t len)
  * NULL: the caller's buffer). A socket that breaks resends in line.
  */
 static void wb_push(struct maru_file *f, struct tcp_stream *st, const uint8_t *src,
-		    uint8_t *copy, uint32_t cap, uint32_t len, uint64_t off)
+		    int chunk, uint32_t len, uint64_t off)
 {
 	struct proto_io_req q = { .ino = f->ino, .off = off, .len = len };
 	struct wb_frame *fr = wb_at(st, st->wb_n);
@@ -218,8 +231,7 @@ static void wb_push(struct maru_file *f, struct tcp_stream *st, const uint8_t *s
 	fr->off = off;
 	fr->len = len;
 	fr->src = src;
-	fr->copy = copy;
-	fr->cap = cap;
+	fr->chunk = chunk;
 	st->wb_n++;
 	st->wb_bytes += len;
 	rc = pipe_send(f->c, &st->p, OP_WRITE, &q, sizeof(q), src, len, &fr->reqid);
@@ -232,11 +244,10 @@ static int wb_send(struct maru_file *f, struct tcp_stream *st, const uint8_t *bu
 		   uint32_t len, uint64_t off)
 {
 	uint8_t *copy;
-	uint32_t cap;
-	int rc;
+	int chunk, rc;
 
 	wb_room(f, st, len);
-	while (!(copy = wb_buf(f->c, st, len, &cap))) {
+	while (!(copy = copy_alloc(f->c, st, len, &chunk))) {
 		if (!st->wb_n)
 			return -EAGAIN;
 		wb_reap(f, st);
@@ -244,11 +255,11 @@ static int wb_send(struct maru_file *f, struct tcp_stream *st, const uint8_t *bu
 	/* while frames are out the socket is there (a broken one took them) */
 	rc = st->wb_n ? 0 : pipe_get(f->c, &st->p);
 	if (rc) {
-		wb_keep(f->c, st, copy, cap);
+		copy_free(f->c, st, chunk);
 		return -EAGAIN;
 	}
 	memcpy(copy, buf, len);
-	wb_push(f, st, copy, copy, cap, len, off);
+	wb_push(f, st, copy, chunk, len, off);
 	return 0;
 }
 
@@ -278,7 +289,7 @@ static int wb_direct(struct maru_file *f, struct tcp_stream *st, const uint8_t *
 			}
 			break;
 		}
-		wb_push(f, st, buf + done, NULL, 0, n, off + done);
+		wb_push(f, st, buf + done, -1, n, off + done);
 		done += n;
 		/* tests: stop the writer between two frames of one call */
 		rc = done < len ? FAILPOINT("libmaru.write.mid") : 0;
