@@ -122,8 +122,11 @@ static void test_stats_text(void **state)
 	assert_non_null(strstr(t, "maru_client_rdma_errors_total{kind=\"remote_access\"} 0\n"));
 	assert_non_null(strstr(t, "maru_client_rdma_errors_total{kind=\"timeout\"} 0\n"));
 	assert_non_null(strstr(t, "maru_client_rdma_qp_connects_total 0\n"));
-	/* create, reserve, 2 writes, read, STATS twice so far */
-	assert_non_null(strstr(t, "maru_client_requests_total 7\n"));
+	/* create, reserve, read, STATS twice so far: the 2 writes went on
+	 * the handle's stream, counted as the tcp path's frames */
+	assert_non_null(strstr(t, "maru_client_requests_total 5\n"));
+	assert_non_null(strstr(t, "maru_client_tcp_frames_total{dir=\"write\"} 2\n"));
+	assert_non_null(strstr(t, "maru_client_tcp_frames_total{dir=\"read\"} 1\n"));
 	assert_non_null(strstr(t, "\nmaru_client_spin_replies_total "));
 	assert_non_null(strstr(t, "\nmaru_client_spin_misses_total "));
 	n = (ssize_t)strlen(t);
