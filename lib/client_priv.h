@@ -116,6 +116,9 @@ struct rdma_counters {
  */
 struct tcp_counters {
 	atomic_uint_fast64_t rd_frames, wr_frames, dials, pipe_errors, refused, recovered;
+	/* frames sent with nothing else outstanding: each waits a whole round
+	 * trip (in line, every frame; streamed, the first of a window) */
+	atomic_uint_fast64_t rd_trips, wr_trips;
 	atomic_int_fast64_t held;
 };
 

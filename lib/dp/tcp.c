@@ -62,6 +62,7 @@ static ssize_t line_read(struct maru_file *f, void *buf, size_t len, uint64_t of
 		r.rbuf = (uint8_t *)buf + done;
 		r.rcap = q.len;
 		atomic_fetch_add(&f->c->st.tcp.rd_frames, 1);
+		atomic_fetch_add(&f->c->st.tcp.rd_trips, 1);
 		rc = f->c->env.call(f->c, &r);
 		if (rc)
 			return rc;
@@ -161,6 +162,7 @@ static ssize_t line_write(struct maru_file *f, const void *buf, size_t len, uint
 		r.p2 = (const uint8_t *)buf + done;
 		r.n2 = q.len;
 		atomic_fetch_add(&f->c->st.tcp.wr_frames, 1);
+		atomic_fetch_add(&f->c->st.tcp.wr_trips, 1);
 		rc = f->c->env.call(f->c, &r);
 		if (!rc && (r.rlen != sizeof(rep) || rep.done != q.len))
 			rc = -EIO;
@@ -229,6 +231,11 @@ static void tcp_stats(const struct maru_client *c, struct prom *t)
 		  "READ and WRITE frames sent by the tcp data path (its round trips).");
 	prom_label(t, "maru_client_tcp_frames_total", "dir", "read", k->rd_frames);
 	prom_label(t, "maru_client_tcp_frames_total", "dir", "write", k->wr_frames);
+	prom_head(t, "maru_client_tcp_round_trips_total", "counter",
+		  "READ and WRITE frames sent with none outstanding before them: each "
+		  "waited a whole round trip.");
+	prom_label(t, "maru_client_tcp_round_trips_total", "dir", "read", k->rd_trips);
+	prom_label(t, "maru_client_tcp_round_trips_total", "dir", "write", k->wr_trips);
 	prom_gauge_signed(t, "maru_client_tcp_stream_bytes",
 			  "Bytes read ahead or written behind and not yet used or answered.",
 			  k->held);

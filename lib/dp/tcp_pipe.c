@@ -206,6 +206,8 @@ int pipe_send(struct maru_client *c, struct pipe *p, uint16_t op, const void *p1
 	rc = proto_send(p->fd, &h, p1, n1, p2, n2);
 	if (rc)
 		return rc;
+	if (!p->out)
+		atomic_fetch_add(op == OP_READ ? &c->st.tcp.rd_trips : &c->st.tcp.wr_trips, 1);
 	p->out++;
 	/* maru_client_requests_total counts the control path's calls (tests
 	 * number them to lose one reply): stream frames are the tcp path's */

@@ -117,6 +117,7 @@ static int wb_call(struct maru_file *f, const void *buf, uint32_t len, uint64_t 
 	int rc;
 
 	atomic_fetch_add(&f->c->st.tcp.wr_frames, 1);
+	atomic_fetch_add(&f->c->st.tcp.wr_trips, 1);
 	rc = f->c->env.call(f->c, &r);
 	if (!rc && (r.rlen != sizeof(rep) || rep.done != len))
 		rc = -EIO;

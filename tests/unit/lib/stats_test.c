@@ -263,6 +263,10 @@ static const char pinned[] =
 	"# TYPE maru_client_tcp_frames_total counter\n"
 	"maru_client_tcp_frames_total{dir=\"read\"} 70\n"
 	"maru_client_tcp_frames_total{dir=\"write\"} 71\n"
+	"# HELP maru_client_tcp_round_trips_total READ and WRITE frames sent with none outstanding before them: each waited a whole round trip.\n"
+	"# TYPE maru_client_tcp_round_trips_total counter\n"
+	"maru_client_tcp_round_trips_total{dir=\"read\"} 77\n"
+	"maru_client_tcp_round_trips_total{dir=\"write\"} 78\n"
 	"# HELP maru_client_tcp_stream_bytes Bytes read ahead or written behind and not yet used or answered.\n"
 	"# TYPE maru_client_tcp_stream_bytes gauge\n"
 	"maru_client_tcp_stream_bytes 72\n"
@@ -313,6 +317,8 @@ static void set_counters(struct maru_client *c)
 	atomic_store(&st->tcp.dials, 74);
 	atomic_store(&st->tcp.pipe_errors, 75);
 	atomic_store(&st->tcp.recovered, 76);
+	atomic_store(&st->tcp.rd_trips, 77);
+	atomic_store(&st->tcp.wr_trips, 78);
 	atomic_store(&st->rdma.wrs_read, 51);
 	atomic_store(&st->rdma.wrs_write, 52);
 	atomic_store(&st->rdma.qp_connects, 53);

@@ -161,8 +161,10 @@ static void test_reads_in_flight(void **state)
 	assert_int_equal(maru_file_open_ino(x->c, STORE_INO, &h), 0);
 	read_in_pieces(x, h);
 	assert_true(seen.most >= 4);
-	/* one 1 MiB frame per MiB, not one per 128 KiB piece */
+	/* one 1 MiB frame per MiB, not one per 128 KiB piece, and one of
+	 * them waited a whole round trip: the rest were in flight behind it */
 	assert_int_equal(atomic_load(&x->c->st.tcp.rd_frames), CHUNK / (1u << 20));
+	assert_int_equal(atomic_load(&x->c->st.tcp.rd_trips), 1);
 	assert_int_equal(atomic_load(&x->c->st.dp[MARU_DATA_TCP].rd_bytes), CHUNK);
 	/* past the end: nothing, and nothing more asked */
 	assert_int_equal(maru_file_pread(h, x->back, PIECE, CHUNK), 0);
