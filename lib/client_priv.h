@@ -44,6 +44,8 @@ struct rdma_dp;
 struct rdma_keys;
 struct req;
 struct shm_dp;
+struct tcp_dp;
+struct tcp_stream;
 
 /* One socket of the pool; fd < 0 when closed. */
 struct conn {
@@ -109,9 +111,24 @@ struct rdma_counters {
 	atomic_uint_fast64_t err[RDMA_ERR_KINDS];
 };
 
+/*
+ * The tcp data path's pipelined transfers (dp/tcp*.c): READ and WRITE
+ * frames sent (the round trips a transfer cost), its own sockets, and the
+ * bytes it holds read ahead or written behind (bounded by stream_bytes).
+ */
+struct tcp_counters {
+	atomic_uint_fast64_t rd_frames, wr_frames, dials, pipe_errors, refused, recovered;
+	/* frames sent with nothing else outstanding: each waits a whole round
+	 * trip (in line, every frame; streamed, the first of a window) */
+	atomic_uint_fast64_t rd_trips, wr_trips;
+	atomic_int_fast64_t held;
+};
+
 struct client_stats {
 	struct dp_counters dp[4];
 	struct rdma_counters rdma;
+	struct tcp_counters tcp;
+	atomic_uint_fast64_t poisoned;	/* file.c: pending versions a failed write abandoned */
 	atomic_uint_fast64_t requests, reconnects, timeouts, new_sessions;
 	atomic_uint_fast64_t cancels;	/* calls ended by their thread's cancel token */
 	atomic_uint_fast64_t spin_replies, spin_misses;	/* transport.c reply_wait */
@@ -153,6 +170,7 @@ struct maru_client {
 	struct shm_dp *shm;		/* dp/shm.c: its pages populated, or NULL */
 	atomic_int remap;		/* the pool moved: choose the data path again */
 	struct rdma_dp *rdma;		/* dp/rdma*.c: its QP and staging, or NULL */
+	struct tcp_dp *tcp;		/* dp/tcp_pipe.c: idle pipelined sockets, or NULL */
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
@@ -176,6 +194,14 @@ struct maru_file {
 	/* the data path that keeps state on this handle (its forget drops it) */
 	const struct dp_ops *held;
 	struct rdma_keys *rk;		/* dp/rdma_keys.c: rkeys of this version */
+	/* dp/tcp.c: read ahead or written behind on this handle (CAS-set) */
+	struct tcp_stream *_Atomic ts;
+	/*
+	 * -errno once a transfer to this pending version failed (the first
+	 * error): it is never published, and every later write, sync and
+	 * publish returns it (file.c abandons the version at publish).
+	 */
+	_Atomic int poison;
 	/* xxh3 of bytes [0, hashed) of a pending version, taken while the data
 	 * path copied them (file.c decides, the data path feeds it); NULL once
 	 * the bytes went in out of order, or someone may write them directly */

@@ -118,6 +118,16 @@ struct maru_client_opts {
 	 */
 	unsigned int lease_cache;
 	unsigned int lease_cache_ms;	/* how long one is kept; default 5000 */
+	/*
+	 * Since MARU_0.2. data=tcp: bytes this client may hold at once for
+	 * reads ahead of the caller (a published version read in order is
+	 * fetched in 1 MiB frames, up to 16 MiB ahead per handle) and for
+	 * writes sent and not yet acknowledged (a copy of each, up to 16 MiB
+	 * per handle), all handles together. 0: the default, 64 MiB; less
+	 * than 1 MiB: every transfer waits for its reply (one round trip per
+	 * frame, as before).
+	 */
+	size_t stream_bytes;
 };
 
 /* Fill opts with defaults. size is sizeof(*opts) as the caller knows it. */
