@@ -422,6 +422,25 @@ ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off)
 
 /* ---- flush, fsync, fallocate, truncate, fstat ---- */
 
+/* The start of /proc/PID/WHAT in buf (NUL-ended); -1 when it cannot be read. */
+static int proc_read(pid_t pid, const char *what, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /*
  * Is the task closing this file dying of a signal? A writer killed mid-write
  * has its descriptors closed by the kernel (FLUSH, then RELEASE) exactly as
@@ -431,20 +450,12 @@ ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off)
  */
 static int killed_task(pid_t pid)
 {
-	char path[64], buf[1024], *p;
 	unsigned long long flags = 0, code = 0, v;
-	ssize_t n;
-	int fd, field;
+	char buf[1024], *p;
+	int field;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read(pid, "stat", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');	/* the command name may hold spaces */
 	if (!p)
 		return 0;
@@ -463,19 +474,10 @@ static int killed_task(pid_t pid)
 /* The process (thread group) of task pid, 0 when it is gone. */
 static pid_t tgid_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char buf[512], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read(pid, "status", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strstr(buf, "\nTgid:");
 	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
 }
