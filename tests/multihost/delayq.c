@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * tests/multihost/delayq.c: a fixed one-way delay for the multihost harness,
- * where the kernel has no netem qdisc. An nftables rule of the host namespace
- * sends its outgoing packets to NFQUEUE queue N; this program holds each one
+ * where the kernel has no netem qdisc. An iptables rule of the host namespace
+ * sends the packets it receives to NFQUEUE queue N; this program holds each one
  * for the given milliseconds and then accepts it. The delay is the same for
  * every packet, so a FIFO of (packet id, due time) keeps the order; only the
  * packet metadata crosses to user space (COPY_META), and GSO packets come

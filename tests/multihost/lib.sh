@@ -8,7 +8,7 @@
 # bridge, marud, marufs, FUSE. What is emulated: the network faults, by rules in
 # the switch namespace (nftables on the bridge: per-frame loss, link cuts, so
 # neither end sees a link change) and, for delay, by tests/multihost/delayq
-# (an NFQUEUE program holding each outgoing packet of a host for N ms: this
+# (an NFQUEUE program holding each packet a host receives for N ms: this
 # kernel has no netem qdisc).
 #
 # It sources tests/integration/lib/common.sh (asserts, wait_for, marud and
@@ -23,7 +23,7 @@
 #	mh_mount NAME [-o opts]		marufs data=tcp mount in NAME ($LAST_MNT)
 #	mh_cut NAME / mh_heal NAME	drop every frame to and from NAME / stop
 #	mh_loss NAME PCT		drop PCT % of NAME's frames each way (0 ends)
-#	mh_delay NAME MS		hold NAME's outgoing packets MS ms (0 ends)
+#	mh_delay NAME MS		hold the packets NAME receives MS ms (0 ends)
 #	mh_offloads NAME on|off		segmentation offloads of NAME's link
 #
 # Names carry this shell's pid (mh<pid>-NAME) so runs can go in parallel; the
@@ -89,7 +89,7 @@ mh_teardown()
 mh_init()
 {
 	skip_unless_fuse
-	skip_unless_cmd ip nsenter nft
+	skip_unless_cmd ip nsenter nft iptables
 	on_exit mh_teardown
 	ip netns add "$MH_SW" 2>"$T/netns.err" ||
 		skip "cannot make a network namespace: $(cat "$T/netns.err")"
@@ -167,15 +167,18 @@ mh_offloads()
 		fail "ethtool -K eth0 in $1"
 }
 
-# mh_delay NAME MS: delayq holds every packet NAME sends for MS ms (one way;
-# 0 ends it). Skips the case when delayq was not built.
+# mh_delay NAME MS: delayq holds every packet NAME receives for MS ms (one
+# way; 0 ends it). Skips the case when delayq was not built. On the receiving
+# side, not the sending one: a packet held in the sender's output path still
+# counts against its socket (TCP small queues), which then sent ~10 Mbit/s
+# at 5 ms where the same delay on input keeps ~5 Gbit/s.
 mh_delay()
 {
 	local h=$1 ms=$2 pid
 
 	pid=${MH_DELAYQ_PID[$h]:-}
 	if [ -n "$pid" ]; then
-		mh_run "$h" nft delete table inet mhdelay
+		mh_run "$h" iptables -w -t mangle -D PREROUTING -i eth0 -j NFQUEUE --queue-num 7
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		unset "MH_DELAYQ_PID[$h]"
@@ -187,13 +190,12 @@ mh_delay()
 		>>"$T/delayq-$h.log" 2>&1 &
 	MH_DELAYQ_PID[$h]=$!
 	# the queue must be bound before packets go to it, or they are dropped
-	wait_up "${MH_DELAYQ_PID[$h]}" 5 grep -q bound "$T/delayq-$h.log" ||
+	wait_up "${MH_DELAYQ_PID[$h]}" 5 grep -qs bound "$T/delayq-$h.log" ||
 		fail "delayq did not start in $h: $(cat "$T/delayq-$h.log")"
-	mh_run "$h" nft -f - <<-EOF || fail "nft: delay rule in $h"
-	add table inet mhdelay
-	add chain inet mhdelay out { type filter hook output priority 0; policy accept; }
-	add rule inet mhdelay out oifname "eth0" queue num 7
-	EOF
+	# iptables' NFQUEUE target (xt, through nft_compat): this kernel has no
+	# nft "queue" expression. PREROUTING: before the stack sees the packet.
+	mh_run "$h" iptables -w -t mangle -A PREROUTING -i eth0 -j NFQUEUE --queue-num 7 ||
+		fail "iptables: delay rule in $h"
 }
 
 # mh_bg NAME CMD...: CMD in NAME in the background, killed at teardown.
@@ -204,6 +206,13 @@ mh_bg()
 	nsenter --net="/run/netns/$(mh_ns "$h")" "$@" &
 	MH_PIDS+=($!)
 	MH_LAST_PID=$!
+}
+
+# mh_listens NAME ADDR:PORT: a TCP socket listens there in NAME (no probe
+# connection: a server would count it as a client)
+mh_listens()
+{
+	mh_run "$1" ss -Hltn "src $2" | grep -q .
 }
 
 # mh_marud_start NAME [marud args]: marud in host NAME, listening on
@@ -221,7 +230,7 @@ mh_marud_start()
 	marud_start --key-file "$MH_KEY" --listen "unix:$MARUD_SOCK" \
 		--listen "tcp://${MH_ADDR[$h]}:$MH_PORT" "$@"
 	WRAP=("${saved[@]}")
-	wait_for 5 mh_run "$h" bash -c "exec 3<>/dev/tcp/${MH_ADDR[$h]}/$MH_PORT" 2>/dev/null ||
+	wait_for 5 mh_listens "$h" "${MH_ADDR[$h]}:$MH_PORT" ||
 		fail "marud does not accept on ${MH_ADDR[$h]}:$MH_PORT"
 }
 
