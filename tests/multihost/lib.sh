@@ -266,3 +266,16 @@ mh_p99()
 {
 	sort -n "$1" | awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.999); if (i < 1) i = 1; print v[i] }'
 }
+
+# mh_tool ARGS...: tests/multihost/mh_tool.py (timed POSIX sequences, raw TCP)
+mh_tool()
+{
+	python3 "$SRCDIR/tests/multihost/mh_tool.py" "$@"
+}
+
+# mh_stat_value MNT NAME: first sample of metric NAME in MNT/.maru/stats
+mh_stat_value()
+{
+	awk -v m="$2" 'v == "" && ($1 == m || index($1, m "{") == 1) { v = $NF } END { print v }' \
+		"$1/.maru/stats"
+}
