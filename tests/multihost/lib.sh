@@ -60,13 +60,21 @@ mh_run()
 	nsenter --net="/run/netns/$(mh_ns "$h")" "$@"
 }
 
+# mh_mounted DIR: DIR is in the mount table (without touching the mount)
+mh_mounted()
+{
+	awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts
+}
+
 mh_teardown()
 {
 	local h pid mnt
 
 	set +e
+	# by the mount table, not mountpoint(1): a mount whose marufs is cut off
+	# or dead fails the stat that mountpoint needs, and would stay behind
 	for mnt in "${!MARUFS_LOG_OF[@]}"; do
-		mountpoint -q "$mnt" && fusermount3 -uz "$mnt" 2>/dev/null
+		mh_mounted "$mnt" && fusermount3 -uz "$mnt" 2>/dev/null
 	done
 	for pid in "${MH_PIDS[@]}" "${MH_DELAYQ_PID[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
