@@ -19,8 +19,11 @@
 # 1% loss), and for the 8 MiB reads the requests the reading mount sent to
 # marud per chunk (maru_client_requests_total of its .maru/stats: the round
 # trips, when each waits for the one before) and the milliseconds per chunk.
+# Each figure is the median of $ROUNDS rounds (3; 1 with --quick), each
+# round iperf3 both ways and then the chunks, so that the load of a shared
+# machine falls on both alike.
 # Never fails on speed; fails on wrong bytes.
-# --quick: 1 s iperf3 runs, one chunk each (CI proves it runs).
+# --quick: one round, 1 s iperf3 runs, one chunk each (CI proves it runs).
 set -euo pipefail
 B=$(cd "${1:?usage: remote_bench.sh BUILD_DIR [--quick]}" && pwd)
 QUICK=${2:-}
@@ -32,9 +35,9 @@ export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 skip_unless_cmd iperf3 ping python3
 
 if [ "$QUICK" = --quick ]; then
-	IPERF_T=1; N8=1; N32=1
+	IPERF_T=1; N8=1; N32=1; ROUNDS=1
 else
-	IPERF_T=4; N8=6; N32=3
+	IPERF_T=2; N8=4; N32=2; ROUNDS=3
 fi
 
 mh_init
@@ -92,43 +95,69 @@ ratio()
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
 }
 
-# measure LABEL: the rows of one condition
+# chunks SIZE N: write N chunks of SIZE MiB on A, read them on B; sets WNS
+# and RNS (ns spent) and REQS (B's requests for the reads)
+chunks()
+{
+	local s=$1 n=$2 i f t0 r0
+	WNS=0
+	RNS=0
+	REQS=0
+	for i in $(seq "$n"); do
+		f=c-$COND-$s-$i
+		t0=$(now_ns)
+		dd if="$T/src$s" of="$WA/$f" bs=4M status=none || fail "write of $f failed"
+		WNS=$((WNS + $(now_ns) - t0))
+	done
+	for i in $(seq "$n"); do
+		f=c-$COND-$s-$i
+		r0=$(requests)
+		t0=$(now_ns)
+		dd if="$WB/$f" of=/dev/null bs=4M status=none || fail "read of $f failed"
+		RNS=$((RNS + $(now_ns) - t0))
+		REQS=$((REQS + $(requests) - r0))
+	done
+	cmp "$T/src$s" "$WB/c-$COND-$s-1" || fail "a chunk of $s MiB read wrong bytes ($COND)"
+	rm -f "$WA"/c-"$COND"-"$s"-*
+}
+
+med()
+{
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# measure LABEL: the rows of one condition: $ROUNDS rounds, each iperf3 both
+# ways then the chunks (turn about, so a load that comes and goes on this
+# machine hits both sides alike); medians of the rounds
 measure()
 {
-	local label=$1 wpeer rpeer rtt s n i f t0 wns rns r0 reqs
-	wpeer=$(iperf3_mibs w1)
-	rpeer=$(iperf3_mibs w2 -R)
+	local label=$1 r s n rtt key
+	local -A v=()
 	rtt=$(rtt_ms)
+	for r in $(seq "$ROUNDS"); do
+		v[wpeer]+=" $(iperf3_mibs w1)"
+		v[rpeer]+=" $(iperf3_mibs w2 -R)"
+		for s in 8 32; do
+			n=$N8
+			[ "$s" = 8 ] || n=$N32
+			chunks "$s" "$n"
+			v[w$s]+=" $(mibs $((n * s << 20)) "$WNS")"
+			v[r$s]+=" $(mibs $((n * s << 20)) "$RNS")"
+			v[q$s]+=" $((REQS / n))"
+			v[ms$s]+=" $(awk -v ns="$RNS" -v n="$n" 'BEGIN { printf "%.1f", ns / n / 1e6 }')"
+		done
+	done
+	for key in "${!v[@]}"; do
+		# shellcheck disable=SC2086 # word splitting intended
+		v[$key]=$(med ${v[$key]})
+	done
 	for s in 8 32; do
-		n=$N8
-		[ "$s" = 8 ] || n=$N32
-		wns=0
-		rns=0
-		reqs=0
-		for i in $(seq "$n"); do
-			f=c-$COND-$s-$i
-			t0=$(now_ns)
-			dd if="$T/src$s" of="$WA/$f" bs=4M status=none ||
-				fail "write of $f ($label) failed"
-			wns=$((wns + $(now_ns) - t0))
-		done
-		for i in $(seq "$n"); do
-			f=c-$COND-$s-$i
-			r0=$(requests)
-			t0=$(now_ns)
-			dd if="$WB/$f" of=/dev/null bs=4M status=none || fail "read of $f ($label) failed"
-			rns=$((rns + $(now_ns) - t0))
-			reqs=$((reqs + $(requests) - r0))
-		done
-		cmp "$T/src$s" "$WB/c-$COND-$s-1" || fail "chunk of $s MiB read wrong bytes ($label)"
-		row "write $s MiB, $label" "$(mibs $((n * s << 20)) "$wns")" "$wpeer" "" ""
+		row "write $s MiB, $label" "${v[w$s]}" "${v[wpeer]}" "" ""
 		if [ "$s" = 8 ]; then
-			row "read $s MiB, $label" "$(mibs $((n * s << 20)) "$rns")" "$rpeer" \
-				"$((reqs / n))" "$(awk -v ns="$rns" -v n="$n" 'BEGIN { printf "%.1f", ns / n / 1e6 }')"
+			row "read $s MiB, $label" "${v[r$s]}" "${v[rpeer]}" "${v[q$s]}" "${v[ms$s]}"
 		else
-			row "read $s MiB, $label" "$(mibs $((n * s << 20)) "$rns")" "$rpeer" "" ""
+			row "read $s MiB, $label" "${v[r$s]}" "${v[rpeer]}" "" ""
 		fi
-		rm -f "$WA"/c-"$COND"-"$s"-*
 	done
 	RTTS+="$label: ${rtt} ms; "
 }
