@@ -9,15 +9,16 @@
 # (with a floor of MH_P99_FLOOR_MS, 10 ms: on this shared 2-core machine the
 # scheduler alone moves a 1 ms p99 by more than that; an unreachable mount
 # held hostage costs marud's ack timeout, 1000 ms, per publish).
-# The issue asks for a 60 s partition; this case cuts for MH_CUT_S (30 s) to
-# fit the suite in CI's budget: the hostage cost shows from the first publish.
+# The partition lasts MH_CUT_S (60 s, as the issue asks; the whole suite still
+# runs in about 2 minutes), the loop after the heal 15 s (the issue saw the
+# slowness last 49 s after the link came back).
 # After the heal, B must give no stale answer: a file A rewrote and one A
 # removed during the partition, both cached on B before it, read fresh on B
 # as soon as B answers an uncached lookup again.
 # Real: TCP between namespaces, marud, both mounts. Emulated: the partition
 # (every frame to and from w2 dropped on the bridge).
 . "$(dirname "$0")/lib.sh"
-: "${MH_CUT_S:=30}"
+: "${MH_CUT_S:=60}"
 : "${MH_P99_FLOOR_MS:=10}"
 mh_init
 mh_host pool
@@ -44,7 +45,7 @@ echo v2 >"$A/probe"
 rm "$A/gone"
 wait "$loop" || fail "the create loop on A failed during the partition"
 mh_heal w2
-mh_tool createloop "$A" after 10 "$T/lat.after"
+mh_tool createloop "$A" after 15 "$T/lat.after"
 
 base=$(mh_p99 "$T/lat.base")
 during=$(mh_p99 "$T/lat.during")
