@@ -134,6 +134,9 @@ measure()
 	local label=$1 r s n rtt key
 	local -A v=()
 	rtt=$(rtt_ms)
+	# the delay is really there (delayq holds what the pool host receives)
+	awk -v r="$rtt" -v d="$DELAY_MS" 'BEGIN { exit !(r >= d) }' ||
+		fail "ping RTT $rtt ms with $DELAY_MS ms added ($label)"
 	for r in $(seq "$ROUNDS"); do
 		v[wpeer]+=" $(iperf3_mibs w1)"
 		v[rpeer]+=" $(iperf3_mibs w2 -R)"
@@ -171,13 +174,16 @@ row()	# NAME MIBS PEER REQS RTTS
 }
 
 COND=d0
+DELAY_MS=0
 measure "no delay"
 if [ -n "${DELAYQ:-}" ]; then
 	for ms in 1 5; do
 		COND=d$ms
 		mh_delay pool "$ms"
+		DELAY_MS=$ms
 		measure "$ms ms one way"
 		mh_delay pool 0
+		DELAY_MS=0
 	done
 else
 	log "no delayq (libnetfilter-queue not found at build time): no delay rows"
