@@ -417,8 +417,8 @@ int mfs_serve(struct mfs *m, struct fuse_cmdline_opts *co, struct maru_client *c
 		goto out_unmount;
 	if (client_ready(m, c) < 0 || threads_start(m) < 0)
 		goto out_stop;
-	log_info("mounted %s on %s (data path %d, pid %d)", m->o.pool, co->mountpoint,
-		 (int)m->info.data_path, (int)getpid());
+	log_info("mounted %s on %s (data path %s, pid %d)", m->o.pool, co->mountpoint,
+		 opts_data_path_name(m->info.data_path), (int)getpid());
 	ret = run_loop(se, co);
 	/* a signal asking us to stop is a clean shutdown too */
 	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
