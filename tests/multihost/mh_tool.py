@@ -16,6 +16,10 @@ measures.
                                       rest, create SYNCDIR/wrote, wait for
                                       SYNCDIR/close, close; prints
                                       "write=ERRNO close=ERRNO" (0 = success)
+  write SRC DST                       copy SRC (read first) to DST; prints the
+                                      ns from DST's open to its close
+  read FILE                           read FILE whole; prints the ns from open
+                                      to close
   flood ADDR PORT IDLE SLOW SECONDS READY
                                       IDLE connections that send nothing and
                                       SLOW that announce an 8 MiB AUTH frame
@@ -203,6 +207,27 @@ def flood(addr, port, idle, slow, secs, ready):
     sys.stdout.flush()
 
 
+def timed_write(src, dst):
+    with open(src, "rb") as f:
+        data = memoryview(f.read())
+    t0 = time.monotonic_ns()
+    fd = os.open(dst, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    off = 0
+    while off < len(data):
+        off += os.write(fd, data[off:off + (4 << 20)])
+    os.close(fd)
+    print(time.monotonic_ns() - t0)
+
+
+def timed_read(path):
+    buf = bytearray(4 << 20)
+    t0 = time.monotonic_ns()
+    with open(path, "rb", buffering=0) as f:
+        while f.readinto(buf):
+            pass
+    print(time.monotonic_ns() - t0)
+
+
 def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "createloop":
@@ -213,6 +238,10 @@ def main(argv):
         interrupt(*args)
     elif cmd == "writecut":
         writecut(*args)
+    elif cmd == "write":
+        timed_write(*args)
+    elif cmd == "read":
+        timed_read(*args)
     elif cmd == "flood":
         flood(args[0], args[1], int(args[2]), int(args[3]), args[4], args[5])
     else:
