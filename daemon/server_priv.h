@@ -147,10 +147,11 @@ struct server {
 	pthread_mutex_t subs_lock;
 	pthread_cond_t subs_cond;	/* CLOCK_MONOTONIC: an ACK came, a sub left */
 	struct sub *subs;
-	atomic_uint nacking;		/* listed subs that acknowledge */
+	atomic_uint nacking;		/* listed subs that acknowledge, not dropped */
 	struct ack_wait *waits;		/* lock-holding changes waiting for acks */
 	atomic_uint ack_publish_ms, ack_ms;
 	atomic_uint_fast64_t ack_timeouts;
+	atomic_uint_fast64_t ack_drops, ack_rejoins;	/* subscribers dropped, back */
 
 	atomic_int stopping;
 	atomic_int reset;		/* the memory was reset: restart in place */

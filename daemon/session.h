@@ -93,6 +93,14 @@ enum cache_result session_cache_begin(struct session *s, uint64_t reqid, uint16_
  * in a way its client never heard of (the connection broke under it), so a
  * retry of the same id runs again instead of being answered that failure.
  */
+/*
+ * The last SESSION_PUBLISHED_KEEP versions s published: a PUBLISH asked
+ * again after its reply cache entry went is answered as done only to the
+ * session that published it (daemon/handlers/version.c).
+ */
+#define SESSION_PUBLISHED_KEEP 16
+void session_note_published(struct session *s, uint64_t ino);
+int session_published(struct session *s, uint64_t ino);
 void session_cache_forget(struct session *s, uint64_t reqid);
 void session_cache_finish(struct session *s, uint64_t reqid, int32_t status,
 			  const void *payload, size_t len, uint64_t ino);

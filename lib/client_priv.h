@@ -5,7 +5,8 @@
  * its own header. Calls run one way: the public API (client.c ns.c file.c
  * events.c stats.c map.c) -> session.c / transport.c -> auth.c frame.c ->
  * the data paths in dp/ (through struct dp_ops) -> pool_locate.c.
- * transport.c is the only place that talks to marud for a client; every
+ * cancel.c (the thread's struct maru_cancel) is a leaf transport.c waits
+ * through. transport.c is the only place that talks to marud for a client; every
  * public call builds one request and hands it to transport_call(). A data
  * path that needs marud (tcp's frames, rdma's RKEY) or the session's facts
  * reaches them through c->env, callbacks client.c gives the client when it
@@ -43,12 +44,15 @@ struct rdma_dp;
 struct rdma_keys;
 struct req;
 struct shm_dp;
+struct tcp_dp;
+struct tcp_stream;
 
 /* One socket of the pool; fd < 0 when closed. */
 struct conn {
 	int fd;
 	int busy;
 	uint64_t epoch;		/* session epoch it was attached under */
+	unsigned int tmo_ms;	/* its SO_RCVTIMEO/SO_SNDTIMEO now (transport.c) */
 };
 
 /* What the last HELLO told us; guarded by maru_client.lock. */
@@ -107,10 +111,26 @@ struct rdma_counters {
 	atomic_uint_fast64_t err[RDMA_ERR_KINDS];
 };
 
+/*
+ * The tcp data path's pipelined transfers (dp/tcp*.c): READ and WRITE
+ * frames sent (the round trips a transfer cost), its own sockets, and the
+ * bytes it holds read ahead or written behind (bounded by stream_bytes).
+ */
+struct tcp_counters {
+	atomic_uint_fast64_t rd_frames, wr_frames, dials, pipe_errors, refused, recovered;
+	/* frames sent with nothing else outstanding: each waits a whole round
+	 * trip (in line, every frame; streamed, the first of a window) */
+	atomic_uint_fast64_t rd_trips, wr_trips;
+	atomic_int_fast64_t held;
+};
+
 struct client_stats {
 	struct dp_counters dp[4];
 	struct rdma_counters rdma;
+	struct tcp_counters tcp;
+	atomic_uint_fast64_t poisoned;	/* file.c: pending versions a failed write abandoned */
 	atomic_uint_fast64_t requests, reconnects, timeouts, new_sessions;
+	atomic_uint_fast64_t cancels;	/* calls ended by their thread's cancel token */
 	atomic_uint_fast64_t spin_replies, spin_misses;	/* transport.c reply_wait */
 };
 
@@ -131,6 +151,8 @@ struct maru_client {
 	int down;			/* an outage was logged */
 	atomic_uint_fast64_t next_reqid;
 	atomic_uint_fast64_t last_ok_ms;	/* marud last answered (monotonic) */
+	atomic_uint_fast64_t down_since_ms;	/* transport.c: first failure of an outage; 0: up */
+	atomic_uint_fast64_t last_fail_ms;	/* transport.c: a call last waited out its bound */
 	atomic_int in_flight;		/* requests sent and not yet answered */
 	atomic_int spin_skip;		/* requests left that must not poll */
 
@@ -148,6 +170,7 @@ struct maru_client {
 	struct shm_dp *shm;		/* dp/shm.c: its pages populated, or NULL */
 	atomic_int remap;		/* the pool moved: choose the data path again */
 	struct rdma_dp *rdma;		/* dp/rdma*.c: its QP and staging, or NULL */
+	struct tcp_dp *tcp;		/* dp/tcp_pipe.c: idle pipelined sockets, or NULL */
 
 	struct maru_file *files;	/* open handles, for client_free */
 	struct client_stats st;
@@ -171,6 +194,14 @@ struct maru_file {
 	/* the data path that keeps state on this handle (its forget drops it) */
 	const struct dp_ops *held;
 	struct rdma_keys *rk;		/* dp/rdma_keys.c: rkeys of this version */
+	/* dp/tcp.c: read ahead or written behind on this handle (CAS-set) */
+	struct tcp_stream *_Atomic ts;
+	/*
+	 * -errno once a transfer to this pending version failed (the first
+	 * error): it is never published, and every later write, sync and
+	 * publish returns it (file.c abandons the version at publish).
+	 */
+	_Atomic int poison;
 	/* xxh3 of bytes [0, hashed) of a pending version, taken while the data
 	 * path copied them (file.c decides, the data path feeds it); NULL once
 	 * the bytes went in out of order, or someone may write them directly */
@@ -194,6 +225,7 @@ struct req {
 	int32_t status;		/* out: marud's status */
 	uint64_t gen;		/* out: generation the request was sent with */
 	uint64_t rgen;		/* out: generation of the reply */
+	int asked_again;	/* transport.c: a PUBLISH asked again after a restart */
 };
 
 #endif

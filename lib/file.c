@@ -20,6 +20,12 @@
  * (file_grow) so that a chunk written in many small pieces costs few
  * round trips.
  *
+ * Poison: the first failed transfer to a pending version (a write, a
+ * zero fill, a sync, or a frame a data path wrote behind the caller,
+ * dp/tcp_wb.c) is kept in f->poison. Every later write, sync and publish
+ * returns it, and publish abandons the version instead of publishing it
+ * (a line names the version and the error): nothing partial is visible.
+ *
  * Hash: file_hash.c keeps the digest PUBLISH carries of a version written
  * in order through a data path that hashes; file.c tells it of each write,
  * of a shrinking truncate and of extents handed out (which drop it).
@@ -35,6 +41,7 @@
 #include "attr.h"
 #include "client_priv.h"
 #include "dp/datapath.h"
+#include "file.h"
 #include "file_hash.h"
 #include "frame.h"
 #include "hash.h"
@@ -164,8 +171,8 @@ static void file_free(struct maru_file *f)
 	free(f);
 }
 
-/* Build a handle from an opening call's reply. */
-static int file_new(struct maru_client *c, struct req *r, struct maru_file **out)
+/* Build a handle from an opening call's reply (file_open.c). */
+int file_new(struct maru_client *c, struct req *r, struct maru_file **out)
 {
 	struct maru_file *f;
 	int rc;
@@ -188,91 +195,6 @@ static int file_new(struct maru_client *c, struct req *r, struct maru_file **out
 	file_link(c, f);
 	*out = f;
 	return 0;
-}
-
-static int open_call(struct maru_client *c, struct req *r, struct maru_file **out)
-{
-	int rc = transport_call(c, r);
-
-	if (rc)
-		return rc;
-	rc = file_new(c, r, out);
-	frame_req_done(r);
-	return rc;
-}
-
-/* ---- opening ---- */
-
-static uint32_t create_flags(unsigned int flags)
-{
-	return (flags & MARU_CREATE_EXCL ? CREATE_EXCL : 0) |
-	       (flags & MARU_CREATE_COPY ? CREATE_COPY : 0);
-}
-
-int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
-		     uint32_t mode, uint32_t uid, uint32_t gid, unsigned int flags,
-		     uint64_t size_hint, struct maru_file **out)
-{
-	uint8_t buf[sizeof(struct proto_create_req) + PROTO_NAME_MAX];
-	struct proto_create_req q = { .parent = parent, .size_hint = size_hint };
-	struct req r = { .op = OP_CREATE, .p1 = buf };
-	size_t n;
-	int rc;
-
-	if (!c || !out || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
-		return -EINVAL;
-	rc = attr_name_check(name, &n);
-	if (rc)
-		return rc;
-	q.flags = create_flags(flags);
-	q.mode = S_IFREG | (mode & 07777);
-	q.uid = uid;
-	q.gid = gid;
-	q.namelen = (uint16_t)n;
-	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
-	return open_call(c, &r, out);
-}
-
-int maru_file_rewrite(struct maru_client *c, uint64_t ino, unsigned int flags,
-		      uint64_t size_hint, struct maru_file **out)
-{
-	struct proto_create_req q = { .from_ino = ino, .size_hint = size_hint };
-	struct req r = { .op = OP_CREATE, .p1 = &q, .n1 = sizeof(q) };
-
-	if (!c || !out || !ino || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
-		return -EINVAL;
-	q.flags = create_flags(flags);
-	/* mode/uid/gid 0: marud keeps those of the version being rewritten */
-	return open_call(c, &r, out);
-}
-
-int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
-		   struct maru_file **out)
-{
-	uint8_t buf[sizeof(struct proto_open_req) + PROTO_NAME_MAX];
-	struct proto_open_req q = { .parent = parent };
-	struct req r = { .op = OP_OPEN, .p1 = buf };
-	size_t n;
-	int rc;
-
-	if (!c || !out)
-		return -EINVAL;
-	rc = attr_name_check(name, &n);
-	if (rc)
-		return rc;
-	q.namelen = (uint16_t)n;
-	r.n1 = attr_name_req_pack(buf, &q, sizeof(q), name, n);
-	return open_call(c, &r, out);
-}
-
-int maru_file_open_ino(struct maru_client *c, uint64_t ino, struct maru_file **out)
-{
-	struct proto_open_req q = { .ino = ino };
-	struct req r = { .op = OP_OPEN, .p1 = &q, .n1 = sizeof(q) };
-
-	if (!c || !out || !ino)
-		return -EINVAL;
-	return open_call(c, &r, out);
 }
 
 /* ---- facts ---- */
@@ -399,16 +321,20 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 /*
  * Room for need bytes, asked for before any byte moves so that -ENOSPC
  * leaves nothing written. Grows geometrically: few round trips for a chunk
- * written in many small pieces.
+ * written in many small pieces. Eightfold where marud moves the bytes
+ * (tcp): each RESERVE there is a round trip over a network that the
+ * writes streamed behind it wait for (an 8 MiB chunk: 4, not 8), and
+ * publish gives what was not written back.
  */
-static int file_grow(struct maru_file *f, uint64_t need)
+static int file_grow(struct maru_file *f, const struct dp_ops *dp, uint64_t need)
 {
-	uint64_t want;
+	uint64_t want, grown;
 	int rc;
 
 	if (need <= f->reserved)
 		return 0;
-	want = f->reserved * 2 > need ? f->reserved * 2 : need;
+	grown = f->reserved * (dp->direct ? 2 : 8);
+	want = grown > need ? grown : need;
 	if (want < GROW_MIN)
 		want = GROW_MIN;
 	rc = reserve_req(f, want);
@@ -432,6 +358,18 @@ static int io_check(struct maru_file *f, const struct dp_ops *dp, int want_pendi
 	if (dp->direct)
 		rc = (int)lost_session(f, transport_live(f->c));
 	return rc ? rc : file_check(f, want_pending);
+}
+
+/* The first failed transfer to a pending version: it will not be published. */
+static void file_poison(struct maru_file *f, int err)
+{
+	int none = 0;
+
+	if (err >= 0)
+		err = -EIO;
+	if (atomic_compare_exchange_strong(&f->poison, &none, err))
+		clog_warn(f->c, -err, "%s: a write to pending version %llu failed: it will "
+			  "not be published", f->c->uri, (unsigned long long)f->ino);
 }
 
 /* A transfer's bytes and one op on the path's counters (stats.c). */
@@ -486,7 +424,7 @@ static int fill_gap(struct maru_file *f, const struct dp_ops *dp, uint64_t end)
 static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const void *buf,
 			    size_t len, uint64_t off)
 {
-	ssize_t rc = file_grow(f, off + len);
+	ssize_t rc = file_grow(f, dp, off + len);
 
 	if (rc == 0)
 		rc = io_check(f, dp, 1);
@@ -495,6 +433,8 @@ static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const 
 		rc = fill_gap(f, dp, off);
 		if (rc == 0)
 			rc = dp->write(f, buf, len, off);
+		if (rc < 0)
+			file_poison(f, (int)rc);
 		file_hash_after_write(f, rc);
 		count_io(f, dp, 1, rc);
 		if (rc > 0 && off + (uint64_t)rc > f->size)
@@ -517,7 +457,9 @@ ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint6
 		return -EFBIG;
 	dp = session_dp(f->c);
 	pthread_rwlock_wrlock(&f->lock);
-	rc = file_check(f, 1);
+	rc = atomic_load(&f->poison);
+	if (rc == 0)
+		rc = file_check(f, 1);
 	if (rc == 0 && len)
 		rc = write_locked(f, dp, buf, len, off);
 	pthread_rwlock_unlock(&f->lock);
@@ -551,7 +493,7 @@ int maru_file_truncate(struct maru_file *f, uint64_t size)
 	rc = file_check(f, 1);
 	/* a direct path's grown part is zero-filled here: room first */
 	if (!rc && dp->direct)
-		rc = file_grow(f, size);
+		rc = file_grow(f, dp, size);
 	if (!rc)
 		rc = io_check(f, dp, 1);
 	if (!rc && f->hs && size < f->hashed)
@@ -585,11 +527,38 @@ int maru_file_sync(struct maru_file *f)
 	if (!f)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&f->lock);
-	rc = file_check(f, 1);
+	rc = atomic_load(&f->poison);
 	if (!rc)
+		rc = file_check(f, 1);
+	if (!rc) {
 		rc = session_dp(f->c)->sync(f);
+		if (rc)
+			file_poison(f, rc);
+	}
 	pthread_rwlock_unlock(&f->lock);
 	return rc;
+}
+
+/*
+ * A poisoned version is abandoned at publish, never published; the
+ * handle is dead then (close sends nothing more). The error it failed with.
+ */
+static int abandon_poisoned(struct maru_file *f)
+{
+	struct proto_ino_req q = { .ino = f->ino };
+	struct req r = { .op = OP_ABANDON, .p1 = &q, .n1 = sizeof(q) };
+	int err = atomic_load(&f->poison), rc;
+
+	file_forget(f);
+	rc = transport_call(f->c, &r);
+	frame_req_done(&r);
+	clog_warnx(f->c, "%s: pending version %llu abandoned, not published: a write to it "
+		   "failed (%s)%s", f->c->uri, (unsigned long long)f->ino, strerror(-err),
+		   rc ? "; marud drops it with the session" : "");
+	atomic_fetch_add(&f->c->st.poisoned, 1);
+	f->dead = 1;
+	f->pending = 0;
+	return err;
 }
 
 static int publish_locked(struct maru_file *f, struct maru_attr *dir)
@@ -600,7 +569,9 @@ static int publish_locked(struct maru_file *f, struct maru_attr *dir)
 
 	rc = session_dp(f->c)->sync(f);
 	if (rc)
-		return rc;
+		file_poison(f, rc);
+	if (atomic_load(&f->poison))
+		return abandon_poisoned(f);
 	q.xxh3 = file_hash_for_publish(f);
 	rc = (int)lost_session(f, transport_call(f->c, &r));
 	/* marud ends the rdma rights of a pending version before it hashes
@@ -632,7 +603,10 @@ int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir)
 	if (dir)
 		memset(dir, 0, sizeof(*dir));
 	pthread_rwlock_wrlock(&f->lock);
-	rc = file_check(f, 1);
+	/* a poisoned version was abandoned: publishing it again says why */
+	rc = f->dead ? atomic_load(&f->poison) : 0;
+	if (!rc)
+		rc = file_check(f, 1);
 	if (!rc)
 		rc = publish_locked(f, dir);
 	pthread_rwlock_unlock(&f->lock);

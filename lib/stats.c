@@ -106,6 +106,9 @@ static void stats_client(struct prom *t, struct maru_client *c)
 		     c->st.reconnects);
 	prom_counter(t, "maru_client_timeouts_total", "Calls that gave up with ETIMEDOUT.",
 		     c->st.timeouts);
+	prom_counter(t, "maru_client_abandoned_total",
+		     "Pending versions abandoned at publish because a write to them failed.",
+		     c->st.poisoned);
 	prom_counter(t, "maru_client_sessions_total",
 		     "New sessions after the first (restart or expiry).", c->st.new_sessions);
 	prom_head(t, "maru_client_data_path", "gauge", "Data path in use (1 for the active one).");

@@ -122,8 +122,11 @@ static void test_stats_text(void **state)
 	assert_non_null(strstr(t, "maru_client_rdma_errors_total{kind=\"remote_access\"} 0\n"));
 	assert_non_null(strstr(t, "maru_client_rdma_errors_total{kind=\"timeout\"} 0\n"));
 	assert_non_null(strstr(t, "maru_client_rdma_qp_connects_total 0\n"));
-	/* create, reserve, 2 writes, read, STATS twice so far */
-	assert_non_null(strstr(t, "maru_client_requests_total 7\n"));
+	/* create, reserve, read, STATS twice so far: the 2 writes went on
+	 * the handle's stream, counted as the tcp path's frames */
+	assert_non_null(strstr(t, "maru_client_requests_total 5\n"));
+	assert_non_null(strstr(t, "maru_client_tcp_frames_total{dir=\"write\"} 2\n"));
+	assert_non_null(strstr(t, "maru_client_tcp_frames_total{dir=\"read\"} 1\n"));
 	assert_non_null(strstr(t, "\nmaru_client_spin_replies_total "));
 	assert_non_null(strstr(t, "\nmaru_client_spin_misses_total "));
 	n = (ssize_t)strlen(t);
@@ -221,6 +224,9 @@ static const char pinned[] =
 	"# HELP maru_client_timeouts_total Calls that gave up with ETIMEDOUT.\n"
 	"# TYPE maru_client_timeouts_total counter\n"
 	"maru_client_timeouts_total 43\n"
+	"# HELP maru_client_abandoned_total Pending versions abandoned at publish because a write to them failed.\n"
+	"# TYPE maru_client_abandoned_total counter\n"
+	"maru_client_abandoned_total 47\n"
 	"# HELP maru_client_sessions_total New sessions after the first (restart or expiry).\n"
 	"# TYPE maru_client_sessions_total counter\n"
 	"maru_client_sessions_total 44\n"
@@ -253,6 +259,32 @@ static const char pinned[] =
 	"# HELP maru_client_rdma_rkey_requests_total RKEY calls (rights asked of marud).\n"
 	"# TYPE maru_client_rdma_rkey_requests_total counter\n"
 	"maru_client_rdma_rkey_requests_total 55\n"
+	"# HELP maru_client_tcp_frames_total READ and WRITE frames sent by the tcp data path (its round trips).\n"
+	"# TYPE maru_client_tcp_frames_total counter\n"
+	"maru_client_tcp_frames_total{dir=\"read\"} 70\n"
+	"maru_client_tcp_frames_total{dir=\"write\"} 71\n"
+	"# HELP maru_client_tcp_round_trips_total READ and WRITE frames sent with none outstanding before them: each waited a whole round trip.\n"
+	"# TYPE maru_client_tcp_round_trips_total counter\n"
+	"maru_client_tcp_round_trips_total{dir=\"read\"} 77\n"
+	"maru_client_tcp_round_trips_total{dir=\"write\"} 78\n"
+	"# HELP maru_client_tcp_stream_bytes Bytes read ahead or written behind and not yet used or answered.\n"
+	"# TYPE maru_client_tcp_stream_bytes gauge\n"
+	"maru_client_tcp_stream_bytes 72\n"
+	"# HELP maru_client_tcp_stream_limit_bytes What the streams may hold at once (opts.stream_bytes).\n"
+	"# TYPE maru_client_tcp_stream_limit_bytes gauge\n"
+	"maru_client_tcp_stream_limit_bytes 67108864\n"
+	"# HELP maru_client_tcp_stream_refused_total Frames not streamed because the budget was full.\n"
+	"# TYPE maru_client_tcp_stream_refused_total counter\n"
+	"maru_client_tcp_stream_refused_total 73\n"
+	"# HELP maru_client_tcp_stream_dials_total Pipelined sockets opened by the tcp data path.\n"
+	"# TYPE maru_client_tcp_stream_dials_total counter\n"
+	"maru_client_tcp_stream_dials_total 74\n"
+	"# HELP maru_client_tcp_stream_errors_total Streams that broke (socket, reply or refusal) or could not start.\n"
+	"# TYPE maru_client_tcp_stream_errors_total counter\n"
+	"maru_client_tcp_stream_errors_total 75\n"
+	"# HELP maru_client_tcp_stream_resent_total Write streams that broke and were sent again in line.\n"
+	"# TYPE maru_client_tcp_stream_resent_total counter\n"
+	"maru_client_tcp_stream_resent_total 76\n"
 	"# HELP maru_client_connected 1 while marud answers, 0 during an outage.\n"
 	"# TYPE maru_client_connected gauge\n"
 	"maru_client_connected 1\n"
@@ -277,6 +309,16 @@ static void set_counters(struct maru_client *c)
 	atomic_store(&st->new_sessions, 44);
 	atomic_store(&st->spin_replies, 45);
 	atomic_store(&st->spin_misses, 46);
+	atomic_store(&st->poisoned, 47);
+	atomic_store(&st->tcp.rd_frames, 70);
+	atomic_store(&st->tcp.wr_frames, 71);
+	atomic_store(&st->tcp.held, 72);
+	atomic_store(&st->tcp.refused, 73);
+	atomic_store(&st->tcp.dials, 74);
+	atomic_store(&st->tcp.pipe_errors, 75);
+	atomic_store(&st->tcp.recovered, 76);
+	atomic_store(&st->tcp.rd_trips, 77);
+	atomic_store(&st->tcp.wr_trips, 78);
 	atomic_store(&st->rdma.wrs_read, 51);
 	atomic_store(&st->rdma.wrs_write, 52);
 	atomic_store(&st->rdma.qp_connects, 53);

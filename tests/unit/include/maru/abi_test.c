@@ -53,6 +53,7 @@ static const struct pin lib_actual[] = {
 	FIELD(maru_client_opts, spin_us),
 	FIELD(maru_client_opts, lease_cache),
 	FIELD(maru_client_opts, lease_cache_ms),
+	FIELD(maru_client_opts, stream_bytes),
 	STRUCT(maru_pool_info),
 	FIELD(maru_pool_info, info_size),
 	FIELD(maru_pool_info, uuid),
@@ -238,7 +239,7 @@ static const struct pin ext_actual[] = {
 /* ---- the pins (abi_test --print) ---- */
 
 static const struct pin lib_pinned[] = {
-	{ "maru_client_opts", NULL, 96, 8 },
+	{ "maru_client_opts", NULL, 104, 8 },
 	{ "maru_client_opts", "opts_size", 0, 8 },
 	{ "maru_client_opts", "uri", 8, 8 },
 	{ "maru_client_opts", "key_file", 16, 8 },
@@ -254,6 +255,7 @@ static const struct pin lib_pinned[] = {
 	{ "maru_client_opts", "spin_us", 80, 4 },
 	{ "maru_client_opts", "lease_cache", 84, 4 },
 	{ "maru_client_opts", "lease_cache_ms", 88, 4 },
+	{ "maru_client_opts", "stream_bytes", 96, 8 },
 	{ "maru_pool_info", NULL, 8256, 8 },
 	{ "maru_pool_info", "info_size", 0, 8 },
 	{ "maru_pool_info", "uuid", 8, 16 },
@@ -442,7 +444,8 @@ static const struct {
 	uint64_t digest;
 } lib_history[] = {
 	{ "MARU_0.1", 0x58064f5f70f8db02ull },	/* before the size fields */
-	{ "MARU_0.2", 0x236bb1a041d60cfaull },	/* the size fields, opts.lease_cache */
+	/* the size fields, opts.lease_cache, opts.stream_bytes */
+	{ "MARU_0.2", 0xeb2d3759b1afdabeull },
 };
 
 /* The extension: each ABI version and struct size, and its table's digest. */

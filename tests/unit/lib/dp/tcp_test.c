@@ -7,7 +7,11 @@
  * reply or a WRITE payload is resent on a fresh socket and the bytes are
  * right; a peer that keeps cutting transfers ends the call with
  * -ETIMEDOUT within timeout_ms instead of hanging; a WRITE answered with
- * fewer bytes done than sent is -EIO.
+ * fewer bytes done than sent is -EIO. These run the in-line path (streams
+ * off: opts.stream_bytes below one frame), except where a test says it
+ * runs the streams (dp/tcp_stream_test.c has theirs): a write stream
+ * whose socket is cut resends its frames, a read stream whose socket is
+ * cut reads in line, and a peer that keeps cutting still ends in time.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -32,7 +36,9 @@ struct fx {
 
 #define BUF_MAX	(9u << 20)
 
-static struct fx *fx_new(uint64_t max_frame, unsigned int timeout_ms)
+/* stream_bytes: opts.stream_bytes (1: streams off, 0: the default). */
+static struct fx *fx_new_streams(uint64_t max_frame, unsigned int timeout_ms,
+				 size_t stream_bytes)
 {
 	struct fx *x = calloc(1, sizeof(*x));
 	size_t i;
@@ -42,6 +48,7 @@ static struct fx *fx_new(uint64_t max_frame, unsigned int timeout_ms)
 	fake_start(&x->f, store_handler, &x->s);
 	x->f.max_frame = max_frame;
 	x->c = fake_client(&x->f, timeout_ms, 2, NULL, 0);
+	x->c->opts.stream_bytes = stream_bytes;
 	x->buf = malloc(BUF_MAX);
 	x->back = malloc(BUF_MAX);
 	assert_non_null(x->buf);
@@ -49,6 +56,11 @@ static struct fx *fx_new(uint64_t max_frame, unsigned int timeout_ms)
 	for (i = 0; i < BUF_MAX; i++)
 		x->buf[i] = store_byte(i);
 	return x;
+}
+
+static struct fx *fx_new(uint64_t max_frame, unsigned int timeout_ms)
+{
+	return fx_new_streams(max_frame, timeout_ms, 1);
 }
 
 static void fx_free(struct fx *x)
@@ -196,6 +208,47 @@ static void test_write_cut_once(void **state)
 	fx_free(x);
 }
 
+/* Streams: the socket of a write stream cut mid-frame; the frames are resent. */
+static void test_write_stream_cut_once(void **state)
+{
+	struct fx *x = fx_new_streams(0, 2000, 0);
+	struct maru_file *h = create(x);
+	size_t off;
+
+	(void)state;
+	pthread_mutex_lock(&x->f.mu);
+	x->f.cut_bodies = 1;
+	x->f.cut_at = 1000;
+	pthread_mutex_unlock(&x->f.mu);
+	for (off = 0; off < (2u << 20); off += 128 * 1024)
+		assert_int_equal(maru_file_pwrite(h, x->buf + off, 128 * 1024, off), 128 * 1024);
+	assert_int_equal(maru_file_sync(h), 0);
+	assert_memory_equal(x->s.data, x->buf, 2 << 20);
+	assert_int_equal(x->f.cut_bodies, 0);
+	assert_true(atomic_load(&x->c->st.tcp.recovered) >= 1);
+	assert_int_equal(maru_file_publish(h), 0);
+	assert_int_equal(x->s.state, MARU_STATE_PUBLISHED);
+	maru_file_close(h);
+	fx_free(x);
+}
+
+/* Streams: the socket of a read stream cut mid-reply; the read goes in line. */
+static void test_read_stream_cut_once(void **state)
+{
+	struct fx *x = fx_new_streams(0, 2000, 0);
+	struct maru_file *h;
+
+	(void)state;
+	publish_pattern(x, 3u << 20);
+	assert_int_equal(maru_file_open_ino(x->c, STORE_INO, &h), 0);
+	x->s.cut_reads = 1;
+	assert_int_equal(maru_file_pread(h, x->back, 3u << 20, 0), 3u << 20);
+	assert_memory_equal(x->back, x->buf, 3u << 20);
+	assert_true(atomic_load(&x->c->st.tcp.pipe_errors) >= 1);
+	maru_file_close(h);
+	fx_free(x);
+}
+
 static void test_peer_keeps_cutting(void **state)
 {
 	struct fx *x = fx_new(0, 400);
@@ -245,6 +298,8 @@ int main(void)
 		cmocka_unit_test(test_split_at_max_io),
 		cmocka_unit_test(test_read_cut_once),
 		cmocka_unit_test(test_write_cut_once),
+		cmocka_unit_test(test_write_stream_cut_once),
+		cmocka_unit_test(test_read_stream_cut_once),
 		cmocka_unit_test(test_peer_keeps_cutting),
 		cmocka_unit_test(test_short_done_is_eio),
 	};
