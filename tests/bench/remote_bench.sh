@@ -17,9 +17,11 @@
 # open to close, close included: a write counts once it is published; timed
 # inside one process, tests/multihost/mh_tool.py, 4 MiB calls), the
 # peer in MiB/s, the ratio (issue 22's goal: >= 0.8 without loss, >= 0.5 under
-# 1% loss), and for the 8 MiB reads the requests the reading mount sent to
-# marud per chunk (maru_client_requests_total of its .maru/stats: the round
-# trips, when each waits for the one before) and the milliseconds per chunk.
+# 1% loss), and for the 8 MiB reads the round trips the reading mount waited
+# for per chunk (maru_client_tcp_round_trips_total{dir="read"} of its
+# .maru/stats: READ frames sent with none outstanding; "-" on a build
+# without it), the requests it sent (maru_client_requests_total: open,
+# close and every READ frame) and the milliseconds per chunk.
 # Each figure is the median of $ROUNDS rounds (3; 1 with --quick), each
 # round iperf3 both ways and then the chunks, so that the load of a shared
 # machine falls on both alike.
@@ -81,6 +83,12 @@ requests()
 	awk '$1 == "maru_client_requests_total" { print $2 }' "$WB/.maru/stats"
 }
 
+# read round trips of B so far (empty when its libmaru does not count them)
+round_trips()
+{
+	awk '$1 == "maru_client_tcp_round_trips_total{dir=\"read\"}" { print $2 }' "$WB/.maru/stats"
+}
+
 mibs()	# BYTES NS
 {
 	awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", b / 1048576 / (ns / 1e9) }'
@@ -92,13 +100,14 @@ ratio()
 }
 
 # chunks SIZE N: write N chunks of SIZE MiB on A, read them on B; sets WNS
-# and RNS (ns spent) and REQS (B's requests for the reads)
+# and RNS (ns spent), REQS and TRIPS (B's requests and read round trips)
 chunks()
 {
-	local s=$1 n=$2 i f t r0
+	local s=$1 n=$2 i f t r0 k0
 	WNS=0
 	RNS=0
 	REQS=0
+	TRIPS=0
 	for i in $(seq "$n"); do
 		f=c-$COND-$s-$i
 		t=$(mh_tool write "$T/src$s" "$WA/$f") || fail "write of $f failed"
@@ -107,9 +116,11 @@ chunks()
 	for i in $(seq "$n"); do
 		f=c-$COND-$s-$i
 		r0=$(requests)
+		k0=$(round_trips)
 		t=$(mh_tool read "$WB/$f") || fail "read of $f failed"
 		RNS=$((RNS + t))
 		REQS=$((REQS + $(requests) - r0))
+		[ -z "$k0" ] || TRIPS=$((TRIPS + $(round_trips) - k0))
 	done
 	cmp "$T/src$s" "$WB/c-$COND-$s-1" || fail "a chunk of $s MiB read wrong bytes ($COND)"
 	rm -f "$WA"/c-"$COND"-"$s"-*
@@ -141,6 +152,7 @@ measure()
 			v[w$s]+=" $(mibs $((n * s << 20)) "$WNS")"
 			v[r$s]+=" $(mibs $((n * s << 20)) "$RNS")"
 			v[q$s]+=" $((REQS / n))"
+			[ -z "$(round_trips)" ] || v[k$s]+=" $((TRIPS / n))"
 			v[ms$s]+=" $(awk -v ns="$RNS" -v n="$n" 'BEGIN { printf "%.1f", ns / n / 1e6 }')"
 		done
 	done
@@ -149,11 +161,12 @@ measure()
 		v[$key]=$(med ${v[$key]})
 	done
 	for s in 8 32; do
-		row "write $s MiB, $label" "${v[w$s]}" "${v[wpeer]}" "" ""
+		row "write $s MiB, $label" "${v[w$s]}" "${v[wpeer]}" "" "" ""
 		if [ "$s" = 8 ]; then
-			row "read $s MiB, $label" "${v[r$s]}" "${v[rpeer]}" "${v[q$s]}" "${v[ms$s]}"
+			row "read $s MiB, $label" "${v[r$s]}" "${v[rpeer]}" "${v[k$s]:-}" "${v[q$s]}" \
+				"${v[ms$s]}"
 		else
-			row "read $s MiB, $label" "${v[r$s]}" "${v[rpeer]}" "" ""
+			row "read $s MiB, $label" "${v[r$s]}" "${v[rpeer]}" "" "" ""
 		fi
 	done
 	RTTS+="$label: ${rtt} ms; "
@@ -161,9 +174,10 @@ measure()
 
 ROWS=()
 RTTS=
-row()	# NAME MIBS PEER REQS RTTS
+row()	# NAME MIBS PEER TRIPS REQS MS
 {
-	ROWS+=("$(printf '| %s | %s | %s | %s | %s | %s |' "$1" "$2" "$3" "$(ratio "$2" "$3")" "${4:--}" "${5:--}")")
+	ROWS+=("$(printf '| %s | %s | %s | %s | %s | %s | %s |' "$1" "$2" "$3" "$(ratio "$2" "$3")" \
+		"${4:--}" "${5:--}" "${6:--}")")
 	echo "${ROWS[-1]}"
 }
 
@@ -192,8 +206,8 @@ mh_loss pool 0
 
 echo
 echo "# remote I/O through marufs data=tcp vs iperf3, veth + bridge between namespaces"
-echo "| row | marufs MiB/s | iperf3 MiB/s | ratio | requests per 8 MiB read | ms per 8 MiB read |"
-echo "|---|---|---|---|---|---|"
+echo "| row | marufs MiB/s | iperf3 MiB/s | ratio | round trips per 8 MiB read | requests per 8 MiB read | ms per 8 MiB read |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo "# ping RTT w2 -> pool: ${RTTS%; }"
 marufs_umount "$WA"
