@@ -9,6 +9,13 @@
  * attributes belong to its writer (pending.c), and a missing name is never
  * answered from here (it may have been created meanwhile).
  *
+ * Whether the pool is known away: set when a call through ns.c or nsdir.c
+ * found marud unreachable (it waited out its bound, or was refused), cleared
+ * by any answer of marud's and when the event stream is back (events.c).
+ * While set, a call the table can answer answers at once, and of the others
+ * one at a time, AWAY_PROBE_MS after the last one ended, asks marud (the
+ * probe); the rest fail at once with ETIMEDOUT.
+ *
  * Lock: aw->lock, a leaf. Every call takes a NULL table as empty.
  */
 #include <errno.h>
@@ -19,10 +26,13 @@
 #include <sys/stat.h>
 
 #include "away.h"
+#include "clock.h"
 #include "hash.h"
+#include "log.h"
 #include "ratelog.h"
 
 #define AWAY_SLOTS	4096
+#define AWAY_PROBE_MS	500	/* between the end of a probe and the next */
 
 struct aslot {
 	uint64_t parent;	/* 0: empty */
@@ -37,6 +47,9 @@ struct away {
 	uint64_t clock;
 	int have_statfs;
 	struct maru_statfs st;
+	int down;		/* the pool is known away */
+	int probing;		/* a probe is out */
+	uint64_t probe_at;	/* mono_ms() from which the next probe may go */
 	struct aslot s[AWAY_SLOTS];
 };
 
@@ -245,6 +258,20 @@ int away_list(struct away *aw, uint64_t dir,
 	return rc < 0 ? rc : 0;
 }
 
+int away_knows_dir(struct away *aw, uint64_t dir)
+{
+	size_t i;
+	int found = 0;
+
+	if (!aw)
+		return 0;
+	pthread_mutex_lock(&aw->lock);
+	for (i = 0; i < AWAY_SLOTS && !found; i++)
+		found = aw->s[i].parent == dir;
+	pthread_mutex_unlock(&aw->lock);
+	return found;
+}
+
 void away_put_statfs(struct away *aw, const struct maru_statfs *s)
 {
 	if (!aw)
@@ -268,4 +295,46 @@ int away_get_statfs(struct away *aw, struct maru_statfs *s)
 	}
 	pthread_mutex_unlock(&aw->lock);
 	return rc;
+}
+
+int away_ask(struct away *aw, int cached)
+{
+	int ask = 1;
+
+	if (!aw)
+		return 1;
+	pthread_mutex_lock(&aw->lock);
+	if (aw->down) {
+		ask = !cached && !aw->probing && mono_ms() >= aw->probe_at;
+		aw->probing |= ask;
+	}
+	pthread_mutex_unlock(&aw->lock);
+	return ask;
+}
+
+void away_heard(struct away *aw, int rc)
+{
+	int was, down = away_err(rc);
+
+	if (!aw || (rc != 0 && rc != -ENOENT && !away_err(rc)))
+		return;	/* an answer that tells nothing of marud's presence */
+	pthread_mutex_lock(&aw->lock);
+	was = aw->down;
+	aw->down = down;
+	aw->probing = 0;
+	if (down)
+		aw->probe_at = mono_ms() + AWAY_PROBE_MS;
+	pthread_mutex_unlock(&aw->lock);
+	if (down && !was)
+		log_warnx("marud unreachable (%s): until it answers again, stat, ls and df "
+			  "of names this mount knows answer from what it last heard, and "
+			  "other lookups fail at once with ETIMEDOUT (one asks marud every "
+			  "%u ms)", strerror(-rc), AWAY_PROBE_MS);
+	else if (!down && was)
+		log_info("marud answers again: every call asks it");
+}
+
+void away_back(struct away *aw)
+{
+	away_heard(aw, 0);
 }

@@ -2,10 +2,12 @@
 /*
  * fs/away.h: what this mount last heard from marud of names, attributes
  * and the pool's space (away.c), kept to answer stat, ls and df of names it
- * knows while marud cannot be reached (marufs(8), WHEN THE POOL IS AWAY).
+ * knows while marud cannot be reached (marufs(8), WHEN THE POOL IS AWAY),
+ * and whether the pool is known away (then those answer at once).
  * Filled by ns.c from marud's answers, emptied name by name by the events
- * (events.c) and whole at a new pool generation; consulted only after a
- * call to marud failed with one of the errors away_err() accepts.
+ * (events.c) and whole at a new pool generation; consulted after a
+ * call to marud failed with one of the errors away_err() accepts, or in
+ * its place while the pool is known away.
  */
 #ifndef MARUFS_AWAY_H
 #define MARUFS_AWAY_H
@@ -45,8 +47,24 @@ int away_get_ino(struct away *aw, uint64_t parent, const char *name, uint64_t in
  * least; nonzero return: stop, negative: the error returned). */
 int away_list(struct away *aw, uint64_t dir,
 	      int (*cb)(void *arg, const char *name, const struct maru_attr *a), void *arg);
+/* Does the table know a name in dir? */
+int away_knows_dir(struct away *aw, uint64_t dir);
 /* The pool's space as marud last said. */
 void away_put_statfs(struct away *aw, const struct maru_statfs *s);
 int away_get_statfs(struct away *aw, struct maru_statfs *s);
+
+/*
+ * Should this call ask marud? 1 while the pool is not known away; while it
+ * is: 0 when the table holds the answer (cached) and for all but one call
+ * (the probe, at most one at a time, AWAY_PROBE_MS after the last ended),
+ * which take -ETIMEDOUT as marud's answer. A caller that asked passes the
+ * result to away_heard().
+ */
+int away_ask(struct away *aw, int cached);
+/* What marud's call returned (rc): 0 or -ENOENT: it is there; an away_err()
+ * error: it is away; anything else tells nothing. */
+void away_heard(struct away *aw, int rc);
+/* marud is back (the event stream is). */
+void away_back(struct away *aw);
 
 #endif

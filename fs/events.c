@@ -240,6 +240,7 @@ static int watch_stream(struct events *ev, struct maru_events *sub)
 	if (!ev->down || !up)
 		return 0;
 	ev->down = 0;
+	away_back(m->aw);
 	caches_stale(m, "event stream back");
 	notify_stream_up(m->nt, 1);
 	return 1;
@@ -264,6 +265,7 @@ static struct maru_events *subscribe(struct events *ev, int *warned)
 	ev->down = 0;
 	ev->unwaited = 0;
 	set_sub(ev, sub);
+	away_back(ev->m->aw);
 	dattr_stream(ev->m->da, 1);
 	/* Say at once that this stream acknowledges: marud makes other
 	 * mounts' changes wait for it only from its first ack on, and a mount

@@ -177,7 +177,11 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	seq = dir_seq(m, parent);
-	rc = maru_lookup(m->c, parent, name, &a);
+	rc = -ETIMEDOUT;	/* the pool is known away: not asked (away.h) */
+	if (away_ask(m->aw, away_get(m->aw, parent, name, &a) == 0)) {
+		rc = maru_lookup(m->c, parent, name, &a);
+		away_heard(m->aw, rc);
+	}
 	if (rc == 0 && pin_wanted(m->pins, parent, name))
 		rc = lookup_pinned(m, parent, name, &a);
 	if (rc == -ENOENT) {
@@ -276,6 +280,24 @@ static int path_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 	return 0;
 }
 
+/*
+ * While the pool is known away: a version this mount writes answers for
+ * itself (pending.c), the rest is -ETIMEDOUT, which the kept answers
+ * (away.c) stand in for.
+ */
+static int local_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a)
+{
+	struct pending *p = pend_of_ino(m, ino, 0);
+	int rc = -ETIMEDOUT;
+
+	if (p) {
+		if (pend_attr(p, a) == 0)
+			rc = 0;
+		pend_put(p);
+	}
+	return rc;
+}
+
 /* What marud last said of ino, under the name the kernel knows it by. */
 static int away_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a, int put)
 {
@@ -297,10 +319,14 @@ void ns_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct maru_attr a;
 	int rc;
 
-	if (fi && fi->fh)
+	if (fi && fi->fh) {
 		rc = handle_getattr(fh_handle(fi), ino, &a);
-	else
+	} else if (away_ask(m->aw, away_getattr(m, ino, &a, 0) == 0)) {
 		rc = path_getattr(m, ino, &a);
+		away_heard(m->aw, rc);
+	} else {
+		rc = local_getattr(m, ino, &a);	/* the pool is known away */
+	}
 	if (rc == 0 && !(fi && fi->fh))
 		away_getattr(m, ino, &a, 1);
 	if (rc < 0 && away_err(rc) && away_answer(rc, "getattr",

@@ -111,7 +111,11 @@ void ns_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		goto out;
 	cookie = off < DIR_OFF_FIRST ? 0 : (uint64_t)off - DIR_OFF_FIRST;
 	dots = rd.pos;
-	rc = maru_readdir(req_mfs(req)->c, ino, cookie, rd_cb, &rd);
+	rc = -ETIMEDOUT;	/* the pool is known away: not asked (away.h) */
+	if (away_ask(req_mfs(req)->aw, away_knows_dir(req_mfs(req)->aw, ino))) {
+		rc = maru_readdir(req_mfs(req)->c, ino, cookie, rd_cb, &rd);
+		away_heard(req_mfs(req)->aw, rc);
+	}
 	if (rc < 0 && away_err(rc) && rd.pos == dots)
 		rc = rd_away(&rd, cookie, rc);
 out:
@@ -129,7 +133,11 @@ void ns_statfs(fuse_req_t req, fuse_ino_t ino)
 	int rc;
 
 	(void)ino;
-	rc = maru_statfs(req_mfs(req)->c, &s);
+	rc = -ETIMEDOUT;	/* the pool is known away: not asked (away.h) */
+	if (away_ask(req_mfs(req)->aw, away_get_statfs(req_mfs(req)->aw, &s) == 0)) {
+		rc = maru_statfs(req_mfs(req)->c, &s);
+		away_heard(req_mfs(req)->aw, rc);
+	}
 	if (rc == 0)
 		away_put_statfs(req_mfs(req)->aw, &s);
 	else if (away_err(rc))
