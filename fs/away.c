@@ -336,5 +336,6 @@ void away_heard(struct away *aw, int rc)
 
 void away_back(struct away *aw)
 {
+	away_clear(aw);	/* events were missed: what it kept may be stale */
 	away_heard(aw, 0);
 }

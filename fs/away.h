@@ -5,9 +5,9 @@
  * knows while marud cannot be reached (marufs(8), WHEN THE POOL IS AWAY),
  * and whether the pool is known away (then those answer at once).
  * Filled by ns.c from marud's answers, emptied name by name by the events
- * (events.c) and whole at a new pool generation; consulted after a
- * call to marud failed with one of the errors away_err() accepts, or in
- * its place while the pool is known away.
+ * (events.c) and whole at a new pool generation and when the stream is
+ * back; consulted after a call to marud failed with one of the errors
+ * away_err() accepts, or in its place while the pool is known away.
  */
 #ifndef MARUFS_AWAY_H
 #define MARUFS_AWAY_H
@@ -64,7 +64,8 @@ int away_ask(struct away *aw, int cached);
 /* What marud's call returned (rc): 0 or -ENOENT: it is there; an away_err()
  * error: it is away; anything else tells nothing. */
 void away_heard(struct away *aw, int rc);
-/* marud is back (the event stream is). */
+/* marud is back (the event stream is): the events missed meanwhile make
+ * every answer kept stale, so they are dropped too. */
 void away_back(struct away *aw);
 
 #endif

@@ -9,8 +9,10 @@
 # - a caller blocked in an uncached call and signalled after 0.5 s returns at
 #   once (FUSE INTERRUPT), well before timeout_ms (the first call after a cut,
 #   then a heal, and a new cut for the rest);
-# - ls and stat of entries A has cached answer (within a second);
-# and after the heal A reconnects by itself and sees a file made meanwhile.
+# - ls, stat and df of entries A has cached answer (within a second), and
+#   so does an uncached stat, failing, once the pool is known away;
+# and after the heal A reconnects by itself and sees what mount B (on the
+# pool host) changed meanwhile: no answer kept from before the cut.
 # Real: TCP between namespaces, marud, the mount, the signal. Emulated: the
 # cut (every frame to and from w1 dropped on the bridge).
 . "$(dirname "$0")/lib.sh"
@@ -22,6 +24,8 @@ mh_host w1
 mh_marud_start pool
 mh_mount w1 -o timeout_ms=$TMO
 A=$LAST_MNT
+mh_mount pool
+B=$LAST_MNT
 mkdir "$A/dir"
 echo cached >"$A/dir/f"
 ls "$A/dir" >/dev/null
@@ -39,8 +43,9 @@ read -r ms err <<<"$res"
 	fail "a signalled caller got $err after $ms ms, not EINTR"
 mh_heal w1
 wait_for 20 mkdir "$A/back" 2>/dev/null || fail "A did not reconnect 20 s after a first heal"
-ls "$A/dir" >/dev/null	# cache them again: the mount may drop its caches on a reconnect
+ls "$A/dir" >/dev/null	# cache them again: the mount drops its caches on a reconnect
 stat "$A/dir/f" >/dev/null
+df "$A" >/dev/null
 
 # nine calls at once, the first ones after a new cut
 mh_cut w1
@@ -63,13 +68,29 @@ done <"$T/stat9.out"
 t0=$(mh_now_ms)
 assert_eq "$(ls "$A/dir" 2>"$T/ls.err")" f "ls of a cached directory during the cut ($(cat "$T/ls.err"))"
 stat "$A/dir/f" >/dev/null 2>"$T/stat.err" || fail "stat of a cached file during the cut: $(cat "$T/stat.err")"
+df "$A" >/dev/null 2>"$T/df.err" || fail "df during the cut: $(cat "$T/df.err")"
 t=$(($(mh_now_ms) - t0))
-[ "$t" -le 1000 ] || fail "cached ls and stat took $t ms during the cut"
+log "cached ls, stat and df during the cut: $t ms"
+[ "$t" -le 1000 ] || fail "cached ls, stat and df took $t ms during the cut"
+# the pool is known away: an uncached stat fails at once (or, when it is
+# the probe, within the bound)
+mh_tool stat "$A" nosuch-late >"$T/late.out"
+read -r n ms err <"$T/late.out"
+log "uncached stat once the pool is known away: $ms ms $err"
+[ "$ms" -le $((TMO + MH_SLACK_MS)) ] || fail "uncached stat took $ms ms once known away"
+[ "$err" = ETIMEDOUT ] || fail "uncached stat once known away: $err, expected ETIMEDOUT"
+
+# B changes what A kept while A cannot hear of it
+rm "$B/dir/f"
+echo new >"$B/dir/g"
 
 mh_heal w1
 wait_for 20 mkdir "$A/after" 2>/dev/null || fail "A did not reconnect 20 s after the heal"
+assert_eq "$(ls "$A/dir")" g "ls of A after the heal (B removed f and made g meanwhile)"
+[ ! -e "$A/dir/f" ] || fail "A still finds f after the heal: an answer kept from before the cut"
 echo back >"$A/after/f"
 assert_eq "$(cat "$A/after/f")" back "A writes after the heal"
 
 marufs_umount "$A"
+marufs_umount "$B"
 marud_stop
