@@ -9,7 +9,11 @@
  * the names kept in that directory; a directory outlives any number of
  * files, which evict the older first; the last statfs is kept; only the
  * errors of an unreachable marud count as away; a table of NULL is empty.
- * All real (the table alone).
+ * Known away: every call asks until a call finds marud unreachable; then
+ * a cached answer is not asked for, and of the others one probe at a time
+ * goes, only once the probe interval (500 ms) passed; an answer ends it,
+ * and so does the stream back, which drops what was kept. All real (the
+ * table alone, the real clock).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "away.h"
@@ -173,6 +178,65 @@ static void test_dirs_outlive_files(void **state)
 	away_free(aw);
 }
 
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void test_known_away(void **state)
+{
+	struct maru_attr f = file(10, 64, MARU_STATE_PUBLISHED), got;
+	struct away *aw;
+
+	(void)state;
+	assert_int_equal(away_new(&aw), 0);
+	away_put(aw, 1, "f", &f);
+	/* not known away: every call asks, cached or not */
+	assert_true(away_ask(aw, 0));
+	assert_true(away_ask(aw, 1));
+	/* errors that tell nothing of marud's presence change nothing */
+	away_heard(aw, -EINTR);
+	away_heard(aw, -EACCES);
+	assert_true(away_ask(aw, 0));
+	/* a call found it unreachable: no call asks within the interval */
+	away_heard(aw, -ETIMEDOUT);
+	assert_false(away_ask(aw, 1));
+	assert_false(away_ask(aw, 0));
+	sleep_ms(600);
+	/* then one probe, and only one while it is out; cached ones never */
+	assert_false(away_ask(aw, 1));
+	assert_true(away_ask(aw, 0));
+	assert_false(away_ask(aw, 0));
+	/* the probe failed: wait again */
+	away_heard(aw, -ECONNREFUSED);
+	assert_false(away_ask(aw, 0));
+	sleep_ms(600);
+	assert_true(away_ask(aw, 0));
+	/* an answer (a missing name is one) ends it */
+	away_heard(aw, -ENOENT);
+	assert_true(away_ask(aw, 0));
+	assert_true(away_ask(aw, 1));
+	assert_int_equal(away_get(aw, 1, "f", &got), 0);
+	/* away again, then the stream is back: asks, and nothing kept */
+	away_heard(aw, -ETIMEDOUT);
+	assert_false(away_ask(aw, 0));
+	away_back(aw);
+	assert_true(away_ask(aw, 0));
+	assert_int_equal(away_get(aw, 1, "f", &got), -ENOENT);
+	assert_false(away_knows_dir(aw, 1));
+	away_put(aw, 1, "f", &f);
+	assert_true(away_knows_dir(aw, 1));
+	assert_false(away_knows_dir(aw, 2));
+	away_free(aw);
+	/* a NULL table always asks */
+	assert_true(away_ask(NULL, 0));
+	away_heard(NULL, -ETIMEDOUT);
+	away_back(NULL);
+	assert_false(away_knows_dir(NULL, 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_statfs_and_errors),
 		cmocka_unit_test(test_dirs_outlive_files),
+		cmocka_unit_test(test_known_away),
 	};
 
 	return cmocka_run_group_tests_name("fs/away", tests, NULL, NULL);
