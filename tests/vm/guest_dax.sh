@@ -59,7 +59,7 @@ except OSError as e:
     sys.exit(0 if e.errno == errno.EINVAL else 1)
 sys.exit(1)
 PY
-log "$dev: devdax, align $align, $(daxctl list -d dax0.0 | tr -d ' \n')"
+vlog "$dev: devdax, align $align, $(daxctl list -d dax0.0 | tr -d ' \n')"
 
 "$Z" gen $((32 * MIB)) 3 >"$T/ref"
 
@@ -75,7 +75,7 @@ if [ "$phase" = again ]; then
 	[ "$(served again)" -ge 8 ] || fail "after a new boot: $(served again) reads zero-copy"
 	marufs_umount
 	marud_stop
-	log "again: pool recovered from the device after a new boot, files intact, zero-copy"
+	vlog "again: pool recovered from the device after a new boot, files intact, zero-copy"
 	exit 0
 fi
 
@@ -117,7 +117,7 @@ for i in range(6):
         assert f.read() == data, f"round {i}: stale bytes on the other mount"
     a, b = b, a
 PY
-log "fs_io on $dev: ok"
+vlog "fs_io on $dev: ok"
 
 # ---- zero-copy at the device's alignment ----
 printf x >"$MNT/one"
@@ -168,7 +168,7 @@ import mmap, sys
 with open(sys.argv[1], "rb") as f:
     assert mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)[:] == open(sys.argv[2], "rb").read()
 PY
-log "zero-copy on $dev at 2 MiB: maru_map, shim ($(served dd) dd reads), mmap: ok"
+vlog "zero-copy on $dev at 2 MiB: maru_map, shim ($(served dd) dd reads), mmap: ok"
 
 # ---- warm restart on the device ----
 python3 - "$MNT/s32" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 <<'PY' &
@@ -206,4 +206,4 @@ wait_accounting_ok
 marufs_umount "$MNT2"
 marufs_umount
 marud_stop
-log "warm restart on $dev (SIGTERM, SIGKILL): ok"
+vlog "warm restart on $dev (SIGTERM, SIGKILL): ok"

@@ -86,3 +86,9 @@ pool_field()
 {
 	awk -v k="$2" '$1 == k { print $2; exit }' "$1"
 }
+
+# vlog MSG: log with the seconds since the guest's script started.
+vlog()
+{
+	log "[${SECONDS}s] $*"
+}

@@ -143,7 +143,7 @@ vm_start()
 	done
 	[ -e "$RUN/$name.cmd" ] || vm_fail "vm_start $name: no vm_cmd"
 	rm -f "$RUN/$name.rc"
-	timeout -k 5 "$secs" "$QEMU" -accel tcg -cpu max "${smp[@]}" -m "$mem" \
+	timeout --foreground -k 5 "$secs" "$QEMU" -accel tcg -cpu max "${smp[@]}" -m "$mem" \
 		-nodefaults -no-reboot -display none -monitor none \
 		-serial "file:$RUN/$name.console" \
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" \
