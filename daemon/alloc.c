@@ -9,54 +9,21 @@
  * without allocating: nodes released during a call are parked on a spare
  * list and only freed (beyond a few kept) when the call returns, so
  * replaying the carves backwards never needs more nodes than the forward
- * pass held.
+ * pass held. The placement for lists that grow piece by piece, keeping
+ * their joins on the pool's alignment, is alloc_grow.c's (alloc_priv.h).
  */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "alloc_priv.h"
 #include "log.h"
 #include "rbtree.h"
-
-/* Spare nodes kept between calls, so an alloc_put() rarely needs malloc. */
-#define SPARE_KEEP	16
-/* Candidates examined for a tight aligned fit before the guaranteed one. */
-#define ALIGNED_SCAN	8
-
-struct frange {
-	struct rb_node by_off;
-	struct rb_node by_len;
-	uint64_t off, len;
-};
-
-struct alloc {
-	struct rb_root by_off, by_len;
-	uint64_t base, size, block, align;
-	uint64_t free_bytes, nranges;
-	struct frange *spare;	/* linked through by_off.left */
-	unsigned int nspare;
-};
 
 struct len_key {
 	uint64_t len, off;
 };
-
-/* A list's state before alloc_get(), to roll back to. */
-struct list_mark {
-	uint32_t n;
-	uint64_t last_len;
-};
-
-static inline uint64_t round_up(uint64_t x, uint64_t a)
-{
-	return (x + a - 1) & ~(a - 1);
-}
-
-static inline uint64_t round_down(uint64_t x, uint64_t a)
-{
-	return x & ~(a - 1);
-}
 
 static inline int is_pow2(uint64_t x)
 {
@@ -150,7 +117,7 @@ static void range_resize(struct alloc *a, struct frange *f, uint64_t off, uint64
 	rb_insert(&a->by_len, &f->by_len, len_cmp);
 }
 
-static void spare_trim(struct alloc *a)
+void alloc_spare_trim(struct alloc *a)
 {
 	struct frange *f;
 
@@ -231,7 +198,7 @@ static int list_reserve(struct extent_list *l, uint32_t want)
 }
 
 /* Carve [off, off+len) out of f onto the end of list; all or nothing. */
-static int take_append(struct alloc *a, struct frange *f, uint64_t off,
+int alloc_take_append(struct alloc *a, struct frange *f, uint64_t off,
 		       uint64_t len, struct extent_list *l)
 {
 	struct extent *last = l->n ? &l->v[l->n - 1] : NULL;
@@ -257,7 +224,7 @@ static int take_append(struct alloc *a, struct frange *f, uint64_t off,
 }
 
 /* Give back what alloc_get() appended since the mark, newest first. */
-static void list_rollback(struct alloc *a, struct extent_list *l,
+void alloc_list_rollback(struct alloc *a, struct extent_list *l,
 			  const struct list_mark *m)
 {
 	struct extent *e;
@@ -278,17 +245,29 @@ static void list_rollback(struct alloc *a, struct extent_list *l,
 	}
 }
 
-static struct frange *largest(const struct alloc *a)
+struct frange *alloc_largest(const struct alloc *a)
 {
 	return len_entry(rb_last(&a->by_len));
 }
 
 /* Smallest range of at least len bytes (lowest offset among equals). */
-static struct frange *best_fit(const struct alloc *a, uint64_t len)
+struct frange *alloc_best_fit(const struct alloc *a, uint64_t len)
 {
 	struct len_key k = { len, 0 };
 
 	return len_entry(rb_lower_bound(&a->by_len, &k, len_keycmp));
+}
+
+struct frange *alloc_next_fit(const struct frange *f)
+{
+	return len_entry(rb_next(&f->by_len));
+}
+
+struct frange *alloc_range_at(const struct alloc *a, uint64_t off)
+{
+	struct frange *f = off_entry(rb_floor(&a->by_off, &off, off_keycmp));
+
+	return f && f->off == off ? f : NULL;
 }
 
 /*
@@ -315,9 +294,9 @@ static uint64_t place(const struct alloc *a, const struct frange *f, uint64_t le
  * tight candidates in size order, then the smallest range long enough that
  * any alignment fits.
  */
-static struct frange *aligned_fit(const struct alloc *a, uint64_t len)
+struct frange *alloc_aligned_fit(const struct alloc *a, uint64_t len)
 {
-	struct frange *f = best_fit(a, len);
+	struct frange *f = alloc_best_fit(a, len);
 	unsigned int i;
 
 	for (i = 0; f && i < ALIGNED_SCAN; i++) {
@@ -325,7 +304,7 @@ static struct frange *aligned_fit(const struct alloc *a, uint64_t len)
 			return f;
 		f = len_entry(rb_next(&f->by_len));
 	}
-	return best_fit(a, len + a->align - a->block);
+	return alloc_best_fit(a, len + a->align - a->block);
 }
 
 /*
@@ -340,12 +319,12 @@ static int gather(struct alloc *a, uint64_t len, struct extent_list *l)
 	int rc;
 
 	while (len) {
-		f = best_fit(a, len);
+		f = alloc_best_fit(a, len);
 		if (f)
-			return take_append(a, f, place(a, f, len), len, l);
-		f = largest(a);
+			return alloc_take_append(a, f, place(a, f, len), len, l);
+		f = alloc_largest(a);
 		n = f->len;
-		rc = take_append(a, f, f->off, n, l);
+		rc = alloc_take_append(a, f, f->off, n, l);
 		if (rc < 0)
 			return rc;
 		len -= n;
@@ -356,20 +335,20 @@ static int gather(struct alloc *a, uint64_t len, struct extent_list *l)
 /* len >= align: one aligned extent, else aligned blocks, else anything. */
 static int get_large(struct alloc *a, uint64_t len, struct extent_list *l)
 {
-	struct frange *f = aligned_fit(a, len);
+	struct frange *f = alloc_aligned_fit(a, len);
 	uint64_t as, ae, n;
 	int rc;
 
 	if (f)
-		return take_append(a, f, round_up(f->off, a->align), len, l);
+		return alloc_take_append(a, f, round_up(f->off, a->align), len, l);
 	while (len >= a->align) {
-		f = largest(a);
+		f = alloc_largest(a);
 		as = round_up(f->off, a->align);
 		ae = round_down(f->off + f->len, a->align);
 		if (ae <= as)
 			break;
 		n = ae - as < len ? ae - as : len;
-		rc = take_append(a, f, as, n, l);
+		rc = alloc_take_append(a, f, as, n, l);
 		if (rc < 0)
 			return rc;
 		len -= n;
@@ -443,15 +422,14 @@ int alloc_get(struct alloc *a, uint64_t len, struct extent_list *list)
 	if (len > a->free_bytes || round_up(len, a->block) > a->free_bytes)
 		return -ENOSPC;
 	len = round_up(len, a->block);
-	m.n = list->n;
-	m.last_len = list->n ? list->v[list->n - 1].len : 0;
+	list_mark_set(&m, list);
 	if (len >= a->align)
 		rc = get_large(a, len, list);
 	else
 		rc = gather(a, len, list);
 	if (rc < 0)
-		list_rollback(a, list, &m);
-	spare_trim(a);
+		alloc_list_rollback(a, list, &m);
+	alloc_spare_trim(a);
 	return rc;
 }
 
@@ -488,7 +466,7 @@ static void put_one(struct alloc *a, uint64_t off, uint64_t len)
 void alloc_put(struct alloc *a, uint64_t off, uint64_t len)
 {
 	put_one(a, off, len);
-	spare_trim(a);
+	alloc_spare_trim(a);
 }
 
 void alloc_put_list(struct alloc *a, const struct extent_list *list)
@@ -497,7 +475,7 @@ void alloc_put_list(struct alloc *a, const struct extent_list *list)
 
 	for (i = 0; i < list->n; i++)
 		put_one(a, list->v[i].off, list->v[i].len);
-	spare_trim(a);
+	alloc_spare_trim(a);
 }
 
 uint64_t alloc_trim(struct alloc *a, struct extent_list *list, uint64_t keep)
@@ -520,7 +498,7 @@ uint64_t alloc_trim(struct alloc *a, struct extent_list *list, uint64_t keep)
 		freed += list->v[j].len;
 	}
 	list->n = part ? i + 1 : i;
-	spare_trim(a);
+	alloc_spare_trim(a);
 	return freed;
 }
 
@@ -544,9 +522,14 @@ uint64_t alloc_free_ranges(const struct alloc *a)
 	return a->nranges;
 }
 
+uint64_t alloc_unshaped(const struct alloc *a)
+{
+	return a->unshaped;
+}
+
 uint64_t alloc_largest_free(const struct alloc *a)
 {
-	const struct frange *f = largest(a);
+	const struct frange *f = alloc_largest(a);
 
 	return f ? f->len : 0;
 }
@@ -590,6 +573,6 @@ int alloc_claim(struct alloc *a, uint64_t off, uint64_t len)
 	if (!f || off + len > f->off + f->len)
 		return -EINVAL;
 	rc = range_take(a, f, off, len);
-	spare_trim(a);
+	alloc_spare_trim(a);
 	return rc;
 }

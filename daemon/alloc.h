@@ -13,7 +13,9 @@
  *  - requests of at least `align` bytes take align-aligned extents first, so
  *    large chunks can be mapped zero-copy (2 MiB for devdax); small requests
  *    take small free ranges first and never consume `align` each;
- *  - free ranges coalesce; cost per call is O(extents touched * log n).
+ *  - free ranges coalesce; cost per call is O(extents touched * log n);
+ *  - alloc_grow() (daemon/alloc_grow.c) keeps a growing list mappable as
+ *    one range at `align`: its extents join on align boundaries.
  */
 #ifndef MARUD_ALLOC_H
 #define MARUD_ALLOC_H
@@ -45,6 +47,21 @@ void alloc_destroy(struct alloc *a);
  * (or -ENOMEM) nothing is allocated and *list is unchanged.
  */
 int alloc_get(struct alloc *a, uint64_t len, struct extent_list *list);
+/*
+ * alloc_get() for a list that grows piece by piece (a pending version),
+ * keeping it mappable where the pool maps only whole `align` granules
+ * (device-DAX): every extent but the first starts on an align boundary and
+ * every extent but the last ends on one. To keep that true at the next
+ * call the list is padded to end on a boundary: it may get up to
+ * align - block bytes more than asked (alloc_trim() gives them back). A
+ * first piece under align is placed to end on a boundary instead (no pad).
+ * When the free space has no room of that shape (the bytes after the list
+ * are another's and no free align granule is left) it falls back to
+ * alloc_get(): never a false -ENOSPC; alloc_unshaped() counts the calls
+ * that left a join off a boundary (logged at the 1st, 2nd, 4th, ...). With
+ * align == block it is alloc_get().
+ */
+int alloc_grow(struct alloc *a, uint64_t len, struct extent_list *list);
 /* Give back every extent of list (the list itself is left to the caller). */
 void alloc_put_list(struct alloc *a, const struct extent_list *list);
 void alloc_put(struct alloc *a, uint64_t off, uint64_t len);
@@ -65,6 +82,8 @@ uint64_t alloc_block(const struct alloc *a);
 /* Number of free ranges (fragmentation), and the largest. */
 uint64_t alloc_free_ranges(const struct alloc *a);
 uint64_t alloc_largest_free(const struct alloc *a);
+/* alloc_grow() calls that left a list joined off a boundary (not mappable). */
+uint64_t alloc_unshaped(const struct alloc *a);
 
 /*
  * Byte `off` of the file an extent list holds: its pool offset in *pool_off,

@@ -7,7 +7,10 @@
  * and keeps a duplicate of the descriptor open: that open file is the lease
  * that keeps the bytes in place (with MARU_MAP_BORROW, the caller's own).
  * Device-DAX maps only at its alignment, so offsets, lengths and the
- * virtual range follow the pool's granule.
+ * virtual range follow the pool's granule: extents can be stitched only
+ * where they join on a granule boundary (layout_plan refuses the rest with
+ * EINVAL). marud's allocator keeps every file's extents that way, also
+ * for files that grow piece by piece (daemon/alloc_grow.c).
  *
  * Pools are cached per process (struct pool_ref): where this host opens the
  * pool, its granule, and one read-only mapping of the whole pool, made when

@@ -61,7 +61,8 @@ static void evict_one(struct dir *d)
 
 /*
  * Append at least len bytes to l, evicting LRU versions when the pool is
- * short. Refuses at once (evicting nothing) when even evicting everything
+ * short. l is a pending version's and grows call by call: alloc_grow()
+ * keeps it mappable at the pool's alignment (and may pad it to a boundary). Refuses at once (evicting nothing) when even evicting everything
  * evictable could not make room. Each eviction is O(1) plus the allocator.
  */
 int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
@@ -78,7 +79,7 @@ int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
 		while (alloc_free_bytes(d->o.alloc) < need && d->lru.next != &d->lru)
 			evict_one(d);
 	}
-	rc = alloc_get(d->o.alloc, len, l);
+	rc = alloc_grow(d->o.alloc, len, l);
 	if (rc == -ENOSPC)
 		d->st.enospc++;
 	return rc;

@@ -39,6 +39,10 @@ int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
 	dir_ver_put_list(&p->v, &l);
 	if (rc)
 		return rc;
+	/* The allocator may pad to the pool's alignment; never past the limit. */
+	if (d->o.max_pending_bytes &&
+	    s->pending_bytes + ver_reserved(&p->v) - have > d->o.max_pending_bytes)
+		dir_ver_trim(d, &p->v, bytes);
 	got = ver_reserved(&p->v) - have;
 	d->pending += got;
 	s->pending_bytes += got;

@@ -5,7 +5,7 @@
  * marked there, so overlaps, leaks, lost coalescing (free range count and
  * largest range recomputed from the model) and false ENOSPC are caught after
  * every operation. malloc/realloc are interposed to inject ENOMEM and prove
- * that a failed alloc_get() leaves everything unchanged.
+ * that a failed alloc_get() or alloc_grow() leaves everything unchanged.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -771,6 +771,59 @@ static void test_enomem_rolls_back(void **state)
 	model_fini(&m);
 }
 
+/* The same for alloc_grow, whose shaped passes and fallback all roll back. */
+static void test_grow_enomem_rolls_back(void **state)
+{
+	struct extent holes[32];
+	struct extent_list all = { 0 }, l = { 0 };
+	uint64_t free0, ranges0;
+	struct extent first;
+	struct model m;
+	unsigned long k;
+	unsigned int i;
+	int rc = -ENOMEM;
+
+	(void)state;
+	if (!injection_works())
+		skip();
+	for (i = 0; i < 32; i++) {
+		holes[i].off = i * 8 * MiB + BLK;
+		holes[i].len = 8 * MiB - 2 * BLK;
+	}
+	model_init(&m, 0, 256 * MiB);
+	punch_holes(&m, &all, holes, 32);
+	alloc_put(m.a, 8 * MiB - BLK, BLK);
+	mark_extent(&m, 8 * MiB - BLK, BLK, 0);
+	assert_int_equal(alloc_grow(m.a, BLK, &l), 0);
+	mark_extents(&m, l.v, l.n, 1);
+	first = l.v[0];
+	free0 = alloc_free_bytes(m.a);
+	ranges0 = alloc_free_ranges(m.a);
+	fail_injected = 0;
+	for (k = 1; rc == -ENOMEM; k++) {
+		fail_countdown = k;
+		rc = alloc_grow(m.a, 100 * MiB, &l);
+		fail_countdown = 0;
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -ENOMEM);
+		assert_int_equal(l.n, 1);
+		assert_memory_equal(&l.v[0], &first, sizeof(first));
+		assert_int_equal(alloc_free_bytes(m.a), free0);
+		assert_int_equal(alloc_free_ranges(m.a), ranges0);
+		check_model(&m);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(fail_injected > 5);
+	mark_extent(&m, first.off, first.len, 0);
+	mark_extents(&m, l.v, l.n, 1);
+	assert_true(alloc_extent_list_bytes(&l) >= 100 * MiB + BLK);
+	check_model(&m);
+	alloc_extent_list_free(&all);
+	alloc_extent_list_free(&l);
+	model_fini(&m);
+}
+
 /* 1M small allocations, then frees in random order: must stay O(log n). */
 static void test_scale_million(void **state)
 {
@@ -849,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_trim_and_merge),
 		cmocka_unit_test(test_invalid_arguments),
 		cmocka_unit_test(test_enomem_rolls_back),
+		cmocka_unit_test(test_grow_enomem_rolls_back),
 		cmocka_unit_test(test_scale_million),
 		cmocka_unit_test(test_extent_list_at),
 	};

@@ -319,6 +319,41 @@ static void test_devdax_unaligned(void **state)
 	assert_int_equal(maru_unmap(m), 0);
 }
 
+/*
+ * Issue 23's layouts on a 2 MiB device, scaled into the test pool: a file
+ * grown by cp as the allocator placed it before alloc_grow (the pieces
+ * after its first 64 KiB laid downwards, unaligned) is refused; the same
+ * file as alloc_grow lays it out (a first piece ending on 2 MiB, aligned
+ * pieces after it, the last trimmed at publish) maps at the granule.
+ */
+static void test_devdax_grown_layout(void **state)
+{
+	struct maru_map *m;
+	int i;
+
+	granule = 2 * MiB;
+	ext_set(0, 30 * MiB - 64 * KiB, 64 * KiB);
+	ext_set(1, 29 * MiB - 64 * KiB, 960 * KiB);
+	ext_set(2, 28 * MiB - 64 * KiB, 1 * MiB);
+	ext_set(3, 4 * MiB, 2 * MiB);
+	fk.size = 4 * MiB;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &m), -EINVAL);
+
+	fk.n = 0;
+	ext_set(0, 30 * MiB - 64 * KiB, 64 * KiB);
+	ext_set(1, 4 * MiB, 2 * MiB);
+	ext_set(2, 8 * MiB, 2 * MiB - 64 * KiB);
+	fk.size = 4 * MiB;
+	maps.n = 0;
+	assert_int_equal(maru_map(fd_null, NULL, 0, &m), 0);
+	assert_bytes(m);
+	for (i = 0; i < maps.n; i++) {
+		assert_int_equal(maps.off[i] % (2 * MiB), 0);
+		assert_int_equal(maps.len[i] % (2 * MiB), 0);
+	}
+	assert_int_equal(maru_unmap(m), 0);
+}
+
 static void test_paging(void **state)
 {
 	struct maru_map *m;
@@ -586,6 +621,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stitched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devdax_granule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devdax_unaligned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_devdax_grown_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_pool, setup, teardown),

@@ -4,7 +4,9 @@
  * version.c): create, EXCL, copy-on-write, zero-fill, publish over a leased
  * version (and the directory's attributes as it left them), publish racing
  * an unlink, and the *_ext calls that return the extents under the same
- * lock hold.
+ * lock hold; files growing a few blocks at a time, interleaved, keep
+ * extents that join on the pool's alignment (the fixture's is 64 KiB) and
+ * the pad that takes never passes the per-session pending limit.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -347,6 +349,71 @@ static void test_ext_variants(void **state)
 	fx_close(&f);
 }
 
+/* lib/map.c's rule at granule g: joins only on g boundaries. */
+static int joins_on(const struct extent_list *l, uint64_t g)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (i && l->v[i].off % g)
+			return 0;
+		if (i + 1 < l->n && (l->v[i].off + l->v[i].len) % g)
+			return 0;
+	}
+	return 1;
+}
+
+static void test_grow_keeps_alignment(void **state)
+{
+	const uint64_t g = 16 * BLK, limit = 200 * BLK;
+	struct dir_opts lim = { .max_pending_bytes = limit };
+	uint64_t ino[3], want[3] = { 0 };
+	struct extent_list ext;
+	struct dir_attr at;
+	unsigned int i, step;
+	struct fx f;
+	int rc;
+
+	fx_open_limits(&f, 1024, DIR_EVICT_NONE, 0, &lim);
+	/* a published file first, so the pending ones do not start at 0 */
+	put_sized(&f, f.s2, ROOT, "before", 5 * BLK);
+	for (i = 0; i < 3; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "g%u", i);
+		ino[i] = do_create(&f, f.s1, ROOT, name, 0, BLK);
+	}
+	for (step = 0; step < 40; step++) {
+		for (i = 0; i < 3; i++) {
+			want[i] += (1 + (step + i) % 2) * BLK;
+			rc = dir_reserve_ext(f.d, f.s1, ino[i], want[i], &at, &ext);
+			if (rc == -EDQUOT) {
+				want[i] = at.reserved;
+				continue;
+			}
+			assert_int_equal(rc, 0);
+			assert_true(at.reserved >= want[i]);
+			assert_true(joins_on(&ext, g));
+			alloc_extent_list_free(&ext);
+			assert_true(stats(&f).pending <= limit);
+		}
+	}
+	/* the limit was reached, not passed */
+	assert_true(stats(&f).pending > limit - 3 * g);
+	/* one block short of the limit, a pad would pass it: the exact bytes */
+	assert_int_equal(dir_reserve(f.d, f.s2, do_create(&f, f.s2, ROOT, "q", 0, BLK),
+				     limit - BLK, &at), 0);
+	assert_int_equal(at.reserved, limit - BLK);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(dir_publish(f.d, f.s1, ino[i], want[i] - BLK + 1, 0, &at, NULL), 0);
+		assert_int_equal(at.reserved, want[i]);
+		assert_int_equal(dir_extents(f.d, f.s1, ino[i], 0, &ext, &at), 0);
+		assert_true(joins_on(&ext, g));
+		alloc_extent_list_free(&ext);
+	}
+	fx_close(&f);
+}
+
 /* An allocation failure while copying the extents out undoes the create. */
 static void test_create_ext_nomem(void **state)
 {
@@ -387,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_publish_race),
 		cmocka_unit_test(test_ext_variants),
 		cmocka_unit_test(test_create_ext_nomem),
+		cmocka_unit_test(test_grow_keeps_alignment),
 	};
 
 	return cmocka_run_group_tests_name("version", tests, NULL, NULL);

@@ -139,6 +139,26 @@ static void lst_add(struct lst *l, const char *s, size_t n)
 	l->buf[l->len] = '\0';
 }
 
+/* XXH3 of a file's first size bytes, across its extents. */
+static uint64_t bytes_hash(const uint8_t *pool, const struct extent_list *ext, uint64_t size)
+{
+	XXH3_state_t *st = XXH3_createState();
+	uint64_t pos = 0, at, n, h;
+
+	assert_non_null(st);
+	XXH3_64bits_reset(st);
+	while (pos < size) {
+		n = alloc_extent_list_at(ext, pos, &at);
+		assert_true(n > 0);
+		n = n < size - pos ? n : size - pos;
+		XXH3_64bits_update(st, pool + at, n);
+		pos += n;
+	}
+	h = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return h;
+}
+
 /* What a name shows: attributes, and the target or a hash of the bytes. */
 static void lst_what(struct lst *l, uint64_t parent, const struct dir_dirent *de,
 		     char *out, size_t cap)
@@ -159,8 +179,7 @@ static void lst_what(struct lst *l, uint64_t parent, const struct dir_dirent *de
 		assert_int_equal(dir_session_new(l->d, &s), 0);
 		assert_int_equal(dir_open_ext(l->d, s, parent, de->name, de->nlen, 0, &at, &ext),
 				 0);
-		assert_true(ext.n <= 1);
-		h = XXH3_64bits(ext.n ? l->pool + ext.v[0].off : l->pool, at.size);
+		h = bytes_hash(l->pool, &ext, at.size);
 		alloc_extent_list_free(&ext);
 		dir_session_end(l->d, s);
 	}
