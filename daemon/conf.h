@@ -60,6 +60,7 @@ struct config {
 	char region_ext_config[1024];
 	uint32_t memgen_poll_ms;	/* memory_generation() asked this often */
 	uint32_t memgen_grace_ms;	/* unknown this long: pool out of use */
+	int rdma_rights;		/* 0 auto, 1 extent-mr, 2 trust-pool (rdma/) */
 };
 
 /* One command-line override; value points into argv. */
@@ -105,6 +106,7 @@ void config_print(const struct config *c, FILE *out);
  */
 int config_diff_log(const struct config *old, const struct config *nc);
 const char *config_eviction_name(enum dir_eviction e);
+const char *config_rdma_rights_name(int v);
 void config_usage(FILE *out);
 
 #endif

@@ -292,6 +292,28 @@ static int set_memgen_grace(struct config *c, const char *v, int layer)
 	return rc;
 }
 
+static const char *const rdma_rights_names[] = { "auto", "extent-mr", "trust-pool" };
+
+const char *config_rdma_rights_name(int v)
+{
+	return v >= 0 && v < 3 ? rdma_rights_names[v] : "?";
+}
+
+/* rdma-rights: how rkey rights are enforced (daemon/rdma/rdma_mr.c). */
+static int set_rdma_rights(struct config *c, const char *v, int layer)
+{
+	int i;
+
+	(void)layer;
+	for (i = 0; i < 3; i++) {
+		if (!strcmp(v, rdma_rights_names[i])) {
+			c->rdma_rights = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static const struct config_key config_keys[] = {
 	{ "pool", set_pool },
 	{ "size", set_size },
@@ -315,6 +337,7 @@ static const struct config_key config_keys[] = {
 	{ "region-extension-config", set_region_ext_config },
 	{ "memory-generation-poll-ms", set_memgen_poll },
 	{ "memory-generation-grace-ms", set_memgen_grace },
+	{ "rdma-rights", set_rdma_rights },
 };
 
 void config_defaults(struct config *c)

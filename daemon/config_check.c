@@ -216,6 +216,7 @@ void config_print(const struct config *c, FILE *out)
 		fprintf(out, "region-extension-config: %s\n"
 			"memory-generation-poll-ms: %u\nmemory-generation-grace-ms: %u\n",
 			c->region_ext_config, c->memgen_poll_ms, c->memgen_grace_ms);
+	fprintf(out, "rdma-rights: %s\n", config_rdma_rights_name(c->rdma_rights));
 	fprintf(out, "verbose: %d\n", c->verbose);
 }
 
@@ -264,6 +265,7 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("meta-size", o->meta_size != n->meta_size);
 	restart += restart_needed("journal", o->journal != n->journal);
 	restart += restart_needed("prealloc", o->prealloc != n->prealloc);
+	restart += restart_needed("rdma-rights", o->rdma_rights != n->rdma_rights);
 	restart += restart_needed("region-extension",
 				  strcmp(o->region_ext, n->region_ext) != 0 ||
 				  strcmp(o->region_ext_config, n->region_ext_config) != 0);

@@ -144,7 +144,8 @@ void config_usage(FILE *out)
 		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n"
 		"             [--meta-size BYTES] [--fresh] [--no-journal] [--prealloc]\n"
 		"             [--region-extension NAME|PATH] [--region-extension-config STRING]\n"
-		"             [--memory-generation-poll-ms MS] [--memory-generation-grace-ms MS]\n");
+		"             [--memory-generation-poll-ms MS] [--memory-generation-grace-ms MS]\n"
+		"             [--rdma-rights auto|extent-mr|trust-pool]\n");
 }
 
 static int add_def(struct config_args *a, const char *key, size_t klen, const char *value)
@@ -198,6 +199,7 @@ static const struct option long_opts[] = {
 	{ "region-extension-config", required_argument, NULL, 0 },
 	{ "memory-generation-poll-ms", required_argument, NULL, 0 },
 	{ "memory-generation-grace-ms", required_argument, NULL, 0 },
+	{ "rdma-rights", required_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };

@@ -135,6 +135,7 @@ static const char *path_name(enum maru_data_path p)
 int vdir_pool_text(struct mfs *m, const struct maru_pool_info *pi, char *buf, size_t cap)
 {
 	const uint8_t *u = pi->uuid;
+	const char *rights;
 	int n;
 
 	n = snprintf(buf, cap,
@@ -155,6 +156,9 @@ int vdir_pool_text(struct mfs *m, const struct maru_pool_info *pi, char *buf, si
 		     pi->coherence == MARU_COHERENCE_FLUSH ? "flush" : "hw");
 	if (n < 0)
 		return 0;
+	rights = maru_client_rdma_rights(m->c);
+	if (rights && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, "rdma_rights %s\n", rights);
 	return (size_t)n < cap ? n : (int)cap - 1;
 }
 

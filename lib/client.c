@@ -233,6 +233,24 @@ int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out)
 	return 0;
 }
 
+const char *maru_client_rdma_rights(struct maru_client *c)
+{
+	uint32_t f;
+
+	if (!c)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	f = c->s.rdma_port ? c->s.rdma_flags : 0;
+	pthread_mutex_unlock(&c->lock);
+	if (f & RDMA_F_WINDOWS)
+		return "windows";
+	if (f & RDMA_F_EXTENT_MR)
+		return "extent-mr";
+	if (f & RDMA_F_WHOLE_POOL)
+		return "trust-pool";
+	return NULL;
+}
+
 /* ---- misc ---- */
 
 const char *maru_strerror(int err)

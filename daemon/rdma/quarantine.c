@@ -2,17 +2,22 @@
 /*
  * daemon/rdma/quarantine.c: fencing a client's QP so that no WRITE can land
  * any more. A WRITE the client gave up on (its call timed out) may still be
- * on the wire; the pages it may reach are the session's read-write windows
- * (in whole-pool mode: anything). They stay held, counted in the
- * quarantined-bytes gauge, while the QP is moved to the error state and its
- * completions drained, and the QP destroyed; only then are the windows
- * dropped and may the caller let the directory free the memory. Fencing is
- * synchronous and bounded: callers hold rdma_srv.lock throughout, so no
- * right is handed out for the memory meanwhile. Also revoking a session's
- * windows (rdma_rwin_revoke: the NIC refuses their rkeys from then on) and the
- * bounded wait for marud's own work requests (window binds: asleep on the
- * CQ's completion channel, not polling); rkey.c, which
- * hands the rights out, and rdma_listen.c call down into this file.
+ * on the wire; the pages it may reach are the session's read-write rights
+ * (in trust-pool mode: anything). They stay held, counted in the
+ * quarantined-bytes gauge, while the QP is moved to the error state, its
+ * completions drained, and its rights revoked: windows deallocated, extent
+ * MRs deregistered (the NIC refuses their rkeys from then on, and neither
+ * call returns while an access through them is under way); only then may
+ * the caller let the directory free the memory. That part is quick and
+ * runs under rdma_srv.lock, so no right is handed out for the memory
+ * meanwhile. Destroying the QP is not: rdma_rxe's destroy waits for the
+ * QP's references to drop (a type 2 window bound on it holds one, hence
+ * windows first) and can take long, so the event thread does it after the
+ * id's DISCONNECTED (rdma_rconn_destroy), holding no lock. Also revoking a
+ * session's rights (rdma_rwin_revoke) and the bounded wait for marud's own
+ * work requests (window binds: asleep on the CQ's completion channel, not
+ * polling); rkey.c, which hands the rights out, and rdma_listen.c call down
+ * into this file.
  */
 #include <errno.h>
 #include <poll.h>
@@ -86,7 +91,7 @@ int rdma_rconn_wait(struct rdma_srv *r, struct rconn *rc, uint64_t wr_id)
 	}
 }
 
-/* Unlink and free the windows of ino (all: every window) of rs. */
+/* Unlink and free the rights of ino (all: every right) of rs. */
 void rdma_rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int all)
 {
 	struct rwin **pp = &rs->wins, *w;
@@ -98,11 +103,11 @@ void rdma_rwin_revoke(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int al
 			continue;
 		}
 		*pp = w->next;
-		if (w->mw) {
+		if (w->mw || w->mr) {
 			/* a bound type 2 window dies with its deallocation */
-			rc = ibv_dealloc_mw(w->mw);
+			rc = w->mw ? ibv_dealloc_mw(w->mw) : ibv_dereg_mr(w->mr);
 			if (rc)
-				log_warn(rc, "rdma: invalidating window of version %llu",
+				log_warn(rc, "rdma: revoking the rkey of version %llu",
 					 (unsigned long long)w->ino);
 			atomic_fetch_sub(&r->st.windows, 1);
 			atomic_fetch_add(&r->st.revokes, 1);
@@ -145,9 +150,8 @@ void rdma_rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
 	atomic_fetch_add(&r->st.quarantined, (int_fast64_t)q);
 	atomic_fetch_add(&r->st.quarantined_total, q);
 	qp_drain(rc);
-	rdma_destroy_qp(rc->id);
-	rdma_rconn_cq_free(rc);
 	rc->fenced = 1;
+	/* rights first: the QP's destroy is prompt once nothing refers to it */
 	if (rs) {
 		rdma_rwin_revoke(r, rs, 0, 1);
 		rs->rc = NULL;
@@ -157,6 +161,22 @@ void rdma_rconn_fence(struct rdma_srv *r, struct rconn *rc, const char *why)
 	atomic_fetch_add(&r->st.fences, 1);
 	atomic_fetch_sub(&r->st.conns, 1);
 	log_info("rdma: %s: QP fenced (%s): %llu bytes were quarantined until its "
-		 "completions drained", rc->peer, why, (unsigned long long)q);
+		 "completions drained and its rights were revoked", rc->peer, why,
+		 (unsigned long long)q);
 	rdma_disconnect(rc->id);
+}
+
+void rdma_rconn_destroy(struct rconn *rc)
+{
+	uint64_t t0 = mono_ms();
+
+	if (rc->id->qp)
+		rdma_destroy_qp(rc->id);
+	rdma_rconn_cq_free(rc);
+	if (rc->pd && rc->pd != rc->dev->pd)
+		ibv_dealloc_pd(rc->pd);
+	rc->pd = NULL;
+	if (mono_ms() - t0 > 1000)
+		log_info("rdma: %s: destroying the QP took %llu ms (no lock held)",
+			 rc->peer, (unsigned long long)(mono_ms() - t0));
 }

@@ -6,8 +6,10 @@
  * must name a session that asked for rdma in HELLO, the generation must be
  * ours, and with no key configured the peer must be loopback. The accepted
  * QP becomes the session's (an earlier one is fenced first). A disconnect
- * fences the QP (quarantine.c) and destroys the id after its events are
- * acknowledged. Also the rdma lines of STATS.
+ * fences the QP (quarantine.c) under the lock, then, with the lock
+ * dropped, destroys the QP, and the id after its events are acknowledged.
+ * The event thread is also the one that registers the pool with a device
+ * (rdma_mr.c), before it takes the lock. Also the rdma lines of STATS.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +113,7 @@ int rdma_srv_open(struct server *srv, struct rdma_srv **out)
 	r->size = srv->pool->size;
 	r->generation = srv->generation;
 	r->have_key = srv->have_key;
+	r->cfg_rights = srv->cfg.rdma_rights;
 	r->wake[0] = r->wake[1] = -1;
 	r->ch = rdma_create_event_channel();
 	rc = r->ch ? pipe2(r->wake, O_CLOEXEC) : -1;
@@ -122,6 +125,7 @@ int rdma_srv_open(struct server *srv, struct rdma_srv **out)
 	rc = srv_listen_all(r, &srv->cfg);
 	if (rc)
 		goto fail;
+	rdma_devs_test(r);
 	*out = r;
 	return 0;
 fail:
@@ -166,9 +170,11 @@ static int conn_qp(struct rdma_srv *r, struct rconn *rc)
 {
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .sq_sig_all = 0 };
 
-	rc->dev = rdma_dev_get(r, rc->id->verbs);
-	if (!rc->dev)
-		return -ENODEV;
+	(void)r;
+	/* extent MRs on the QP's own PD: no other client's QP can use them */
+	rc->pd = rc->dev->rights == RIGHTS_MR ? ibv_alloc_pd(rc->id->verbs) : rc->dev->pd;
+	if (!rc->pd)
+		return -ENOMEM;
 	rc->cch = ibv_create_comp_channel(rc->id->verbs);
 	if (!rc->cch)
 		return -ENOMEM;
@@ -181,7 +187,7 @@ static int conn_qp(struct rdma_srv *r, struct rconn *rc)
 	qa.cap.max_send_wr = RDMA_SQ_DEPTH;
 	qa.cap.max_recv_wr = 1;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	if (rdma_create_qp(rc->id, rc->dev->pd, &qa)) {
+	if (rdma_create_qp(rc->id, rc->pd, &qa)) {
 		int rcode = -errno;
 
 		rdma_rconn_cq_free(rc);
@@ -198,16 +204,16 @@ static int accept_qp(struct rdma_srv *r, struct rconn *rc)
 
 	if (!err && rdma_accept(rc->id, &p))
 		err = -errno;
-	if (err && rc->cq) {
-		rdma_destroy_qp(rc->id);
-		rdma_rconn_cq_free(rc);
-	}
+	if (err)
+		rdma_rconn_destroy(rc);
 	return err;
 }
 
 /* 0: accepted; -1: refused (the caller destroys the id after the ack). */
 static int on_request(struct rdma_srv *r, struct rdma_cm_event *ev)
 {
+	/* tested and registered first, without the lock (it can take seconds) */
+	struct rdma_dev *dev = rdma_dev_get(r, ev->id->verbs, rdma_get_local_addr(ev->id));
 	struct rsess *rs = NULL;
 	struct rconn *rc;
 	const char *why;
@@ -216,11 +222,17 @@ static int on_request(struct rdma_srv *r, struct rdma_cm_event *ev)
 
 	pthread_mutex_lock(&r->lock);
 	why = req_check(r, ev, &rs, peer, sizeof(peer));
+	if (!why && !dev)
+		why = "the pool is not registered with this device";
+	if (!why && dev->rights == RIGHTS_REFUSED)
+		why = "the device enforces no rkey rights (rdma-rights = trust-pool "
+		      "would serve it)";
 	rc = why ? NULL : calloc(1, sizeof(*rc));
 	if (!why && !rc)
 		why = "out of memory";
 	if (!why) {
 		rc->id = ev->id;
+		rc->dev = dev;
 		snprintf(rc->peer, sizeof(rc->peer), "%s", peer);
 		err = accept_qp(r, rc);
 		if (err) {
@@ -282,6 +294,7 @@ static struct rdma_cm_id *on_event(struct rdma_srv *r, struct rdma_cm_event *ev)
 		pthread_mutex_lock(&r->lock);
 		conn_gone(r, rc);
 		pthread_mutex_unlock(&r->lock);
+		rdma_rconn_destroy(rc);
 		ev->id->context = NULL;
 		free(rc);
 		return ev->id;
@@ -297,7 +310,12 @@ static void *event_main(void *arg)
 				{ .fd = r->wake[0], .events = POLLIN } };
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *gone;
+	unsigned int i;
 
+	/* a listener bound to a device: register the pool now, not at the first QP */
+	for (i = 0; i < r->nlid; i++)
+		if (r->lid[i]->verbs)
+			rdma_dev_get(r, r->lid[i]->verbs, NULL);
 	for (;;) {
 		if (poll(pf, 2, -1) < 0 && errno != EINTR)
 			break;
@@ -334,6 +352,7 @@ static void conns_drop(struct rdma_srv *r)
 		pthread_mutex_lock(&r->lock);
 		conn_gone(r, rc);
 		pthread_mutex_unlock(&r->lock);
+		rdma_rconn_destroy(rc);
 		rdma_destroy_id(rc->id);
 		free(rc);
 	}
@@ -374,6 +393,17 @@ void rdma_srv_close(struct rdma_srv *r)
 
 /* ---- stats ---- */
 
+/* Whether an rkey marud hands out can reach beyond its extent. */
+static int rdma_pool_exposed(const struct rdma_srv *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->ntested; i++)
+		if (r->tested[i].rights == RIGHTS_POOL)
+			return 1;
+	return r->rights == RIGHTS_POOL;
+}
+
 int rdma_stats(struct rdma_srv *r, struct pbuf *out)
 {
 	const struct rdma_stat *s;
@@ -383,8 +413,23 @@ int rdma_stats(struct rdma_srv *r, struct pbuf *out)
 	if (!r)
 		return 0;
 	s = &r->st;
-	prom_gauge(&p, "marud_rdma_pool_exposed", "1: no memory windows, one MR exposes "
-		   "the whole pool to every rdma client", (uint64_t)r->whole_pool);
+	prom_gauge(&p, "marud_rdma_pool_exposed", "1: rkeys are not bounded to their "
+		   "extent (trust-pool: one MR exposes the whole pool to every rdma client)",
+		   (uint64_t)rdma_pool_exposed(r));
+	prom_gauge(&p, "marud_rdma_rights", "how rkey rights are enforced: 1 memory "
+		   "windows, 2 one MR per extent, 3 trust-pool (not enforced), 4 refused "
+		   "(no rdma client served), 0 no device tested yet", (uint64_t)r->rights);
+	prom_gauge_signed(&p, "marud_rdma_window_bounds_enforced", "the self-test's "
+			  "answer: 1 a window refused an access outside its extent, 0 it "
+			  "did not (rdma_rxe), -1 not tested", r->ntested ?
+			  r->tested[0].chk.win_bounds : -1);
+	prom_counter(&p, "marud_rdma_pool_registration_us_total", "time spent "
+		     "registering the pool (event thread, no lock held)",
+		     atomic_load(&s->pool_reg_us));
+	prom_counter(&p, "marud_rdma_extent_mrs_total", "MRs registered for one "
+		     "extent's right (extent-mr mode)", atomic_load(&s->mr_regs));
+	prom_counter(&p, "marud_rdma_extent_mr_us_total", "time spent registering "
+		     "them", atomic_load(&s->mr_reg_us));
 	prom_gauge_signed(&p, "marud_rdma_qps", "client QPs attached", atomic_load(&s->conns));
 	prom_gauge_signed(&p, "marud_rdma_windows", "live rkeys (memory windows bound)",
 			  atomic_load(&s->windows));

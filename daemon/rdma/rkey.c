@@ -60,20 +60,30 @@ void rdma_hello(struct rdma_srv *r, struct session *s, const char *ctl_host,
 			r->sess = rs;
 		}
 	}
+	/* nothing enforceable: no rdma path offered */
+	if (rs && r->rights != RIGHTS_REFUSED) {
+		rep->rdma_port = r->port;
+		rep->rdma_flags = rdma_rights_flags(r->rights);
+		snprintf(rep->rdma_host, sizeof(rep->rdma_host), "%s", r->host);
+	}
 	pthread_mutex_unlock(&r->lock);
-	if (!rs)
-		return;
-	rep->rdma_port = r->port;
-	rep->rdma_flags = r->whole_pool ? RDMA_F_WHOLE_POOL : RDMA_F_WINDOWS;
-	snprintf(rep->rdma_host, sizeof(rep->rdma_host), "%s", r->host);
 }
 
-/* Bind one window over [e->off, +len) on rc's QP; whole-pool: the MR's rkey. */
+/* An rkey for [off, +len) on rc's QP: a window, an extent MR, or the pool's. */
 static int rwin_bind(struct rdma_srv *r, struct rconn *rc, struct rwin *w)
 {
 	struct ibv_send_wr wr = { 0 }, *bad;
 	int rcode;
 
+	if (rc->dev->rights == RIGHTS_MR) {
+		w->mr = rdma_extent_mr(r, rc->pd, w->off, w->len, w->rw);
+		if (!w->mr) {
+			atomic_fetch_add(&r->st.bind_errors, 1);
+			return errno ? -errno : -ENOMEM;
+		}
+		w->rkey = w->mr->rkey;
+		return 0;
+	}
 	if (!rc->dev->windows) {
 		w->rkey = rc->dev->mr->rkey;
 		return 0;
@@ -159,8 +169,8 @@ static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
 	}
 	w->next = rs->wins;
 	rs->wins = w;
-	/* whole-pool mode keeps the grant (for the fence) but binds no window */
-	if (w->mw) {
+	/* trust-pool mode keeps the grant (for the fence) but binds no window */
+	if (w->mw || w->mr) {
 		atomic_fetch_add(&r->st.windows, 1);
 		atomic_fetch_add(&r->st.binds, 1);
 	}
@@ -173,7 +183,7 @@ static int rkey_bind_all(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int
 			 const struct extent_list *l, struct pbuf *out)
 {
 	struct proto_rkey_rep h = { .count = l->n,
-		.flags = rs->rc->dev->windows ? RDMA_F_WINDOWS : RDMA_F_WHOLE_POOL };
+		.flags = rdma_rights_flags(rs->rc->dev->rights) };
 	struct rwin *w;
 	uint32_t i;
 	int rc;
@@ -235,14 +245,14 @@ void rdma_end_revoke(struct rdma_srv *r, struct session *s, uint64_t ino, int rw
 	if (!rs)
 		return;
 	/*
-	 * Whole-pool mode cannot revoke an rkey: the memory an abandoned
+	 * Trust-pool mode cannot revoke an rkey: the memory an abandoned
 	 * version frees is safe from a late WRITE only once the QP is fenced.
 	 * A version the session was never given write extents of (no rw
 	 * window: a create truncated before its first write, say) can have no
 	 * WRITE in flight, and fencing for it would only break the QP.
 	 */
-	if (rw && rs->rc && !rs->rc->dev->windows && rwin_writable(rs, ino))
-		rdma_rconn_fence(r, rs->rc, "pending version ended in whole-pool mode");
+	if (rw && rs->rc && rs->rc->dev->rights == RIGHTS_POOL && rwin_writable(rs, ino))
+		rdma_rconn_fence(r, rs->rc, "pending version ended in trust-pool mode");
 	rdma_rwin_revoke(r, rs, ino, 0);
 }
 

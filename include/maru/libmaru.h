@@ -142,6 +142,13 @@ struct maru_pool_info {
 	enum maru_coherence coherence;
 };
 int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out);
+/*
+ * How marud enforces the rkeys of its rdma path, as it said in HELLO:
+ * "windows" (a type 2 memory window per extent), "extent-mr" (an MR per
+ * extent), "trust-pool" (one MR over the whole pool: not enforced), or
+ * NULL when marud offered no rdma path to this client.
+ */
+const char *maru_client_rdma_rights(struct maru_client *c);
 
 /*
  * Called (from a libmaru thread, never with a libmaru lock held) when the

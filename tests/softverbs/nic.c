@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 int sv_addr_name(const struct sockaddr *sa, char *buf, size_t len)
@@ -53,6 +54,16 @@ void sv_nic_wake(void)
 		return;
 	n = write(sv.wakefd, &one, sizeof(one));
 	(void)n;
+}
+
+/* The slow-verb fault knobs: sleep us (0: none), no lock held. */
+void sv_fault_sleep(unsigned long us)
+{
+	struct timespec ts = { .tv_sec = (time_t)(us / 1000000),
+			       .tv_nsec = (long)(us % 1000000) * 1000L };
+
+	while (us && nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
 int sv_sock_add(struct sv_sock *s)
@@ -379,6 +390,9 @@ static void sv_fault_kv(const char *k, size_t klen, unsigned long v)
 		{ "lose_cqe", offsetof(struct sv_fault, lose_cqe) },
 		{ "fail_reg", offsetof(struct sv_fault, fail_reg) },
 		{ "err_qp_after", offsetof(struct sv_fault, err_qp_after) },
+		{ "destroy_qp_ms", offsetof(struct sv_fault, destroy_qp_ms) },
+		{ "destroy_bound_qp_ms", offsetof(struct sv_fault, destroy_bound_qp_ms) },
+		{ "reg_mr_us_per_mib", offsetof(struct sv_fault, reg_mr_us_per_mib) },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

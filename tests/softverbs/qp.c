@@ -311,7 +311,19 @@ SV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 SV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct sv_qp *q = sv_qp(qp);
+	unsigned long slow;
 
+	sv_lock();
+	slow = sv.fault.destroy_qp_ms;
+	/* rxe's destroy waits for the QP's references: a bound type 2 window holds one */
+	sv_foreach(l, &sv.mws) {
+		struct sv_mw *w = sv_container(l, struct sv_mw, link);
+
+		if (w->bound && w->mw.type == IBV_MW_TYPE_2 && w->qpn == qp->qp_num)
+			slow += sv.fault.destroy_bound_qp_ms;
+	}
+	sv_unlock();
+	sv_fault_sleep(slow * 1000);
 	sv_lock();
 	sv_qp_reset(q);
 	if (q->conn && q->conn->id && q->conn->id->id.qp == qp)
@@ -770,8 +782,13 @@ static enum ibv_wc_status sv_rkey_ptr(struct sv_qp *q, const struct sv_msg *m,
 	}
 	w = sv_mw_by_key(m->rkey);
 	if (!w || !w->bound || w->mw.pd != q->qp.pd || !(w->access & need) ||
-	    (w->mw.type == IBV_MW_TYPE_2 && w->qpn != q->qp.qp_num) ||
-	    m->addr < w->addr || len > w->len || m->addr - w->addr > w->len - len)
+	    (w->mw.type == IBV_MW_TYPE_2 && w->qpn != q->qp.qp_num))
+		return IBV_WC_REM_ACCESS_ERR;
+	/* SOFTVERBS_MW_BOUNDS=0: as rdma_rxe (6.1, 6.12), only the MR's range */
+	if (sv.mw_bounds_off ?
+	    (m->addr < w->mr->iova || len > w->mr->mr.length ||
+	     m->addr - w->mr->iova > w->mr->mr.length - len) :
+	    (m->addr < w->addr || len > w->len || m->addr - w->addr > w->len - len))
 		return IBV_WC_REM_ACCESS_ERR;
 	*host = (uint8_t *)w->mr->mr.addr + (m->addr - w->mr->iova);
 	return IBV_WC_SUCCESS;

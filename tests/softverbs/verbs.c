@@ -89,6 +89,8 @@ int sv_init_locked(void)
 	sv_fault_parse(getenv("SOFTVERBS_FAULT"));
 	s = getenv("SOFTVERBS_MW");
 	sv.mw_off = s && strcmp(s, "0") == 0;
+	s = getenv("SOFTVERBS_MW_BOUNDS");
+	sv.mw_bounds_off = s && strcmp(s, "0") == 0;
 	s = getenv("SOFTVERBS_NS");
 	snprintf(sv.ns, sizeof(sv.ns), "%s", s ? s : "");
 	/* Key and QPN spaces differ between processes, as on two NICs. */
@@ -402,9 +404,15 @@ static struct ibv_mr *sv_reg(struct ibv_pd *pd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
 	struct sv_mr *m;
+	unsigned long slow;
 
 	sv_lock();
 	sv_init_locked();
+	slow = (unsigned long)(((unsigned __int128)sv.fault.reg_mr_us_per_mib * length) >> 20);
+	sv_unlock();
+	/* a slow registration (pinning a large region) holds no lock of ours */
+	sv_fault_sleep(slow);
+	sv_lock();
 	if (sv.fault.fail_reg && ++sv.fault.n_reg == sv.fault.fail_reg) {
 		sv_unlock();
 		errno = ENOMEM;
@@ -862,6 +870,15 @@ SV_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
 SV_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
 {
 	return node_type == IBV_NODE_CA ? "InfiniBand channel adapter" : "unknown";
+}
+
+SV_EXPORT int softverbs_set_mw_bounds(int on)
+{
+	sv_lock();
+	sv_init_locked();
+	sv.mw_bounds_off = !on;
+	sv_unlock();
+	return 0;
 }
 
 SV_EXPORT int softverbs_set_mw_support(int on)

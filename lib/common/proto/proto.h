@@ -163,9 +163,13 @@ _Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72 + 8, "
  * marufs-protocol(7) for the lifecycle in detail), so no access
  * reaches memory after the right to it ended: it fails with a remote access
  * error, and the QP goes to the error state (the client reconnects it).
- * A device without type 2 windows: marud registers the pool as one MR with
- * remote read/write, answers RDMA_F_WHOLE_POOL and the same rkey for every
- * extent, says so loudly in its log and stats (rdma_pool_exposed 1).
+ * Where the device's windows do not enforce rights and bounds (marud's
+ * self-test at start; rdma_rxe checks no window bounds), marud registers
+ * instead one MR per extent on the QP's own PD and answers
+ * RDMA_F_EXTENT_MR (same use: one rkey per extent, addr a pool offset).
+ * Started with rdma-rights = trust-pool: one MR over the pool with remote
+ * read/write, RDMA_F_WHOLE_POOL and the same rkey for every extent, said
+ * loudly in its log and stats (rdma_pool_exposed 1).
  * Quarantine: pages a WRITE may still reach (the session's RW windows of a
  * QP whose completions are not drained, or any RW right in whole-pool
  * mode) are neither freed nor reused until marud has moved that QP to the
@@ -173,6 +177,7 @@ _Static_assert(sizeof(struct proto_hello_rep) == 80 + PROTO_PATH_MAX + 72 + 8, "
  */
 #define RDMA_F_WINDOWS		1u	/* rights enforced by type 2 memory windows */
 #define RDMA_F_WHOLE_POOL	2u	/* one MR over the pool: rkeys reach all of it */
+#define RDMA_F_EXTENT_MR	4u	/* rights enforced by one MR per extent */
 #define RDMA_CM_MAGIC		0x4d44524dU	/* "MRDM" */
 
 /* rdma_cm private data of the client's connect (56 bytes max on IB). */

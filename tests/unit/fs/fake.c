@@ -492,6 +492,12 @@ int __wrap_maru_client_pool_info(struct maru_client *c, struct maru_pool_info *o
 	return 0;
 }
 
+const char *__wrap_maru_client_rdma_rights(struct maru_client *c);
+const char *__wrap_maru_client_rdma_rights(struct maru_client *c)
+{
+	return NULL;	/* the fake pool offers no rdma path */
+}
+
 int __wrap_maru_events_open(struct maru_client *c, uint64_t after, struct maru_events **out);
 int __wrap_maru_events_open(struct maru_client *c, uint64_t after, struct maru_events **out)
 {

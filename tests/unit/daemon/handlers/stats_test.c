@@ -246,6 +246,7 @@ static void test_rdma_lines(void **state)
 		"marud_rdma_fences_total", "marud_rdma_binds_total", "marud_rdma_revokes_total",
 		"marud_rdma_accepted_total", "marud_rdma_rejected_total",
 		"marud_rdma_rkey_refused_total", "marud_rdma_bind_errors_total",
+		"marud_rdma_extent_mrs_total", "marud_rdma_extent_mr_us_total",
 	};
 	unsigned char served[OP_MAX] = { 0 };
 	struct fx *f = *state;
@@ -254,7 +255,13 @@ static void test_rdma_lines(void **state)
 
 	assert_non_null(f->t.srv->rdma);
 	stats_of(f, served);
-	assert_int_equal(check_exposition(f->text), BASE_METRICS + sizeof(names) / sizeof(names[0]));
+	/* + marud_rdma_rights, marud_rdma_window_bounds_enforced (not 0) and
+	 * marud_rdma_pool_registration_us_total (the event thread's, at start) */
+	assert_int_equal(check_exposition(f->text),
+			 BASE_METRICS + sizeof(names) / sizeof(names[0]) + 3);
+	/* softverbs by default enforces a window's bounds: rights by windows */
+	assert_int_equal(value(f->text, "marud_rdma_rights"), 1);
+	assert_int_equal(value(f->text, "marud_rdma_window_bounds_enforced"), 1);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(help, sizeof(help), "# HELP %s ", names[i]);
 		assert_non_null(strstr(f->text, help));

@@ -23,6 +23,11 @@ static uint16_t next_port = 7900;
 
 struct rfx *rfx_new(void)
 {
+	return rfx_new_rights(RDMA_CFG_AUTO);
+}
+
+struct rfx *rfx_new_rights(int cfg_rights)
+{
 	struct rfx *f = calloc(1, sizeof(*f));
 	struct config *cfg;
 
@@ -33,6 +38,7 @@ struct rfx *rfx_new(void)
 	assert_non_null(f->buf);
 	th_config(&f->t);
 	cfg = &f->t.cfg;
+	cfg->rdma_rights = cfg_rights;
 	f->port = next_port++;
 	snprintf(cfg->listen[cfg->nlisten++], sizeof(cfg->listen[0]), "rdma://127.0.0.1:%u",
 		 f->port);

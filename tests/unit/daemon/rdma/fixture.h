@@ -34,6 +34,8 @@ struct rfx {
 
 /* A server listening on rdma://127.0.0.1:<a new port>, started; a control connection. */
 struct rfx *rfx_new(void);
+/* The same with rdma-rights = cfg_rights (RDMA_CFG_*). */
+struct rfx *rfx_new_rights(int cfg_rights);
 void rfx_free(struct rfx *f);
 struct rdma_srv *rfx_rdma(struct rfx *f);
 /* HELLO with HELLO_F_RDMA on the control connection: f->hello, f->token. */

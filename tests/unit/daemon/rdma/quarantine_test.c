@@ -6,8 +6,11 @@
  * off, its read-write bytes are counted as quarantined until the drain,
  * every window is gone); a fence happens once; revoking one version's
  * windows leaves the others working; waiting for a completion that never
- * comes is bounded; and in whole-pool mode (no memory windows) ending a
- * written pending version fences the QP, since its rkey cannot be revoked.
+ * comes is bounded; in trust-pool mode (one MR over the pool) ending a
+ * written pending version fences the QP, since its rkey cannot be revoked;
+ * and a QP whose destroy is slow (softverbs destroy_qp_ms, as rdma_rxe's
+ * destroy waiting for the QP's references) is destroyed after its windows
+ * are gone and without the rdma lock: requests are not held meanwhile.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -37,8 +41,8 @@ static int setup_whole_pool(void **state)
 {
 	if (softverbs_active() != 1)
 		return -1;
-	softverbs_set_mw_support(0);
-	*state = rfx_new();
+	softverbs_set_mw_support(1);
+	*state = rfx_new_rights(RDMA_CFG_TRUST_POOL);
 	return 0;
 }
 
@@ -118,7 +122,14 @@ static void test_fence_once(void **state)
 	assert_int_equal(rc->fenced, 1);
 	assert_null(rs->rc);
 	assert_null(rc->rs);
-	assert_null(rc->cq);
+	{
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		/* in ERR at once; destroyed later, off the lock, by the event thread */
+		assert_int_equal(ibv_query_qp(rc->id->qp, &a, IBV_QP_STATE, &ia), 0);
+		assert_int_equal(a.qp_state, IBV_QPS_ERR);
+	}
 	rdma_rconn_fence(r, rc, "test again");
 	pthread_mutex_unlock(&r->lock);
 	assert_int_equal(atomic_load(&r->st.fences), 1);
@@ -187,8 +198,7 @@ static void test_whole_pool_end_fences(void **state)
 
 	rfx_hello(f);
 	assert_int_equal(rfx_connect(f), 0);
-	/* Known once the first QP registered the pool on the device. */
-	assert_int_equal(r->whole_pool, 1);
+	assert_int_equal(r->rights, RIGHTS_POOL);
 	ino = version_rw(f, "w", 8192, k, &n, &bytes);
 	for (i = 1; i < n; i++)
 		assert_int_equal(k[i].rkey, k[0].rkey);
@@ -202,6 +212,44 @@ static void test_whole_pool_end_fences(void **state)
 	assert_int_equal(svt_expect(f->ep.ch, RDMA_CM_EVENT_DISCONNECTED), 0);
 }
 
+/*
+ * The client goes away holding a lease's window while every QP destroy
+ * takes 1.5 s: its window is revoked at once, and the rdma lock (which
+ * RELEASE and PUBLISH take) stays free while the event thread destroys
+ * the QP.
+ */
+static void test_slow_destroy_no_lock(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct proto_rkey k[8];
+	uint64_t bytes, t0, worst = 0, t;
+	uint32_t n;
+
+	rfx_hello(f);
+	assert_int_equal(rfx_connect(f), 0);
+	version_rw(f, "slow", 8192, k, &n, &bytes);
+	assert_true(atomic_load(&r->st.windows) > 0);
+	assert_int_equal(softverbs_fault_set("destroy_qp_ms=1500"), 0);
+	t0 = mono_ms();
+	assert_int_equal(rdma_disconnect(f->ep.id), 0);
+	/* rights gone before the destroy, quickly */
+	assert_true(rfx_wait_eq(&r->st.windows, 0));
+	assert_true(rfx_wait_eq(&r->st.conns, 0));
+	assert_true(mono_ms() - t0 < 1000);
+	/* while the event thread sits in the destroy, the lock is free */
+	while (mono_ms() - t0 < 1800) {
+		t = mono_ms();
+		pthread_mutex_lock(&r->lock);
+		pthread_mutex_unlock(&r->lock);
+		if (mono_ms() - t > worst)
+			worst = mono_ms() - t;
+		usleep(20 * 1000);
+	}
+	assert_true(worst < 200);
+	softverbs_fault_set("");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +259,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wait_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_whole_pool_end_fences, setup_whole_pool,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_slow_destroy_no_lock, setup, teardown),
 	};
 
 	log_init("quarantine_test", 1, 0);

@@ -6,7 +6,9 @@
  * refused without a session's private data, with an unknown token or with
  * another generation, and accepted for a session that asked in HELLO; a
  * second QP of the session fences the first; a disconnect fences and
- * unlists the QP; closing the server with a QP attached does not hang.
+ * unlists the QP; closing the server with a QP attached does not hang. A
+ * device found to enforce no rights (set by hand: softverbs always
+ * enforces an MR's) gets no rdma path in HELLO and its connects refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -70,6 +73,30 @@ static void test_refused(void **state)
 	assert_int_equal(atomic_load(&r->st.accepted), 0);
 	assert_int_equal(atomic_load(&r->st.conns), 0);
 	assert_null(r->conns);
+}
+
+static void test_rights_refused(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	int i;
+
+	/* the event thread registers the pool of the bound listener at start */
+	for (i = 0; i < 2500 && !r->ndev; i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(r->ndev, 1);
+	pthread_mutex_lock(&r->lock);
+	r->rights = RIGHTS_REFUSED;
+	r->tested[0].rights = RIGHTS_REFUSED;
+	r->dev[0].rights = RIGHTS_REFUSED;
+	pthread_mutex_unlock(&r->lock);
+	rfx_hello(f);
+	assert_int_equal(f->hello.rdma_port, 0);
+	assert_int_equal(f->hello.rdma_flags, 0);
+	assert_int_equal(rfx_connect(f), -ECONNREFUSED);
+	assert_int_equal(atomic_load(&r->st.rejected), 1);
+	assert_int_equal(atomic_load(&r->st.conns), 0);
 }
 
 static void test_accepted(void **state)
@@ -145,6 +172,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hello_offers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rights_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_qp_fences_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disconnect, setup, teardown),

@@ -8,7 +8,11 @@
  * is a remote access error); asking again answers the same windows;
  * ABANDON invalidates them (the old rkey fails); read-only rights get
  * windows of their own that refuse a WRITE; RKEY without a QP or for a
- * version not held is refused (and counted).
+ * version not held is refused (and counted). Every case runs twice: on
+ * softverbs as the IB spec asks (windows), and on softverbs modelling
+ * rdma_rxe's window check (SOFTVERBS_MW_BOUNDS=0), where marud's
+ * self-test sees windows do not bound and hands out one MR per extent
+ * instead, on the QP's own PD: the same outcomes must hold.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -25,17 +29,34 @@
 #include "log.h"
 #include "softverbs.h"
 
+static uint32_t want_flags;
+
 static int setup(void **state)
 {
 	if (softverbs_active() != 1)
 		return -1;
+	softverbs_set_mw_bounds(1);
+	want_flags = RDMA_F_WINDOWS;
 	*state = rfx_new();
+	return 0;
+}
+
+/* softverbs modelling rdma_rxe: marud must choose one MR per extent */
+static int setup_rxe(void **state)
+{
+	if (softverbs_active() != 1)
+		return -1;
+	softverbs_set_mw_bounds(0);
+	want_flags = RDMA_F_EXTENT_MR;
+	*state = rfx_new();
+	assert_int_equal(rfx_rdma(*state)->rights, RIGHTS_MR);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	rfx_free(*state);
+	softverbs_set_mw_bounds(1);
 	return 0;
 }
 
@@ -51,7 +72,7 @@ static uint64_t ready(struct rfx *f, struct proto_extent *ext, struct proto_rkey
 	ino = rfx_create(f, "v", 64 << 10, ext, &next);
 	assert_true(next >= 1);
 	assert_int_equal(rfx_rkey(f, ino, RKEY_F_WRITE, keys, &nk, &fl), 0);
-	assert_int_equal(fl, RDMA_F_WINDOWS);
+	assert_int_equal(fl, want_flags);
 	assert_int_equal(nk, next);
 	*n = nk;
 	return ino;
@@ -175,6 +196,32 @@ static void test_read_only(void **state)
 	assert_int_equal(pool[k[0].off], 0x42);
 }
 
+/* Extent MRs live on the QP's own PD, so no other client's QP can use them. */
+static void test_extent_mr_own_pd(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct proto_extent ext[8];
+	struct proto_rkey k[8];
+	struct rsess *rs;
+	uint32_t n;
+
+	ready(f, ext, k, &n);
+	pthread_mutex_lock(&r->lock);
+	rs = rdma_rsess_by_token(r, f->token);
+	assert_non_null(rs);
+	assert_non_null(rs->rc);
+	assert_ptr_not_equal(rs->rc->pd, rs->rc->dev->pd);
+	assert_null(rs->rc->dev->mr);	/* no MR over the pool */
+	assert_non_null(rs->wins);
+	assert_non_null(rs->wins->mr);
+	assert_null(rs->wins->mw);
+	assert_ptr_equal(rs->wins->mr->pd, rs->rc->pd);
+	assert_int_equal(rs->wins->mr->length, rs->wins->len);
+	pthread_mutex_unlock(&r->lock);
+	assert_true(atomic_load(&r->st.mr_regs) >= n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +231,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_revoked_on_abandon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_per_extent, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_window_exact, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_same_windows_again, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_on_abandon, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_refused, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_extent_mr_own_pd, setup_rxe, teardown),
 	};
 
 	log_init("rkey_test", 1, 0);
