@@ -52,15 +52,22 @@ vm_log()
 
 vm_cleanup()
 {
-	local n pid i
+	local n pid i kids
 	for n in "${!VM_PID[@]}"; do
 		pid=${VM_PID[$n]}
+		# timeout(1) passes TERM on to its qemu; were timeout killed
+		# first, its qemu (by pid) goes too
+		kids=$(pgrep -P "$pid" 2>/dev/null || true)
 		kill -TERM "$pid" 2>/dev/null || continue
 		for i in $(seq 50); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
 		kill -KILL "$pid" 2>/dev/null || true
+		for i in $kids; do
+			[ "$(cat "/proc/$i/comm" 2>/dev/null)" != qemu-system-x86 ] ||
+				kill -KILL "$i" 2>/dev/null || true
+		done
 		wait "$pid" 2>/dev/null || true
 	done
 	rm -f "${VM_SHM[@]}"
