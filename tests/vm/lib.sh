@@ -122,14 +122,14 @@ vm_cmd()
 }
 
 # vm_memfile NAME SIZE: a memory file in /dev/shm for share=on backends,
-# removed at exit; prints its path.
+# removed at exit; its path in MEMFILE (not to be called in $(...): the
+# list of files to remove lives in this shell).
 vm_memfile()
 {
-	local f=/dev/shm/maru-vm-$$-$1
-	rm -f "$f"
-	truncate -s "$2" "$f" || vm_skip "cannot make $f ($2)"
-	VM_SHM+=("$f")
-	echo "$f"
+	MEMFILE=/dev/shm/maru-vm-$$-$1
+	rm -f "$MEMFILE"
+	truncate -s "$2" "$MEMFILE" || vm_skip "cannot make $MEMFILE ($2)"
+	VM_SHM+=("$MEMFILE")
 }
 
 # vm_port: a TCP port of 127.0.0.1 that was free a moment ago.

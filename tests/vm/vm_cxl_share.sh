@@ -13,8 +13,10 @@
 vm_init
 head -c 64 /dev/urandom >"$RUN/key"
 chmod 600 "$RUN/key"
-shared=$(vm_memfile cxl 512M)
-own=$(vm_memfile own 256M)
+vm_memfile cxl 512M
+shared=$MEMFILE
+vm_memfile own 256M
+own=$MEMFILE
 port=$(vm_port)
 for g in A B; do
 	vm_cmd $g <<EOF2

@@ -8,8 +8,10 @@
 # targeting the bridge. Checks: tests/vm/guest_cxl_type3.sh.
 . "$(dirname "$0")/lib.sh"
 vm_init
-mem=$(vm_memfile cxlmem 256M)
-lsa=$(vm_memfile cxllsa 256M)
+vm_memfile cxlmem 256M
+mem=$MEMFILE
+vm_memfile cxllsa 256M
+lsa=$MEMFILE
 vm_cmd A <<'EOF2'
 exec bash "$VM/guest_cxl_type3.sh"
 EOF2

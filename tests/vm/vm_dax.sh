@@ -11,7 +11,8 @@
 # pool recovered, the files intact and mapped (guest_dax.sh again).
 . "$(dirname "$0")/lib.sh"
 vm_init
-mem=$(vm_memfile nvdimm 1G)
+vm_memfile nvdimm 1G
+mem=$MEMFILE
 nvdimm=(-machine pc,nvdimm=on
 	-object "memory-backend-file,id=mem1,share=on,mem-path=$mem,size=1G"
 	-device nvdimm,id=nv1,memdev=mem1)
