@@ -9,7 +9,9 @@
 #
 # A: marud on a shm pool of its own, control on tcp://10.7.0.1:7450 with a
 #    key, data on rdma://10.7.0.1:18515; a local data=shm mount checks what
-#    B wrote and writes what B reads; it restarts marud when B asks.
+#    B wrote and writes what B reads; it restarts marud when B asks. Once B
+#    is done, tests/integration/rdma_hw.sh runs fs_io and fs_namespace on
+#    data=rdma mounts of A over rxe0 (one host).
 # B: marufs maru://10.7.0.1:7450 -o data=rdma: files of 1-32 MiB byte-exact
 #    both ways, data=auto picks rdma, namespace operations, a writer killed
 #    mid-write, a data=rdma client killed holding a file while another
@@ -73,6 +75,14 @@ if [ "$role" = A ]; then
 	marufs_umount
 	marud_stop
 	vlog "marud stopped"
+	# the integration cases on rxe0 itself (marud and marufs both on A):
+	# rdma_hw runs fs_io, then fs_namespace. Not engine_vllm: in this 1 GiB
+	# single-vCPU guest its 32 writer threads got "RKEY of version N
+	# (pending) refused: Connection timed out" (each right is an extent MR
+	# registration on rxe) and a short write; open in the report of issue 23.
+	MARU_RDMA_DEVICE=rxe0 MARU_RDMA_ADDR=$A_ADDR MARU_RDMA_HW_CASES=fs_namespace \
+		bash "$SRCDIR/tests/integration/rdma_hw.sh" || fail "rdma_hw on rxe0"
+	vlog "rdma_hw on rxe0: fs_io, fs_namespace: ok"
 	exit 0
 fi
 
