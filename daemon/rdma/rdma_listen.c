@@ -108,6 +108,7 @@ int rdma_srv_open(struct server *srv, struct rdma_srv **out)
 	if (!r)
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->idle, NULL);
 	r->srv = srv;
 	r->base = srv->pool->base;
 	r->size = srv->pool->size;
@@ -261,7 +262,10 @@ static int on_request(struct rdma_srv *r, struct rdma_cm_event *ev)
 	return 0;
 }
 
-/* The id is gone for good: fence (if not yet) and unlist; lock held. */
+/*
+ * The id is gone for good: fence (if not yet), unlist, and wait (the lock
+ * dropped meanwhile) until no RKEY registers on its PD; lock held.
+ */
 static void conn_gone(struct rdma_srv *r, struct rconn *rc)
 {
 	struct rconn **pp;
@@ -272,6 +276,8 @@ static void conn_gone(struct rdma_srv *r, struct rconn *rc)
 		;
 	if (*pp)
 		*pp = rc->next;
+	while (rc->busy)
+		pthread_cond_wait(&r->idle, &r->lock);
 }
 
 /* One CM event; returns the id to destroy once the event is acked, or NULL. */
@@ -388,6 +394,7 @@ void rdma_srv_close(struct rdma_srv *r)
 	if (r->wake[1] >= 0)
 		close(r->wake[1]);
 	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->idle);
 	free(r);
 }
 
@@ -431,16 +438,18 @@ int rdma_stats(struct rdma_srv *r, struct pbuf *out)
 	prom_counter(&p, "marud_rdma_extent_mr_us_total", "time spent registering "
 		     "them", atomic_load(&s->mr_reg_us));
 	prom_gauge_signed(&p, "marud_rdma_qps", "client QPs attached", atomic_load(&s->conns));
-	prom_gauge_signed(&p, "marud_rdma_windows", "live rkeys (memory windows bound)",
+	prom_gauge_signed(&p, "marud_rdma_windows", "live rkeys (windows bound, or extent MRs)",
 			  atomic_load(&s->windows));
 	prom_gauge_signed(&p, "marud_rdma_quarantined_bytes", "bytes held until a QP "
 			  "is fenced", atomic_load(&s->quarantined));
 	prom_counter(&p, "marud_rdma_quarantined_bytes_total", "bytes ever held for a fence",
 		     atomic_load(&s->quarantined_total));
-	prom_counter(&p, "marud_rdma_fences_total", "QPs moved to error, drained "
-		     "and destroyed", atomic_load(&s->fences));
-	prom_counter(&p, "marud_rdma_binds_total", "windows bound", atomic_load(&s->binds));
-	prom_counter(&p, "marud_rdma_revokes_total", "windows invalidated",
+	prom_counter(&p, "marud_rdma_fences_total", "QPs moved to error, drained, "
+		     "their rights revoked", atomic_load(&s->fences));
+	prom_counter(&p, "marud_rdma_binds_total", "rkeys granted (windows bound, or "
+		     "extent MRs)", atomic_load(&s->binds));
+	prom_counter(&p, "marud_rdma_revokes_total", "rkeys revoked (windows "
+		     "deallocated, extent MRs deregistered)",
 		     atomic_load(&s->revokes));
 	prom_counter(&p, "marud_rdma_accepted_total", "QPs accepted", atomic_load(&s->accepted));
 	prom_counter(&p, "marud_rdma_rejected_total", "connection requests refused",

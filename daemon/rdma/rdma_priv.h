@@ -7,8 +7,10 @@
  * held while a window is bound or invalidated, so a right can never be
  * handed out for memory whose holder is being ended. Nothing slow runs
  * under it: the pool is registered by the event thread alone, which is
- * also the only writer of dev[] (before it publishes a QP using one), and
- * a fenced QP is destroyed by the event thread after the lock is dropped.
+ * also the only writer of dev[] (before it publishes a QP using one); a
+ * fenced QP is destroyed by the event thread after the lock is dropped,
+ * once no RKEY registers an extent MR on its PD (rconn.busy, with the
+ * lock dropped too; the right is checked again before one is granted).
  */
 #ifndef MARUD_RDMA_PRIV_H
 #define MARUD_RDMA_PRIV_H
@@ -85,6 +87,7 @@ struct rconn {
 	struct ibv_comp_channel *cch;	/* cq's: rdma_rconn_wait() sleeps on it */
 	struct rsess *rs;
 	int fenced;		/* QP in ERR, drained, rights revoked */
+	int busy;		/* RKEYs registering on pd without the lock */
 	char peer[64];
 };
 
@@ -107,6 +110,7 @@ struct rdma_stat {
 struct rdma_srv {
 	struct server *srv;
 	pthread_mutex_t lock;
+	pthread_cond_t idle;	/* some rconn's busy dropped to 0 */
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *lid[RDMA_MAX_LISTEN];
 	unsigned int nlid;

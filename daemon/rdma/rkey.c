@@ -69,14 +69,48 @@ void rdma_hello(struct rdma_srv *r, struct session *s, const char *ctl_host,
 	pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * Extent MRs registered with the lock dropped (extent_prereg), not granted
+ * yet: a list of struct rwin with only ino, rw, off, len and mr set.
+ */
+static struct rwin *spare_find(struct rwin *spare, uint64_t ino, int rw,
+			       uint64_t off, uint64_t len)
+{
+	for (; spare; spare = spare->next)
+		if (spare->ino == ino && spare->rw == rw && spare->off == off &&
+		    spare->len == len)
+			return spare;
+	return NULL;
+}
+
+/* The MR of a spare matching w, unlinked from the list, or NULL. */
+static struct ibv_mr *spare_take(struct rwin **spare, const struct rwin *w)
+{
+	struct rwin **pp, *x;
+	struct ibv_mr *mr;
+
+	for (pp = spare; (x = *pp); pp = &x->next) {
+		if (x->ino != w->ino || x->rw != w->rw || x->off != w->off || x->len != w->len)
+			continue;
+		*pp = x->next;
+		mr = x->mr;
+		free(x);
+		return mr;
+	}
+	return NULL;
+}
+
 /* An rkey for [off, +len) on rc's QP: a window, an extent MR, or the pool's. */
-static int rwin_bind(struct rdma_srv *r, struct rconn *rc, struct rwin *w)
+static int rwin_bind(struct rdma_srv *r, struct rconn *rc, struct rwin *w,
+		     struct rwin **spare)
 {
 	struct ibv_send_wr wr = { 0 }, *bad;
 	int rcode;
 
 	if (rc->dev->rights == RIGHTS_MR) {
-		w->mr = rdma_extent_mr(r, rc->pd, w->off, w->len, w->rw);
+		w->mr = spare_take(spare, w);
+		if (!w->mr)	/* not registered beforehand: now, under the lock */
+			w->mr = rdma_extent_mr(r, rc->pd, w->off, w->len, w->rw);
 		if (!w->mr) {
 			atomic_fetch_add(&r->st.bind_errors, 1);
 			return errno ? -errno : -ENOMEM;
@@ -146,7 +180,7 @@ static int rwin_writable(const struct rsess *rs, uint64_t ino)
 
 /* A window over e, bound now or already (another handle of the session). */
 static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
-		    const struct extent *e, struct rwin **out)
+		    const struct extent *e, struct rwin **spare, struct rwin **out)
 {
 	struct rwin *w = rwin_find(rs, ino, rw, e);
 	int rc;
@@ -162,7 +196,7 @@ static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
 	w->rw = rw;
 	w->off = e->off;
 	w->len = e->len;
-	rc = rwin_bind(r, rs->rc, w);
+	rc = rwin_bind(r, rs->rc, w, spare);
 	if (rc) {
 		free(w);
 		return rc;
@@ -180,7 +214,7 @@ static int rwin_get(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
 
 /* A window per extent of l, answered in extent order; lock held. */
 static int rkey_bind_all(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int rw,
-			 const struct extent_list *l, struct pbuf *out)
+			 const struct extent_list *l, struct rwin **spare, struct pbuf *out)
 {
 	struct proto_rkey_rep h = { .count = l->n,
 		.flags = rdma_rights_flags(rs->rc->dev->rights) };
@@ -190,11 +224,85 @@ static int rkey_bind_all(struct rdma_srv *r, struct rsess *rs, uint64_t ino, int
 
 	rc = proto_buf_put(out, &h, sizeof(h));
 	for (i = 0; !rc && i < l->n; i++) {
-		rc = rwin_get(r, rs, ino, rw, &l->v[i], &w);
+		rc = rwin_get(r, rs, ino, rw, &l->v[i], spare, &w);
 		if (!rc)
 			rc = rkey_put(out, w);
 	}
 	return rc;
+}
+
+/* Whether an extent of l has neither a grant nor a spare MR yet. */
+static int extent_missing(struct rsess *rs, uint64_t ino, int rw,
+			  const struct extent_list *l, struct rwin *spare)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!rwin_find(rs, ino, rw, &l->v[i]) &&
+		    !spare_find(spare, ino, rw, l->v[i].off, l->v[i].len))
+			return 1;
+	return 0;
+}
+
+/*
+ * Extent-mr mode: register the MRs the extents of l lack on rc's PD with
+ * the lock dropped (pinning takes milliseconds on rxe, and RELEASE and
+ * PUBLISH take this lock); rc->busy, held by the caller, keeps the PD.
+ * Lock held on entry and on return; rs may be gone by then, and nothing
+ * registered here is granted before the caller checks the right again.
+ */
+static int extent_prereg(struct rdma_srv *r, struct rsess *rs, struct rconn *rc,
+			 uint64_t ino, int rw, const struct extent_list *l,
+			 struct rwin **spare)
+{
+	struct extent *todo = calloc(l->n ? l->n : 1, sizeof(*todo));
+	struct rwin *w;
+	uint32_t i, n = 0;
+	int err = 0;
+
+	if (!todo)
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++)
+		if (!rwin_find(rs, ino, rw, &l->v[i]) &&
+		    !spare_find(*spare, ino, rw, l->v[i].off, l->v[i].len))
+			todo[n++] = l->v[i];
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < n && !err; i++) {
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			err = -ENOMEM;
+			break;
+		}
+		w->ino = ino;
+		w->rw = rw;
+		w->off = todo[i].off;
+		w->len = todo[i].len;
+		w->mr = rdma_extent_mr(r, rc->pd, w->off, w->len, rw);
+		if (!w->mr) {
+			err = errno ? -errno : -ENOMEM;
+			atomic_fetch_add(&r->st.bind_errors, 1);
+			free(w);
+			break;
+		}
+		w->next = *spare;
+		*spare = w;
+	}
+	pthread_mutex_lock(&r->lock);
+	free(todo);
+	return err;
+}
+
+/* Spares no grant took (the right changed meanwhile); lock NOT held. */
+static void spare_drop(struct rwin *spare)
+{
+	struct rwin *w;
+
+	while ((w = spare)) {
+		spare = w->next;
+		if (ibv_dereg_mr(w->mr))
+			log_warnx("rdma: deregistering an unused extent MR");
+		free(w);
+	}
 }
 
 int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
@@ -202,24 +310,48 @@ int rdma_rkey(struct rdma_srv *r, struct server *srv, struct session *s,
 {
 	int rw = !!(q->flags & RKEY_F_WRITE);
 	struct extent_list l = { 0 };
+	struct rconn *busy = NULL;
+	struct rwin *spare = NULL;
 	struct dir_attr a;
 	struct rsess *rs;
-	int rc;
+	int rc, tries;
 
 	if (!r)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&r->lock);
-	rs = rsess_of(r, s);
-	rc = rs && rs->rc ? 0 : -ENOTCONN;
-	if (!rc)
-		rc = dir_extents(srv->dir, session_dir(s), q->ino, rw, &l, &a);
-	if (!rc) {
-		rc = rkey_bind_all(r, rs, q->ino, rw, &l, out);
+	for (tries = 0;; tries++) {
+		rs = rsess_of(r, s);
+		rc = rs && rs->rc && (!busy || rs->rc == busy) ? 0 : -ENOTCONN;
+		if (!rc)	/* (again after a registration: the right may have ended) */
+			rc = dir_extents(srv->dir, session_dir(s), q->ino, rw, &l, &a);
+		if (rc)
+			break;
+		if (rs->rc->dev->rights == RIGHTS_MR && tries < 3 &&
+		    extent_missing(rs, q->ino, rw, &l, spare)) {
+			if (!busy) {
+				busy = rs->rc;
+				busy->busy++;
+			}
+			rc = extent_prereg(r, rs, busy, q->ino, rw, &l, &spare);
+			alloc_extent_list_free(&l);
+			if (rc)
+				break;
+			continue;
+		}
+		rc = rkey_bind_all(r, rs, q->ino, rw, &l, &spare, out);
 		alloc_extent_list_free(&l);
+		break;
 	}
 	if (rc == -EPERM)
 		atomic_fetch_add(&r->st.refused_rkey, 1);
 	pthread_mutex_unlock(&r->lock);
+	if (busy) {
+		spare_drop(spare);
+		pthread_mutex_lock(&r->lock);
+		if (--busy->busy == 0)
+			pthread_cond_broadcast(&r->idle);
+		pthread_mutex_unlock(&r->lock);
+	}
 	return rc;
 }
 

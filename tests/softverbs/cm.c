@@ -9,6 +9,7 @@
  *   rdma_connect   --- REQ --->     CONNECT_REQUEST (listener's channel)
  *                  <-- REP ----     rdma_accept (QP -> RTR -> RTS)
  *   QP -> RTR -> RTS, ESTABLISHED
+ *   (taken by rdma_get_cm_event)
  *                  --- RTU --->     ESTABLISHED
  *   (or)           <-- REJ ----     rdma_reject: REJECTED, status 28
  *   rdma_disconnect -- DREQ -->     DISCONNECTED; DREP sent back
@@ -112,6 +113,27 @@ static void sv_evt_conn(struct sv_evt *e, const struct sv_cm_wire *w,
 	e->ev.param.conn.qp_num = w->qpn;
 }
 
+/*
+ * As librdmacm: the active side's QP goes to RTS and the RTU leaves when the
+ * program takes its connect response (here: its ESTABLISHED) from
+ * rdma_get_cm_event(), so the passive side is established only after that.
+ */
+static void sv_rtu_send_locked(struct rdma_cm_id *id)
+{
+	struct sv_msg m = { .type = SV_MSG_RTU };
+
+	sv_foreach(l, &sv.ids) {
+		struct sv_id *i = sv_container(l, struct sv_id, link);
+
+		if (&i->id != id || !i->rtu_due)
+			continue;
+		i->rtu_due = false;
+		if (i->conn && !i->conn->dead)
+			sv_conn_send(i->conn, &m, NULL, 0, NULL, 0);
+		return;
+	}
+}
+
 SV_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 				struct rdma_cm_event **event)
 {
@@ -129,6 +151,8 @@ SV_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 	}
 	e = sv_container(c->events.next, struct sv_evt, link);
 	sv_list_del(&e->link);
+	if (e->ev.event == RDMA_CM_EVENT_ESTABLISHED)
+		sv_rtu_send_locked(e->ev.id);
 	sv_unlock();
 	*event = &e->ev;
 	return 0;
@@ -343,6 +367,9 @@ static int sv_bind_wire(struct sv_id *i, struct sockaddr *sa)
 			i->lsock->kind = SV_SOCK_LISTEN;
 			i->lsock->fd = fd;
 			i->lsock->id = i;
+			/* on sv.socks only once listening: destroying a merely
+			 * bound id must find it unlinked, not garbage */
+			sv_list_init(&i->lsock->link);
 			return 0;
 		}
 		if (!any)
@@ -739,12 +766,10 @@ static void sv_cm_req(struct sv_conn *c, const struct sv_cm_wire *w, const uint8
 
 static void sv_cm_rep(struct sv_id *i, const struct sv_cm_wire *w, const uint8_t *pd)
 {
-	struct sv_msg m = { .type = SV_MSG_RTU };
-
 	if (i->state != SV_ID_CONNECTING)
 		return;
 	sv_qp_ready(i, w->qpn);
-	sv_conn_send(i->conn, &m, NULL, 0, NULL, 0);
+	i->rtu_due = true;	/* sent once the program takes the event */
 	i->state = SV_ID_ESTABLISHED;
 	sv_evt_conn(sv_evt_post(i, NULL, RDMA_CM_EVENT_ESTABLISHED, 0), w, pd);
 }

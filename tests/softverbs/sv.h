@@ -195,6 +195,7 @@ struct sv_id {
 	uint32_t peer_qpn;
 	bool own_channel;		/* created for a NULL channel */
 	bool own_cqs;			/* rdma_create_qp made the CQs */
+	bool rtu_due;			/* active side: RTU sent when ESTABLISHED is taken */
 	struct sv_link link;		/* sv.ids */
 };
 

@@ -6,7 +6,8 @@
  * host's real IPs, and the events each side sees: connect request with
  * private data, established, rejected (by the peer, or for a port nobody
  * listens on), disconnected (by rdma_disconnect or the peer's exit), and a
- * connection made entirely within one process. No real RDMA hardware.
+ * connection made entirely within one process; an id only bound (never
+ * listening) destroyed cleanly. No real RDMA hardware.
  */
 #include "svt.h"
 
@@ -140,6 +141,22 @@ static void test_bind_foreign_ip(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* An id bound to a local address but never listening is destroyed cleanly. */
+static void test_destroy_bound_id(void **state)
+{
+	struct rdma_cm_id *id;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
+	assert_non_null(id->verbs);	/* the device behind the address */
+	assert_int_equal(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+}
+
 /* Both ends in this process; then SEND/RECV with immediate data. */
 static void test_in_process_loop(void **state)
 {
@@ -201,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_peer_exit),
 		cmocka_unit_test(test_bind_foreign_ip),
+		cmocka_unit_test(test_destroy_bound_id),
 		cmocka_unit_test(test_in_process_loop),
 		cmocka_unit_test(test_sync_id),
 	};

@@ -11,7 +11,8 @@
  * and no pool MR; no windows at all: MRs too; rdma-rights = trust-pool
  * exposes the pool; the same device asked again gives the same entry; a
  * failed registration leaves nothing behind; a slow registration holds no
- * lock; a full table refuses; an extent MR covers just its extent; closing
+ * lock; a full table refuses; an extent MR covers just its extent; a
+ * wildcard listener has the device behind a local address tested; closing
  * frees every PD and MR (the devices close cleanly).
  */
 #include <errno.h>
@@ -277,6 +278,27 @@ static void test_extent_mr(void **state)
 	assert_int_equal(ibv_close_device(ctx), 0);
 }
 
+/* A wildcard listener: the devices behind the host's addresses are tested at start. */
+static void test_wildcard_listener(void **state)
+{
+	struct fx *f = *state;
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &f->r.lid[0], NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(f->r.lid[0], (struct sockaddr *)&any), 0);
+	f->r.nlid = 1;
+	rdma_devs_test(&f->r);
+	assert_int_equal(f->r.ntested, 1);
+	assert_string_equal(f->r.tested[0].name, "softverbs0");
+	assert_int_equal(f->r.tested[0].rights, RIGHTS_WINDOWS);
+	assert_int_equal(f->r.rights, RIGHTS_WINDOWS);
+	rdma_destroy_id(f->r.lid[0]);
+	f->r.nlid = 0;
+	rdma_destroy_event_channel(ch);
+}
+
 static void test_table_full(void **state)
 {
 	struct fx *f = *state;
@@ -302,6 +324,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_register_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_register_no_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extent_mr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_full, setup, teardown),
 	};
 

@@ -12,7 +12,9 @@
  * softverbs as the IB spec asks (windows), and on softverbs modelling
  * rdma_rxe's window check (SOFTVERBS_MW_BOUNDS=0), where marud's
  * self-test sees windows do not bound and hands out one MR per extent
- * instead, on the QP's own PD: the same outcomes must hold.
+ * instead, on the QP's own PD: the same outcomes must hold. There, too, a
+ * slow extent registration (softverbs reg_mr_us_per_mib) runs without the
+ * rdma lock, and a QP fenced meanwhile gets none of the MRs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,10 +22,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "fixture.h"
 #include "pool.h"
 #include "log.h"
@@ -196,6 +201,91 @@ static void test_read_only(void **state)
 	assert_int_equal(pool[k[0].off], 0x42);
 }
 
+struct slow_rkey {
+	struct rfx *f;
+	uint64_t ino;
+	struct proto_rkey k[8];
+	uint32_t n, fl;
+	int rc;
+};
+
+static void *slow_rkey_main(void *arg)
+{
+	struct slow_rkey *x = arg;
+
+	x->rc = rfx_rkey(x->f, x->ino, RKEY_F_WRITE, x->k, &x->n, &x->fl);
+	return NULL;
+}
+
+/* A pending version of 1 MiB whose extent MRs take 400 ms to register (softverbs). */
+static void slow_start(struct rfx *f, struct slow_rkey *x, pthread_t *t)
+{
+	struct proto_extent ext[8];
+	uint32_t next;
+
+	rfx_hello(f);
+	assert_int_equal(rfx_connect(f), 0);
+	x->f = f;
+	x->ino = rfx_create(f, "slow", 1 << 20, ext, &next);
+	assert_int_equal(softverbs_fault_set("reg_mr_us_per_mib=400000"), 0);
+	assert_int_equal(pthread_create(t, NULL, slow_rkey_main, x), 0);
+	usleep(150 * 1000);
+}
+
+/* Extent MRs are registered without the rdma lock: RELEASE and PUBLISH do not wait. */
+static void test_extent_mr_off_lock(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct slow_rkey x = { 0 };
+	uint64_t t0;
+	pthread_t t;
+
+	slow_start(f, &x, &t);
+	t0 = mono_ms();
+	pthread_mutex_lock(&r->lock);	/* mid-registration: free */
+	pthread_mutex_unlock(&r->lock);
+	assert_true(mono_ms() - t0 < 100);
+	pthread_join(t, NULL);
+	softverbs_fault_set("");
+	assert_int_equal(x.rc, 0);
+	assert_int_equal(x.fl, RDMA_F_EXTENT_MR);
+	assert_true(x.n >= 1);
+	assert_int_equal(atomic_load(&r->st.windows), x.n);
+	memset(f->buf, 0x5d, 4096);
+	assert_int_equal(rfx_rdma_op(f, IBV_WR_RDMA_WRITE, 0, 4096, x.k[0].addr, x.k[0].rkey),
+			 IBV_WC_SUCCESS);
+	assert_int_equal(((uint8_t *)f->t.srv->pool->base)[x.k[0].off + 4095], 0x5d);
+}
+
+/*
+ * The QP is fenced while an RKEY registers its extent MRs: nothing is
+ * granted, the MRs are deregistered, and the QP's destroy waited for them.
+ */
+static void test_extent_mr_fenced_meanwhile(void **state)
+{
+	struct rfx *f = *state;
+	struct rdma_srv *r = rfx_rdma(f);
+	struct slow_rkey x = { 0 };
+	struct rsess *rs;
+	pthread_t t;
+
+	slow_start(f, &x, &t);
+	pthread_mutex_lock(&r->lock);
+	rs = rdma_rsess_by_token(r, f->token);
+	assert_non_null(rs);
+	assert_non_null(rs->rc);
+	assert_int_equal(rs->rc->busy, 1);
+	rdma_rconn_fence(r, rs->rc, "test: fenced mid-registration");
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(t, NULL);
+	softverbs_fault_set("");
+	assert_int_equal(x.rc, -ENOTCONN);
+	assert_int_equal(atomic_load(&r->st.windows), 0);
+	assert_true(atomic_load(&r->st.mr_regs) >= 1);	/* registered, never granted */
+	assert_true(rfx_wait_eq(&r->st.conns, 0));
+}
+
 /* Extent MRs live on the QP's own PD, so no other client's QP can use them. */
 static void test_extent_mr_own_pd(void **state)
 {
@@ -238,6 +328,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused, setup_rxe, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup_rxe, teardown),
 		cmocka_unit_test_setup_teardown(test_extent_mr_own_pd, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_extent_mr_off_lock, setup_rxe, teardown),
+		cmocka_unit_test_setup_teardown(test_extent_mr_fenced_meanwhile, setup_rxe, teardown),
 	};
 
 	log_init("rkey_test", 1, 0);
