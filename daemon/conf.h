@@ -44,6 +44,10 @@ struct config {
 	uint64_t grace_ms;
 	char key_file[PATH_MAX];
 	uint32_t max_conns;
+	/* Handshake limits (daemon/admit.c): unauthenticated connections. */
+	uint32_t handshake_timeout_ms;	/* AUTH (or HELLO without a key) by then */
+	uint32_t handshake_max;		/* at once, at most 3/4 of max_conns */
+	uint32_t handshake_per_source;	/* at once from one source address */
 	uint32_t max_frame;
 	uint32_t max_leases;
 	uint64_t max_pending;

@@ -158,6 +158,31 @@ static int set_max_conns(struct config *c, const char *v, int layer)
 	return rc;
 }
 
+static int set_u32_ranged(uint32_t *dst, const char *v, uint64_t lo, uint64_t hi)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, lo, hi, &n);
+
+	if (!rc)
+		*dst = (uint32_t)n;
+	return rc;
+}
+
+static int set_handshake_timeout(struct config *c, const char *v, int layer)
+{
+	return set_u32_ranged(&c->handshake_timeout_ms, v, 100, 600000);
+}
+
+static int set_handshake_max(struct config *c, const char *v, int layer)
+{
+	return set_u32_ranged(&c->handshake_max, v, 1, 1000000);
+}
+
+static int set_handshake_per_source(struct config *c, const char *v, int layer)
+{
+	return set_u32_ranged(&c->handshake_per_source, v, 1, 1000000);
+}
+
 static int set_max_frame(struct config *c, const char *v, int layer)
 {
 	uint64_t n;
@@ -323,6 +348,9 @@ static const struct config_key config_keys[] = {
 	{ "key-file", set_key_file },
 	{ "max-conns", set_max_conns },
 	{ "max-frame", set_max_frame },
+	{ "handshake-timeout-ms", set_handshake_timeout },
+	{ "handshake-max", set_handshake_max },
+	{ "handshake-per-source", set_handshake_per_source },
 	{ "max-leases", set_max_leases },
 	{ "max-pending", set_max_pending },
 	{ "pidfile", set_pidfile },
@@ -351,6 +379,9 @@ void config_defaults(struct config *c)
 	c->grace_ms = 30 * 1000;
 	c->journal = 1;
 	c->max_conns = 1024;
+	c->handshake_timeout_ms = 5000;
+	c->handshake_max = 256;
+	c->handshake_per_source = 64;
 	c->max_frame = PROTO_MAX_FRAME;
 	c->max_leases = 65536;
 	c->max_pending = 0;

@@ -197,6 +197,11 @@ void config_print(const struct config *c, FILE *out)
 		"(none: serving only loopback and unix sockets)");
 	fprintf(out, "max-conns: %u\n", c->max_conns);
 	fprintf(out, "max-frame: %u bytes\n", c->max_frame);
+	fprintf(out, "handshake-timeout-ms: %u\n", c->handshake_timeout_ms);
+	fprintf(out, "handshake-max: %u (at most 3/4 of max-conns: %u)\n", c->handshake_max,
+		c->handshake_max < c->max_conns - c->max_conns / 4 ? c->handshake_max :
+		c->max_conns - c->max_conns / 4);
+	fprintf(out, "handshake-per-source: %u\n", c->handshake_per_source);
 	fprintf(out, "max-leases: %u per session%s\n", c->max_leases,
 		c->max_leases ? "" : " (unlimited)");
 	fprintf(out, "max-pending: %llu bytes per session%s\n",
@@ -252,6 +257,14 @@ int config_diff_log(const struct config *o, const struct config *n)
 		log_info("reload: max-conns %u -> %u", o->max_conns, n->max_conns);
 	if (o->max_frame != n->max_frame)
 		log_info("reload: max-frame %u -> %u", o->max_frame, n->max_frame);
+	if (o->handshake_timeout_ms != n->handshake_timeout_ms)
+		log_info("reload: handshake-timeout-ms %u -> %u", o->handshake_timeout_ms,
+			 n->handshake_timeout_ms);
+	if (o->handshake_max != n->handshake_max)
+		log_info("reload: handshake-max %u -> %u", o->handshake_max, n->handshake_max);
+	if (o->handshake_per_source != n->handshake_per_source)
+		log_info("reload: handshake-per-source %u -> %u", o->handshake_per_source,
+			 n->handshake_per_source);
 	if (o->ack_publish_ms != n->ack_publish_ms)
 		log_info("reload: ack-timeout-publish-ms %u -> %u", o->ack_publish_ms,
 			 n->ack_publish_ms);

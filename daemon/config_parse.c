@@ -140,6 +140,8 @@ void config_usage(FILE *out)
 		"usage: marud [-dnv] [-f file] [-D key=value] [--pool URI] [--size SIZE]\n"
 		"             [--listen URI]... [--eviction lru|none] [--grace SECONDS]\n"
 		"             [--key-file PATH] [--max-conns N] [--max-frame BYTES]\n"
+		"             [--handshake-timeout-ms MS] [--handshake-max N]\n"
+		"             [--handshake-per-source N]\n"
 		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
 		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n"
 		"             [--meta-size BYTES] [--fresh] [--no-journal] [--prealloc]\n"
@@ -186,6 +188,9 @@ static const struct option long_opts[] = {
 	{ "key-file", required_argument, NULL, 0 },
 	{ "max-conns", required_argument, NULL, 0 },
 	{ "max-frame", required_argument, NULL, 0 },
+	{ "handshake-timeout-ms", required_argument, NULL, 0 },
+	{ "handshake-max", required_argument, NULL, 0 },
+	{ "handshake-per-source", required_argument, NULL, 0 },
 	{ "max-leases", required_argument, NULL, 0 },
 	{ "max-pending", required_argument, NULL, 0 },
 	{ "pidfile", required_argument, NULL, 0 },

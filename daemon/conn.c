@@ -12,9 +12,11 @@
  * frames (header, then the payload, except WRITE's data, which the handler
  * takes straight into the pool) and hands them to dispatch.c until the
  * connection ends or stays quiet for CONN_LINGER_MS, when it goes back to
- * the loop. It also owns the payload buffers kept between requests,
- * closing every connection at shutdown, and the fuzzer's seam of server.h
- * (the same per-frame path, on the caller's thread).
+ * the loop. A connection whose handshake is not done (admit.c) never
+ * leaves the loop: its frames are small and checked on their header. It
+ * also owns the payload buffers kept between requests, closing every
+ * connection at shutdown, and the fuzzer's seam of server.h (the same
+ * per-frame path, on the caller's thread).
  *
  * Locks: conns_lock guards the list, its count and conns_cond (CLOCK_MONOTONIC:
  * a connection ended). It is taken under no other lock and none is taken
@@ -35,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "clock.h"
 #include "conn.h"
 #include "dir.h"
@@ -80,7 +83,7 @@ void conns_destroy(struct server *srv)
 static int conn_buf(struct conn *c, size_t need)
 {
 	uint8_t *nb;
-	size_t cap = c->cap ? c->cap : 4096;
+	size_t cap = c->cap ? c->cap : 256;	/* small until a request needs more */
 
 	if (need <= c->cap)
 		return 0;
@@ -136,11 +139,18 @@ static int read_payload(struct conn *c, const struct proto_hdr *h, int *check)
 	return *check == -EPROTO ? -EPROTO : (int)n;
 }
 
-/* The frame whose header h was just taken: 0 to go on, non-zero to close. */
+/*
+ * The frame whose header h was just taken: 0 to go on, non-zero to close.
+ * Before the handshake, admit.c checks the header first (its size cap
+ * comes before any buffer for the payload).
+ */
 static int conn_frame(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 {
 	int rc, n, check;
 
+	rc = admit_frame(c, h);
+	if (rc)
+		return rc;
 	rc = dispatch_header(c, h);
 	if (rc)
 		return rc;
@@ -153,6 +163,7 @@ static int conn_frame(struct conn *c, const struct proto_hdr *h, struct pbuf *ou
 	rc = dispatch_request(c, h, c->buf, (uint32_t)n, check, out);
 	if (rc < 0)
 		return rc;
+	admit_check(c);
 	return c->close;
 }
 
@@ -203,6 +214,7 @@ static void conn_end(struct conn *c)
 {
 	struct server *srv = c->srv;
 
+	admit_forget(c);	/* before the fd closes: admit.c may shut it down */
 	if (c->sess)
 		session_detach(srv->sessions, c->sess);
 	log_debug("%s: connection closed", c->peer);
@@ -292,13 +304,9 @@ int conn_new(struct server *srv, int fd, int is_unix, struct conn **out)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 
+	/* c->cached (the reply cache's slot) comes with HELLO: handlers/handshake.c */
 	if (!c)
 		return -ENOMEM;
-	c->cached = malloc(sizeof(*c->cached));
-	if (!c->cached) {
-		free(c);
-		return -ENOMEM;
-	}
 	c->srv = srv;
 	c->fd = fd;
 	c->is_unix = is_unix;
@@ -390,9 +398,13 @@ static enum batch conn_frames(struct conn *c, struct pbuf *out)
 	struct proto_hdr h;
 
 	while (wire_peek_hdr(c, &h)) {
-		if (!frame_inline(c, &h))
+		/* before the handshake: small frames only, all run here; admit.c
+		 * refuses a bigger one on its header, without waiting for it */
+		int refuse = c->hs_open && h.len > ADMIT_FRAME_MAX;
+
+		if (!c->hs_open && !frame_inline(c, &h))
 			return BATCH_THREAD;
-		if (wire_buffered(c) < sizeof(h) + h.len)
+		if (!refuse && wire_buffered(c) < sizeof(h) + h.len)
 			break;
 		wire_recv(c, &h, sizeof(h));
 		if (conn_frame(c, &h, out))
@@ -440,11 +452,19 @@ static enum batch conn_flush(struct conn *c, enum batch b)
 	return BATCH_THREAD;
 }
 
-/* c leaves its loop: to a thread of its own, or closed. */
+/*
+ * c leaves its loop: to a thread of its own, or closed. A connection whose
+ * handshake is not done never gets a thread (its frames are small and
+ * inline; one not taking its replies is closed).
+ */
 static void conn_leave(struct conn *c, enum batch b)
 {
 	epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	c->loop = NULL;
+	if (b == BATCH_THREAD && c->hs_open) {
+		admit_refused(c->srv, c->src, "not taking its replies before the handshake");
+		b = BATCH_CLOSE;
+	}
 	if (b == BATCH_THREAD) {
 		atomic_fetch_add(&c->srv->conn_handoffs, 1);
 		if (!conn_thread(c))

@@ -130,6 +130,13 @@ static void refused(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 	/* every request of that range starts with the version id */
 	if (len >= sizeof(ino))
 		memcpy(&ino, p, sizeof(ino));
+	/* a client after a reconnect, naming its ended session's versions */
+	if (status == -EPERM && hdl_session_reborn(c)) {
+		log_debug("%s: %s of version %llu refused: of the session this client had "
+			  "before it reconnected", c->peer, proto_op_name(h->op),
+			  (unsigned long long)ino);
+		return;
+	}
 	log_warnx("%s: %s of version %llu refused: %s%s", c->peer, proto_op_name(h->op),
 		  (unsigned long long)ino, status == -EPERM ?
 		  "not this session's to do that with" : "offset, length or size out of range",

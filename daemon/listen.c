@@ -3,10 +3,13 @@
  * daemon/listen.c: where clients come in. It owns the listening sockets
  * (unix:PATH, replacing a stale socket left by a dead marud but never a live
  * one, and tcp://addr:port), the accept thread that polls them and a wake
- * pipe, the max-conns limit (a client over it is answered -EUSERS rather
- * than reset), the peer's name for the logs, and hands each accepted socket
+ * pipe, the peer's name and source address, and hands each accepted socket
  * to conn.c (which serves it on its event loop, started here with the
- * accept thread). No lock of its own.
+ * accept thread) once admit.c let it in: the handshake limits (a client
+ * over max-conns with every slot authenticated is answered -EUSERS rather
+ * than reset; one over a handshake limit is closed at once). The accept
+ * thread also runs admit.c's timer (handshake deadlines, the refusal
+ * counts). No lock of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,13 +28,20 @@
 #include <unistd.h>
 
 #include "addr.h"
+#include "admit.h"
 #include "conn.h"
 #include "listen.h"
 #include "log.h"
 #include "rdma.h"
 #include "server_priv.h"
 
-#define LISTEN_BACKLOG		512
+/*
+ * Accepted connections the kernel queues for us (capped by somaxconn): a
+ * burst of connections beyond it loses its last ACK, and a client then
+ * believes it is connected while marud never saw it; deep enough that the
+ * accept thread, which turns a flood away fast, keeps up.
+ */
+#define LISTEN_BACKLOG		4096
 
 /* A unix socket path left by a dead marud is removed; a live one is an error. */
 static int unix_stale(const char *path)
@@ -195,25 +205,32 @@ static void peer_name(struct conn *c, const struct sockaddr_storage *ss, socklen
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 
+	/* the source the handshake limits count by: the host, or the local uid */
 	if (c->is_unix) {
-		if (!getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl))
+		if (!getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
 			snprintf(c->peer, sizeof(c->peer), "unix pid %d uid %u",
 				 (int)cred.pid, (unsigned int)cred.uid);
-		else
+			snprintf(c->src, sizeof(c->src), "unix uid %u", (unsigned int)cred.uid);
+		} else {
 			snprintf(c->peer, sizeof(c->peer), "unix peer");
+			snprintf(c->src, sizeof(c->src), "unix peer");
+		}
 		return;
 	}
 	if (getnameinfo((const struct sockaddr *)ss, sl, host, sizeof(host), port,
-			sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV))
+			sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV)) {
 		snprintf(c->peer, sizeof(c->peer), "tcp peer");
-	else
+		snprintf(c->src, sizeof(c->src), "tcp peer");
+	} else {
 		snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+		snprintf(c->src, sizeof(c->src), "%s", host);
+	}
 }
 
 /*
- * Over max-conns: answer the client's first request (HELLO, or AUTH) with
- * -EUSERS and close, so it learns why at once instead of retrying into
- * resets until its timeout. The accept thread waits for that request at
+ * Over max-conns with every connection authenticated: answer the client's
+ * first request (HELLO, or AUTH) with -EUSERS and close, so it learns why
+ * at once instead of retrying into resets until its timeout. The accept thread waits for that request at
  * most REFUSE_WAIT_MS and reads at most one small frame of it (so that the
  * close is a clean FIN, not a reset that could swallow the answer).
  */
@@ -238,12 +255,28 @@ static void refuse_conn(int fd)
 	shutdown(fd, SHUT_WR);
 }
 
+/*
+ * admit.c refused c (rc, why): answered when marud is full of authenticated
+ * clients; over a handshake limit closed at once, so that a flood never
+ * stalls the accept thread.
+ */
+static void refuse(struct server *srv, struct conn *c, int rc, const char *why)
+{
+	atomic_fetch_add(&srv->rejected_conns, 1);
+	admit_refused(srv, c->src, why);
+	if (rc == -EUSERS)
+		refuse_conn(c->fd);
+	close(c->fd);
+	conn_free(c);
+}
+
 static void accept_one(struct server *srv, struct listener *l)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
+	const char *why;
 	struct conn *c;
-	int fd, one = 1;
+	int fd, rc, one = 1;
 
 	fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 	if (fd < 0) {
@@ -251,23 +284,21 @@ static void accept_one(struct server *srv, struct listener *l)
 			log_warn(errno, "accept on %s", l->uri);
 		return;
 	}
-	if (atomic_load(&srv->nconns) >= atomic_load(&srv->max_conns)) {
-		atomic_fetch_add(&srv->rejected_conns, 1);
-		log_warnx("%s: max-conns (%u) reached, refusing a connection", l->uri,
-			  atomic_load(&srv->max_conns));
-		refuse_conn(fd);
-		close(fd);
-		return;
-	}
-	if (!l->is_unix)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (conn_new(srv, fd, l->is_unix, &c)) {
 		close(fd);
 		return;
 	}
 	peer_name(c, &ss, sl);
+	rc = admit_conn(c, &why);
+	if (rc) {
+		refuse(srv, c, rc, why);
+		return;
+	}
+	if (!l->is_unix)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (conn_start(c)) {
 		log_warnx("%s: cannot start serving the connection", c->peer);
+		admit_forget(c);
 		close(fd);
 		conn_free(c);
 	}
@@ -283,7 +314,7 @@ static void *accept_main(void *arg)
 		pfd[i] = (struct pollfd){ .fd = srv->listeners[i].fd, .events = POLLIN };
 	pfd[srv->nlisteners] = (struct pollfd){ .fd = srv->wake[0], .events = POLLIN };
 	while (!atomic_load(&srv->stopping)) {
-		if (poll(pfd, srv->nlisteners + 1, -1) < 0) {
+		if (poll(pfd, srv->nlisteners + 1, admit_tick(srv, 0)) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn(errno, "poll on listeners");
@@ -293,6 +324,7 @@ static void *accept_main(void *arg)
 			if (pfd[i].revents & POLLIN)
 				accept_one(srv, &srv->listeners[i]);
 	}
+	admit_tick(srv, 1);
 	return NULL;
 }
 

@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 	if (cfg.check_only)
 		return run_check_only(&cfg, have_key, stdout);
 	log_init("marud", cfg.foreground, cfg.verbose);
+	log_set_time(cfg.foreground);	/* -d: no syslog to stamp the lines */
 	if (!have_key)
 		log_warnx("no key configured: serving only loopback and unix sockets");
 	umask(022);

@@ -4,7 +4,8 @@
  * server (server_priv.h) for the life of the process and wires its parts
  * together: the pool mapping, the allocator, the directory (with io.c's
  * copy callback), the session table, the connection list (conn.c), the
- * subscriber registry (subscribe.c) and the listeners (listen.c); it starts
+ * subscriber registry (subscribe.c), the handshake limits (admit.c) and the
+ * listeners (listen.c); it starts
  * them, stops them in order, applies a reload. The request path lives below
  * it: listen.c -> conn.c -> dispatch.c -> subscribe.c, handlers/ -> wire.c.
  */
@@ -18,6 +19,7 @@
 
 #include <sodium.h>
 
+#include "admit.h"
 #include "conn.h"
 #include "dir.h"
 #include "ext.h"
@@ -82,12 +84,26 @@ static int server_init(struct server *srv, const struct config *cfg, const uint8
 	atomic_store(&srv->max_frame, cfg->max_frame);
 	atomic_store(&srv->ack_publish_ms, cfg->ack_publish_ms);
 	atomic_store(&srv->ack_ms, cfg->ack_ms);
+	atomic_store(&srv->hs_timeout_ms, cfg->handshake_timeout_ms);
+	atomic_store(&srv->hs_max, cfg->handshake_max);
+	atomic_store(&srv->hs_per_source, cfg->handshake_per_source);
 	rc = conns_init(srv);
 	if (rc)
 		return rc;
-	rc = subs_init(srv);
+	rc = admit_init(srv);
 	if (rc)
-		conns_destroy(srv);
+		goto out_conns;
+	rc = -pthread_mutex_init(&srv->reborn_lock, NULL);
+	if (rc)
+		goto out_admit;
+	rc = subs_init(srv);
+	if (!rc)
+		return 0;
+	pthread_mutex_destroy(&srv->reborn_lock);
+out_admit:
+	admit_destroy(srv);
+out_conns:
+	conns_destroy(srv);
 	return rc;
 }
 
@@ -278,6 +294,8 @@ void server_destroy(struct server *srv)
 	if (srv->wake[1] >= 0)
 		close(srv->wake[1]);
 	subs_destroy(srv);
+	pthread_mutex_destroy(&srv->reborn_lock);
+	admit_destroy(srv);
 	conns_destroy(srv);
 	sodium_memzero(srv->key, sizeof(srv->key));
 	free(srv);
@@ -292,10 +310,16 @@ void server_reload(struct server *srv, const struct config *nc)
 	atomic_store(&srv->max_frame, nc->max_frame);
 	atomic_store(&srv->ack_publish_ms, nc->ack_publish_ms);
 	atomic_store(&srv->ack_ms, nc->ack_ms);
+	atomic_store(&srv->hs_timeout_ms, nc->handshake_timeout_ms);
+	atomic_store(&srv->hs_max, nc->handshake_max);
+	atomic_store(&srv->hs_per_source, nc->handshake_per_source);
 	srv->cfg.verbose = nc->verbose;
 	srv->cfg.grace_ms = nc->grace_ms;
 	srv->cfg.max_conns = nc->max_conns;
 	srv->cfg.max_frame = nc->max_frame;
 	srv->cfg.ack_publish_ms = nc->ack_publish_ms;
 	srv->cfg.ack_ms = nc->ack_ms;
+	srv->cfg.handshake_timeout_ms = nc->handshake_timeout_ms;
+	srv->cfg.handshake_max = nc->handshake_max;
+	srv->cfg.handshake_per_source = nc->handshake_per_source;
 }

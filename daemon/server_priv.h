@@ -8,10 +8,12 @@
  *
  *   server.c -> listen.c -> conn.c -> dispatch.c -> subscribe.c, handlers/
  *            -> wire.c (a connection's socket) -> proto
+ *   listen.c, conn.c, handlers/handshake.c -> admit.c -> refusals.c, wire.c
  *
  * and everything at or below dispatch.c calls dir_*(), session_*(),
  * alloc_*() and the pool. The locks are documented by the files that own
- * them: conns_lock by conn.c, subs_lock and sub.wlock by subscribe.c. None
+ * them: conns_lock by conn.c, admit_lock by admit.c, the refusal log's by
+ * refusals.c, subs_lock and sub.wlock by subscribe.c. None
  * is taken under another, and none is held across a dir_*() call.
  */
 #ifndef MARUD_SERVER_PRIV_H
@@ -25,6 +27,7 @@
 
 #include "conf.h"
 #include "proto.h"
+#include "refusals.h"
 #include "server.h"
 #include "session.h"
 
@@ -66,6 +69,12 @@ struct conn {
 	int undeliverable;	/* this request's socket broke: its reply cannot arrive */
 	struct conn_loop *loop;	/* conn.c: the loop serving it, NULL: its own thread */
 	int fills;		/* conn.c: handed over for bulk pool work (frame_fills) */
+	/* admit.c: the handshake (AUTH with a key, else HELLO) is not done yet */
+	int hs_open;		/* the serving thread's: set at accept, cleared when done */
+	int hs_listed;		/* on srv->hs_head's list (admit_lock) */
+	struct conn *hs_prev, *hs_next;	/* admit_lock */
+	uint64_t hs_since_ms;	/* accepted at (monotonic) */
+	char src[64];		/* source address (no port), or "unix uid N" */
 };
 
 /*
@@ -83,6 +92,7 @@ struct conn_loop {
 } __attribute__((aligned(64)));
 
 #define CONN_LOOPS_MAX	8
+#define REBORN_KEEP	64
 
 struct sub;
 struct ack_wait;
@@ -119,14 +129,29 @@ struct server {
 	atomic_uint next_loop;
 	int loops_wake;			/* eventfd in every loop's set: stop */
 
+	/* admit.c: unauthenticated connections, oldest first */
+	pthread_mutex_t admit_lock;
+	struct conn *hs_head, *hs_tail;
+	atomic_uint nhandshake;		/* listed; written under admit_lock */
+	atomic_uint ndropping;		/* closed by admit.c, not yet ended */
+	atomic_uint hs_timeout_ms, hs_max, hs_per_source;
+	atomic_uint_fast64_t hs_expired, hs_evicted, hs_refused;
+	struct refusals refusals;
+
+	/* handlers/handshake.c: sessions made after a reclaim failed (tokens) */
+	pthread_mutex_t reborn_lock;
+	uint8_t reborn[REBORN_KEEP][SESSION_TOKEN_BYTES];
+	unsigned int reborn_next;
+
 	/* subscribe.c */
 	pthread_mutex_t subs_lock;
 	pthread_cond_t subs_cond;	/* CLOCK_MONOTONIC: an ACK came, a sub left */
 	struct sub *subs;
-	atomic_uint nacking;		/* listed subs that acknowledge */
+	atomic_uint nacking;		/* listed subs that acknowledge, not dropped */
 	struct ack_wait *waits;		/* lock-holding changes waiting for acks */
 	atomic_uint ack_publish_ms, ack_ms;
 	atomic_uint_fast64_t ack_timeouts;
+	atomic_uint_fast64_t ack_drops, ack_rejoins;	/* subscribers dropped, back */
 
 	atomic_int stopping;
 	atomic_int reset;		/* the memory was reset: restart in place */

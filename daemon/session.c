@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "proto.h"
 #include "session.h"
 
 #define SESSION_BUCKETS		1024
@@ -36,6 +37,7 @@ enum slot_state {
 
 struct cache_slot {
 	uint64_t reqid;
+	uint64_t seq;		/* when it was taken: the smallest is the oldest */
 	uint64_t ino;
 	int32_t status;
 	uint32_t len;
@@ -57,7 +59,7 @@ struct session {
 	pthread_mutex_t cache_lock;
 	pthread_cond_t cache_cond;
 	struct cache_slot slots[SESSION_CACHE_SLOTS];
-	unsigned int next_slot;
+	uint64_t taken;		/* slots taken so far (their seq) */
 	unsigned int last_slot;	/* the slot taken last: where its finish looks first */
 	uint64_t max_reqid;	/* no slot ever held a larger request id */
 };
@@ -441,28 +443,55 @@ static struct cache_slot *cache_find(struct session *s, uint64_t reqid)
 }
 
 /*
+ * Replies whose loss would hide a change of the namespace from its client
+ * (a resend executed again would fail: EEXIST, ENOENT, a version no longer
+ * pending). A bulk request (WRITE, RESERVE, OPEN, ...) is cheap to run
+ * again or fails its version anyway; a session streaming them must not push
+ * these out of the cache within the time its client may still ask again.
+ */
+static int slot_keeps_namespace(const struct cache_slot *c)
+{
+	if (c->state != SLOT_DONE)
+		return 0;
+	switch (c->op) {
+	case OP_MKDIR: case OP_RMDIR: case OP_SETATTR: case OP_RENAME: case OP_UNLINK:
+	case OP_SYMLINK: case OP_LINK: case OP_MKNOD: case OP_CREATE: case OP_PUBLISH:
+	case OP_ABANDON:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * The oldest slot not in use by a running request, emptied but for its
  * payload buffer (reused: no malloc per recorded reply), for reqid; or NULL.
+ * Slots that hold a namespace change's reply go last: the oldest other one
+ * is taken while there is one.
  */
 static struct cache_slot *cache_take(struct session *s, uint64_t reqid)
 {
-	unsigned int i;
+	unsigned int i, pass, at = SESSION_CACHE_SLOTS;
+	struct cache_slot *c;
 
-	for (i = 0; i < SESSION_CACHE_SLOTS; i++) {
-		unsigned int at = s->next_slot;
-		struct cache_slot *c = &s->slots[at];
-
-		s->next_slot = (at + 1) % SESSION_CACHE_SLOTS;
-		if (c->state != SLOT_BUSY) {
-			*c = (struct cache_slot){ .payload = c->payload, .cap = c->cap,
-						  .reqid = reqid };
-			s->last_slot = at;
-			if (reqid > s->max_reqid)
-				s->max_reqid = reqid;
-			return c;
+	for (pass = 0; pass < 2 && at == SESSION_CACHE_SLOTS; pass++) {
+		for (i = 0; i < SESSION_CACHE_SLOTS; i++) {
+			c = &s->slots[i];
+			if (c->state == SLOT_BUSY || (pass == 0 && slot_keeps_namespace(c)))
+				continue;
+			if (at == SESSION_CACHE_SLOTS || c->seq < s->slots[at].seq)
+				at = i;
 		}
 	}
-	return NULL;
+	if (at == SESSION_CACHE_SLOTS)
+		return NULL;
+	c = &s->slots[at];
+	*c = (struct cache_slot){ .payload = c->payload, .cap = c->cap, .reqid = reqid,
+				  .seq = ++s->taken };
+	s->last_slot = at;
+	if (reqid > s->max_reqid)
+		s->max_reqid = reqid;
+	return c;
 }
 
 /* Room for len payload bytes in c; 0 or -ENOMEM. */

@@ -6,8 +6,17 @@
  * EVENT_ACKs off the socket, so an ACK is seen the moment it arrives), and
  * the waits for acknowledgements that give close-to-open across mounts: a
  * change waits, bounded, until the other sessions' subscribers applied it.
+ * A subscriber that misses one deadline leaves the set changes wait on at
+ * once (dropped), so that an unreachable mount costs at most one wait, and
+ * rejoins it the moment it acknowledges the event it missed; the events
+ * pushed to it meanwhile carry EVENT_F_UNWAITED, which tells the mount that
+ * changes were answered without it and its caches must be revalidated.
+ * A stream joins (first ack) or rejoins only when it has caught up, within
+ * SUB_LAG_MAX events of the newest: one replaying a long backlog (a mount
+ * back from a partition) would otherwise make the next change wait out the
+ * bound while it works through it.
  *
- * Locks: subs_lock guards the registry (each sub's acked/acking/missed/listed
+ * Locks: subs_lock guards the registry (each sub's acked/acking/dropped/listed
  * fields) and the list of lock-holding changes waiting for acks; sub.wlock
  * orders the writes of a subscriber's two threads on its socket. Neither is
  * taken under the other (a pusher takes wlock alone; subs_lock is never held
@@ -33,6 +42,8 @@
 #define SUB_BATCH		16
 #define SUB_WAIT_MS		1000
 #define SUB_READER_STACK	(64U << 10)
+#define SUB_LOG_PER_S		5
+#define SUB_LAG_MAX		64	/* events behind the newest: caught up */
 
 /*
  * One subscribed connection, in server.subs from its start to its end. Its
@@ -42,8 +53,11 @@ struct sub {
 	struct sub *prev, *next;
 	struct conn *c;
 	uint64_t acked;		/* subs_lock: every event up to it applied */
+	uint64_t start;		/* it subscribed after this event */
 	int acking;		/* subs_lock: an ACK came; changes wait for it */
-	int missed;		/* subs_lock: a deadline was missed (logged) */
+	uint64_t dropped;	/* subs_lock: the event it missed; 0: waited on */
+	uint64_t dropped_ns;	/* subs_lock: when */
+	atomic_int unwaited;	/* dropped: events pushed say EVENT_F_UNWAITED */
 	int listed;		/* subs_lock */
 	atomic_int gone;	/* the reader saw the peer leave */
 	pthread_mutex_t wlock;	/* socket writes: events vs PING replies */
@@ -99,23 +113,104 @@ static void sub_unlist(struct server *srv, struct sub *s)
 		if (s->next)
 			s->next->prev = s->prev;
 		s->listed = 0;
-		if (s->acking)
+		if (s->acking && !s->dropped)
 			atomic_fetch_sub(&srv->nacking, 1);
 		pthread_cond_broadcast(&srv->subs_cond);
 	}
 	pthread_mutex_unlock(&srv->subs_lock);
 }
 
+/*
+ * One line per drop or rejoin, at most SUB_LOG_PER_S a second; the lines
+ * left out are counted in the next one. (subs_lock held)
+ */
+static int sub_log_ok(unsigned int *skipped)
+{
+	static uint64_t window_ns;
+	static unsigned int in_window, left_out;
+	uint64_t now = mono_ns();
+
+	if (now - window_ns >= 1000000000ULL) {
+		window_ns = now;
+		in_window = 0;
+	}
+	if (in_window >= SUB_LOG_PER_S) {
+		left_out++;
+		return 0;
+	}
+	in_window++;
+	*skipped = left_out;
+	left_out = 0;
+	return 1;
+}
+
+/* s missed the deadline of event seq: no change waits for it any more. */
+static void sub_drop(struct server *srv, struct sub *s, uint64_t seq)
+{
+	unsigned int skipped;
+
+	s->dropped = seq;
+	s->dropped_ns = mono_ns();
+	atomic_store(&s->unwaited, 1);
+	atomic_fetch_sub(&srv->nacking, 1);
+	atomic_fetch_add(&srv->ack_drops, 1);
+	if (sub_log_ok(&skipped))
+		log_info("%s: subscriber of session %llu did not acknowledge event %llu "
+			 "in time (acked %llu): changes no longer wait for it until it "
+			 "does (%u similar lines left out)", s->c->peer,
+			 (unsigned long long)s->c->owner_sid, (unsigned long long)seq,
+			 (unsigned long long)s->acked, skipped);
+}
+
+/* s acknowledged the event it missed: changes wait for it again. */
+static void sub_rejoin(struct server *srv, struct sub *s)
+{
+	unsigned int skipped;
+
+	if (sub_log_ok(&skipped))
+		log_info("%s: subscriber of session %llu acknowledged event %llu after "
+			 "%llu ms: changes wait for it again (%u similar lines left out)",
+			 s->c->peer, (unsigned long long)s->c->owner_sid,
+			 (unsigned long long)s->dropped,
+			 (unsigned long long)((mono_ns() - s->dropped_ns) / 1000000), skipped);
+	s->dropped = 0;
+	atomic_store(&s->unwaited, 0);
+	atomic_fetch_add(&srv->nacking, 1);
+	atomic_fetch_add(&srv->ack_rejoins, 1);
+}
+
+/* Has s applied everything but the last few events (newest)? */
+static int sub_caught_up(const struct sub *s, uint64_t newest)
+{
+	uint64_t at = s->acked > s->start ? s->acked : s->start;
+
+	return newest <= at + SUB_LAG_MAX;
+}
+
 static void sub_ack(struct server *srv, struct sub *s, uint64_t seq)
 {
+	uint64_t newest = 0;
+	int steady;
+
+	/* the newest event only matters to a stream not waited on yet (the
+	 * dir lock is not taken under subs_lock, nor for every ack) */
 	pthread_mutex_lock(&srv->subs_lock);
-	if (!s->acking && s->listed) {
+	steady = s->acking && !s->dropped;
+	pthread_mutex_unlock(&srv->subs_lock);
+	if (!steady)
+		newest = dir_event_seq(srv->dir);
+	pthread_mutex_lock(&srv->subs_lock);
+	if (seq > s->acked)
+		s->acked = seq;
+	/* (a state that changed since it was looked at waits for the next ack) */
+	if (!s->acking && s->listed && !steady && sub_caught_up(s, newest)) {
 		s->acking = 1;
 		atomic_fetch_add(&srv->nacking, 1);
 		log_debug("%s: subscriber acknowledges events", s->c->peer);
 	}
-	if (seq > s->acked)
-		s->acked = seq;
+	if (s->dropped && s->listed && !steady && s->acked >= s->dropped &&
+	    sub_caught_up(s, newest))
+		sub_rejoin(srv, s);
 	pthread_cond_broadcast(&srv->subs_cond);
 	pthread_mutex_unlock(&srv->subs_lock);
 }
@@ -130,7 +225,7 @@ static int sub_owned_by(const struct sub *s, const struct conn *c)
 /* Must a change by c up to event seq wait for s? (subs_lock held) */
 static int sub_behind(const struct sub *s, const struct conn *c, uint64_t seq)
 {
-	if (!s->acking || s->acked >= seq)
+	if (!s->acking || s->dropped || s->acked >= seq)
 		return 0;
 	/* The requester keeps its own caches: its own stream is not waited for. */
 	return !sub_owned_by(s, c);
@@ -174,7 +269,10 @@ static int subs_behind(struct server *srv, const struct ack_wait *me)
 	return 0;
 }
 
-/* Count (and log once per subscriber) those that missed the deadline. */
+/*
+ * Count and drop those that missed the deadline; the other waiters, woken,
+ * no longer wait for them either.
+ */
 static void subs_missed(struct server *srv, const struct ack_wait *me)
 {
 	struct sub *s;
@@ -183,13 +281,9 @@ static void subs_missed(struct server *srv, const struct ack_wait *me)
 		if (!sub_holds_up(srv, s, me))
 			continue;
 		atomic_fetch_add(&srv->ack_timeouts, 1);
-		if (!s->missed)
-			log_debug("%s: subscriber did not acknowledge event %llu within "
-				  "the deadline (acked %llu); not logged again",
-				  s->c->peer, (unsigned long long)me->seq,
-				  (unsigned long long)s->acked);
-		s->missed = 1;
+		sub_drop(srv, s, me->seq);
 	}
+	pthread_cond_broadcast(&srv->subs_cond);
 }
 
 /* A lock-holding wait is listed, so that its counterpart can see a cycle. */
@@ -268,12 +362,12 @@ unsigned int subs_ack_wait_ms(struct server *srv, uint16_t op)
 
 /* ---- SUBSCRIBE: the connection becomes an event pusher ---- */
 
-static int send_event(struct conn *c, const struct dir_event *e)
+static int send_event(struct conn *c, const struct dir_event *e, uint32_t flags)
 {
 	struct proto_event w = {
 		.seq = e->seq, .time_ns = e->time_ns, .type = e->type,
 		/* the owner's own change: nobody waits for this stream's ack of it */
-		.flags = e->origin && e->origin == c->owner_sid ? EVENT_F_OWN : 0,
+		.flags = flags | (e->origin && e->origin == c->owner_sid ? EVENT_F_OWN : 0),
 		.ino = e->ino, .parent = e->parent, .parent2 = e->parent2,
 		.namelen = (uint16_t)strnlen(e->name, sizeof(e->name)),
 		.name2len = (uint16_t)strnlen(e->name2, sizeof(e->name2)),
@@ -382,13 +476,15 @@ static int sub_peer_gone(struct sub *s)
 static void sub_push(struct sub *s, uint64_t after, struct dir_event *ev)
 {
 	struct server *srv = s->c->srv;
+	uint32_t flags;
 	int i, n, rc = 0;
 
 	while (!atomic_load(&srv->stopping) && !sub_peer_gone(s)) {
 		n = dir_events_wait(srv->dir, after, ev, SUB_BATCH, SUB_WAIT_MS);
+		flags = atomic_load(&s->unwaited) ? EVENT_F_UNWAITED : 0;
 		pthread_mutex_lock(&s->wlock);
 		for (i = 0; i < n && !rc; i++) {
-			rc = send_event(s->c, &ev[i]);
+			rc = send_event(s->c, &ev[i], flags);
 			after = ev[i].seq;
 		}
 		pthread_mutex_unlock(&s->wlock);
@@ -412,6 +508,7 @@ int hdl_subscribe(struct conn *c, const struct proto_hdr *h, const uint8_t *p, u
 		return -ENOMEM;
 	}
 	s->c = c;
+	s->start = after;
 	c->replied = 1;
 	c->close = 1;
 	if (wire_reply(c, h, 0, NULL, 0) || sub_start(s))

@@ -14,6 +14,14 @@
  * dattr.c stale for every change but those. A lost stream drops every
  * cached name and resubscribes.
  *
+ * Without hostages: marud stops waiting for a mount that missed an ack
+ * deadline, so changes elsewhere were answered while this mount could not
+ * apply them. When the stream says so (MARU_EV_F_UNWAITED), and when it
+ * was lost (broken, or silent past its bound: a partition) and again when
+ * it is back, nothing cached here is vouched for: the kernel's names and
+ * attributes, the directory attributes and the cached leases are dropped,
+ * and what is asked next is asked of marud.
+ *
  * Lock: ev->lock guards the subscription handle the notifier acks on; it is
  * held across maru_events_ack() (a short socket write) so that this thread
  * cannot close the handle under it, and nothing else is taken under it.
@@ -24,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "away.h"
 #include "dattr.h"
 #include "dcache.h"
 #include "events.h"
@@ -43,6 +52,10 @@ struct events {
 	pthread_mutex_t lock;
 	struct maru_events *sub;	/* lock: what acks are sent on */
 	int stop;
+	/* the event thread's own: what it last saw of the stream */
+	uint64_t losses;		/* maru_events_up()'s count */
+	int down;			/* lost and not back yet */
+	int unwaited;			/* the last event said MARU_EV_F_UNWAITED */
 };
 
 static int stopping(struct events *ev)
@@ -101,9 +114,29 @@ static int entry_current(struct mfs *m, const struct maru_event *e)
 	       parent == e->parent && strcmp(name, e->name) == 0;
 }
 
+/* What away.c kept of the names an event changed is no answer any more. */
+static void away_event(struct mfs *m, const struct maru_event *e)
+{
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent;
+
+	if (e->type == MARU_EV_OVERFLOW || e->type == MARU_EV_GENERATION) {
+		away_clear(m->aw);
+		return;
+	}
+	if (e->name[0])
+		away_forget(m->aw, e->parent, e->name);
+	if (e->type == MARU_EV_RENAME && e->name2[0])
+		away_forget(m->aw, e->parent2, e->name2);
+	/* an attribute change or a new link: the names the kernel knows it by */
+	if (e->ino && itab_name(m->tab, e->ino, &parent, name, sizeof(name)) == 0)
+		away_forget(m->aw, parent, name);
+}
+
 static void handle_event(struct mfs *m, const struct maru_event *e)
 {
 	CNT_INC(m, events);
+	away_event(m, e);
 	dcache_dir_changed(m->dc, e->parent);
 	if (e->type == MARU_EV_RENAME)
 		dcache_dir_changed(m->dc, e->parent2);
@@ -163,6 +196,55 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 		maru_lease_cache_drop(m->lc, e->ino);
 }
 
+/* Nothing cached here is vouched for any more (see the top). */
+static void caches_stale(struct mfs *m, const char *why)
+{
+	log_info("%s: cached names, attributes and leases are dropped; the next "
+		 "calls ask marud", why);
+	maru_lease_cache_clear(m->lc);
+	dattr_stream(m->da, 1);
+	notify_inval_all(m->nt);
+}
+
+/* A change answered without us: once per run of flagged events. */
+static void note_unwaited(struct events *ev, const struct maru_event *e)
+{
+	int flagged = (e->flags & MARU_EV_F_UNWAITED) != 0;
+
+	if (flagged && !ev->unwaited)
+		caches_stale(ev->m, "marud stopped waiting for this mount's acknowledgements");
+	ev->unwaited = flagged;
+}
+
+/*
+ * After each look at the stream: did libmaru lose it since (and is it back)?
+ * Returns 1 when it just came back: the caller acks at once, so that other
+ * mounts' changes wait for the new stream again.
+ */
+static int watch_stream(struct events *ev, struct maru_events *sub)
+{
+	struct mfs *m = ev->m;
+	uint64_t losses;
+	int up = maru_events_up(sub, &losses);
+
+	if (up < 0)
+		return 0;
+	if (losses != ev->losses && !ev->down) {
+		ev->losses = losses;
+		notify_stream_up(m->nt, 0);
+		dattr_stream(m->da, 0);
+		caches_stale(m, "event stream lost");
+		ev->down = 1;
+	}
+	ev->losses = losses;
+	if (!ev->down || !up)
+		return 0;
+	ev->down = 0;
+	caches_stale(m, "event stream back");
+	notify_stream_up(m->nt, 1);
+	return 1;
+}
+
 /* Subscribe; events between a loss and this subscription are gone. */
 static struct maru_events *subscribe(struct events *ev, int *warned)
 {
@@ -178,6 +260,9 @@ static struct maru_events *subscribe(struct events *ev, int *warned)
 	if (*warned)
 		notify_inval_all(ev->m->nt);
 	*warned = 0;
+	ev->losses = 0;
+	ev->down = 0;
+	ev->unwaited = 0;
 	set_sub(ev, sub);
 	dattr_stream(ev->m->da, 1);
 	/* Say at once that this stream acknowledges: marud makes other
@@ -214,7 +299,13 @@ static void *event_main(void *arg)
 			continue;
 		/* With events to ack, only look whether another is already here. */
 		rc = maru_events_next(sub, e, unacked ? 0 : NEXT_WAIT_MS);
+		if (watch_stream(ev, sub)) {
+			notify_call(ev->m->nt, run_ack, ev, 0);
+			unacked = 0;
+			since_ack = 0;
+		}
 		if (rc == 1) {
+			note_unwaited(ev, e);
 			handle_event(ev->m, e);
 			/* No other mount waits for the ack of our own publish:
 			 * it rides on the next ack (acks cover every seq

@@ -29,6 +29,7 @@
 #include "failpoint.h"
 #include "fileio.h"
 #include "handle.h"
+#include "log.h"
 #include "notify.h"
 #include "pending.h"
 #include "pin.h"
@@ -48,6 +49,9 @@ struct handle {
 	struct maru_file *lease;
 	int holds;		/* writable zero-copy mappings (ioctl.c) */
 	uint64_t overflows;	/* m->overflows when marud last vouched for it */
+	/* the tasks that opened and last wrote through it, and their processes
+	 * (handle_task): a FLUSH from another process closes a copy (fork) */
+	pid_t opener_tid, opener_tgid, writer_tid, writer_tgid;
 	struct handle *hprev, *hnext;	/* hr->lock: every live handle */
 };
 
@@ -456,11 +460,68 @@ static int killed_task(pid_t pid)
 	return (flags & TASK_PF_EXITING) && (code & 0x7f) != 0;
 }
 
+/* The process (thread group) of task pid, 0 when it is gone. */
+static pid_t tgid_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nTgid:");
+	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+}
+
+void handle_task(struct handle *h, pid_t pid, int wrote)
+{
+	pid_t *tid = wrote ? &h->writer_tid : &h->opener_tid;
+	pid_t *tg = wrote ? &h->writer_tgid : &h->opener_tgid;
+
+	if (!h->writer || pid <= 0 || __atomic_load_n(tid, __ATOMIC_RELAXED) == pid)
+		return;
+	__atomic_store_n(tg, tgid_of(pid), __ATOMIC_RELAXED);
+	__atomic_store_n(tid, pid, __ATOMIC_RELEASE);
+}
+
+/*
+ * A FLUSH from a process that neither opened nor wrote through h: the
+ * close of a copy of the descriptor another process holds (a child after
+ * fork, or its exit). Not the close that ends the writing: it publishes
+ * nothing and asks marud nothing; the writer's own close (or the RELEASE
+ * of the last copy) does.
+ */
+static int closes_a_copy(struct handle *h, pid_t pid)
+{
+	pid_t otid = __atomic_load_n(&h->opener_tid, __ATOMIC_ACQUIRE);
+	pid_t wtid = __atomic_load_n(&h->writer_tid, __ATOMIC_ACQUIRE);
+	pid_t tg;
+
+	if (pid <= 0 || (!otid && !wtid) || pid == otid || pid == wtid)
+		return 0;
+	tg = tgid_of(pid);
+	return tg && tg != __atomic_load_n(&h->opener_tgid, __ATOMIC_RELAXED) &&
+	       tg != __atomic_load_n(&h->writer_tgid, __ATOMIC_RELAXED);
+}
+
 int handle_flush(struct handle *h, pid_t pid)
 {
 	/* a writable zero-copy mapping is still writing: publish later */
 	if (!h->writer || __atomic_load_n(&h->holds, __ATOMIC_ACQUIRE) > 0)
 		return 0;
+	if (closes_a_copy(h, pid)) {
+		log_debug("flush of inode %" PRIu64 " from task %d, which neither opened "
+			  "nor wrote through the descriptor: a copy closes, nothing to do",
+			  h->ino, (int)pid);
+		return 0;
+	}
 	return pend_slot_flush(&h->ps, killed_task(pid));
 }
 

@@ -47,7 +47,17 @@ struct handle_src {
 };
 int handle_read_src(struct handle *h, size_t size, off_t off, struct handle_src *src);
 ssize_t handle_write(struct handle *h, const char *buf, size_t size, off_t off);
-/* FLUSH from task pid: the last active writer publishes. */
+/*
+ * Task pid opened h (wrote 0) or wrote through it (wrote 1): remembered,
+ * with its process, so that a FLUSH can tell the writer's close from the
+ * close of a copy another process holds (after fork).
+ */
+void handle_task(struct handle *h, pid_t pid, int wrote);
+/*
+ * FLUSH from task pid: the last active writer publishes. A process that
+ * neither opened nor wrote through h closes a copy: nothing happens (no
+ * round trip to marud), the writer's close or the last RELEASE publishes.
+ */
 int handle_flush(struct handle *h, pid_t pid);
 int handle_fsync(struct handle *h);
 int handle_fallocate(struct handle *h, uint64_t end);

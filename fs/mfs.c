@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "away.h"
 #include "dattr.h"
 #include "dcache.h"
 #include "events.h"
@@ -278,7 +279,8 @@ int mfs_tables_new(struct mfs *m)
 {
 	clock_gettime(CLOCK_REALTIME, &m->mounted);
 	if (itab_new(&pend_payload_ops, &m->tab) < 0 || ptab_new(&m->pt) < 0 ||
-	    dcache_new(&m->dc) < 0 || dattr_new(m->o.attr_timeout, &m->da) < 0 || pins_new(&m->pins) < 0 || hreg_new(&m->hr) < 0 ||
+	    dcache_new(&m->dc) < 0 || dattr_new(m->o.attr_timeout, &m->da) < 0 ||
+	    away_new(&m->aw) < 0 || pins_new(&m->pins) < 0 || hreg_new(&m->hr) < 0 ||
 	    notify_new(m, &m->nt) < 0 || evring_new(m, &m->ring) < 0)
 		return -ENOMEM;
 	return 0;
@@ -306,12 +308,14 @@ void mfs_tables_free(struct mfs *m)
 	evring_free(m->ring);
 	dcache_free(m->dc);
 	dattr_free(m->da);
+	away_free(m->aw);
 	hreg_free(m->hr);
 	m->pt = NULL;
 	m->nt = NULL;
 	m->ring = NULL;
 	m->dc = NULL;
 	m->da = NULL;
+	m->aw = NULL;
 	m->hr = NULL;
 }
 
@@ -417,8 +421,8 @@ int mfs_serve(struct mfs *m, struct fuse_cmdline_opts *co, struct maru_client *c
 		goto out_unmount;
 	if (client_ready(m, c) < 0 || threads_start(m) < 0)
 		goto out_stop;
-	log_info("mounted %s on %s (data path %d, pid %d)", m->o.pool, co->mountpoint,
-		 (int)m->info.data_path, (int)getpid());
+	log_info("mounted %s on %s (data path %s, pid %d)", m->o.pool, co->mountpoint,
+		 opts_data_path_name(m->info.data_path), (int)getpid());
 	ret = run_loop(se, co);
 	/* a signal asking us to stop is a clean shutdown too */
 	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)

@@ -100,6 +100,7 @@ struct mfs {
 	struct evring *ring;		/* evring.c */
 	struct dcache *dc;		/* dcache.c */
 	struct dattr *da;		/* dattr.c */
+	struct away *aw;		/* away.c */
 	struct pins *pins;		/* pin.c */
 	/* c while libmaru's lease cache is on (opts.lease_cache), else NULL */
 	struct maru_client *lc;

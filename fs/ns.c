@@ -3,18 +3,21 @@
  * fs/ns.c: the FUSE handlers of the pool's namespace: lookup (with the pins
  * of pin.c), forget, getattr and setattr, mknod (regular files here; FIFOs,
  * sockets and devices via link.c), mkdir, unlink, rmdir, rename, create,
- * readdir, statfs and access, mapping them onto libmaru
+ * and access, mapping them onto libmaru
  * names and this mount's handles and pendings. Entries handed to the kernel
  * are counted in the inode table and noted in the dentry table; changes
- * other mounts must see on return wait for their event (notify.c). No lock
- * of its own.
+ * other mounts must see on return wait for their event (notify.c). While
+ * marud cannot be reached, lookup and getattr answer what it last said
+ * (away.c), uncached by the kernel. No lock of its own. Directory listings
+ * and statfs are nsdir.c's.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
+#include "away.h"
 #include "dattr.h"
 #include "dcache.h"
 #include "handle.h"
@@ -29,9 +32,8 @@
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
-#define DIR_OFF_FIRST	3	/* ".", "..", ".maru" come first */
 #define PIN_TRIES	4
-#define STAT_BLOCK	4096
+#define AWAY_ROOT	UINT64_MAX	/* away.c's parent of the root, named "/" */
 
 static void attr_to_stat(const struct maru_attr *a, struct stat *st)
 {
@@ -75,6 +77,15 @@ static void reply_attr(fuse_req_t req, const struct maru_attr *a, uint64_t ino)
 	attr_to_stat(a, &st);
 	st.st_ino = ino;
 	fuse_reply_attr(req, &st, attr_timeout_of(req_mfs(req), a));
+}
+
+static void reply_attr_uncached(fuse_req_t req, const struct maru_attr *a, uint64_t ino)
+{
+	struct stat st;
+
+	attr_to_stat(a, &st);
+	st.st_ino = ino;
+	fuse_reply_attr(req, &st, 0);
 }
 
 /* Hand a positive entry to the kernel and account for it. */
@@ -170,17 +181,21 @@ void ns_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (rc == 0 && pin_wanted(m->pins, parent, name))
 		rc = lookup_pinned(m, parent, name, &a);
 	if (rc == -ENOENT) {
+		away_forget(m->aw, parent, name);
 		reply_negative(req, parent, name, dir_seq(m, parent) != seq);
 		return;
 	}
-	if (rc < 0) {
+	if (rc < 0 && !(away_err(rc) && away_answer(rc, "lookup",
+					  away_get(m->aw, parent, name, &a)) == 0)) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	if (rc == 0)
+		away_put(m->aw, parent, name, &a);
 	if (a.state == MARU_STATE_PENDING)
 		p = pend_lookup(m, parent, name, &a);
 	ns_fill_entry(m, &e, &a);
-	if (dir_seq(m, parent) != seq) {
+	if (rc < 0 || dir_seq(m, parent) != seq) {
 		/* an event for this directory raced the lookup: do not cache it */
 		e.entry_timeout = 0;
 		e.attr_timeout = 0;
@@ -261,6 +276,21 @@ static int path_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a)
 	return 0;
 }
 
+/* What marud last said of ino, under the name the kernel knows it by. */
+static int away_getattr(struct mfs *m, uint64_t ino, struct maru_attr *a, int put)
+{
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent = AWAY_ROOT;
+
+	if (ino == FUSE_ROOT_ID)
+		snprintf(name, sizeof(name), "/");
+	else if (itab_name(m->tab, ino, &parent, name, sizeof(name)) < 0)
+		return -ENOENT;
+	if (put)
+		away_put(m->aw, parent, name, a);
+	return put ? 0 : away_get_ino(m->aw, parent, name, ino, a);
+}
+
 void ns_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mfs *m = req_mfs(req);
@@ -271,6 +301,13 @@ void ns_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		rc = handle_getattr(fh_handle(fi), ino, &a);
 	else
 		rc = path_getattr(m, ino, &a);
+	if (rc == 0 && !(fi && fi->fh))
+		away_getattr(m, ino, &a, 1);
+	if (rc < 0 && away_err(rc) && away_answer(rc, "getattr",
+						  away_getattr(m, ino, &a, 0)) == 0) {
+		reply_attr_uncached(req, &a, ino);
+		return;
+	}
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -526,98 +563,6 @@ void ns_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		itab_forget(m->tab, a.ino, 1);
 		handle_close(h);
 	}
-}
-
-/* ---- directories ---- */
-
-struct rd_state {
-	fuse_req_t req;
-	char *buf;
-	size_t size, pos;
-};
-
-static int rd_add(struct rd_state *rd, const char *name, uint64_t ino, uint32_t mode,
-		  off_t next)
-{
-	struct stat st;
-	size_t n;
-
-	memset(&st, 0, sizeof(st));
-	st.st_ino = ino;
-	st.st_mode = mode & S_IFMT;
-	n = fuse_add_direntry(rd->req, rd->buf + rd->pos, rd->size - rd->pos, name, &st, next);
-	if (n > rd->size - rd->pos)
-		return 1;	/* full */
-	rd->pos += n;
-	return 0;
-}
-
-static int rd_cb(void *arg, const struct maru_dirent *de)
-{
-	struct rd_state *rd = arg;
-	char name[MARU_NAME_MAX + 1];
-	size_t len = de->namelen > MARU_NAME_MAX ? MARU_NAME_MAX : de->namelen;
-
-	memcpy(name, de->name, len);
-	name[len] = '\0';
-	return rd_add(rd, name, de->ino, de->mode, (off_t)(de->cookie + DIR_OFF_FIRST));
-}
-
-void ns_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		struct fuse_file_info *fi)
-{
-	struct rd_state rd = { .req = req, .size = size };
-	uint64_t cookie;
-	int rc = 0;
-
-	(void)fi;
-	rd.buf = malloc(size ? size : 1);
-	if (!rd.buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	if (off < 1 && rd_add(&rd, ".", ino, S_IFDIR, 1))
-		goto out;
-	if (off < 2 && rd_add(&rd, "..", FUSE_ROOT_ID, S_IFDIR, 2))
-		goto out;
-	if (off < 3 && ino == FUSE_ROOT_ID &&
-	    rd_add(&rd, VIRT_DIR_NAME, VIRT_INO_DIR, S_IFDIR, 3))
-		goto out;
-	cookie = off < DIR_OFF_FIRST ? 0 : (uint64_t)off - DIR_OFF_FIRST;
-	rc = maru_readdir(req_mfs(req)->c, ino, cookie, rd_cb, &rd);
-out:
-	if (rc < 0 && rd.pos == 0)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_buf(req, rd.buf, rd.pos);
-	free(rd.buf);
-}
-
-void ns_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct maru_statfs s;
-	struct statvfs st;
-	int rc;
-
-	(void)ino;
-	rc = maru_statfs(req_mfs(req)->c, &s);
-	if (rc < 0) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	memset(&st, 0, sizeof(st));
-	st.f_bsize = STAT_BLOCK;
-	st.f_frsize = STAT_BLOCK;
-	st.f_blocks = s.capacity / STAT_BLOCK;
-	st.f_bfree = s.free / STAT_BLOCK;
-	st.f_bavail = (s.free + s.evictable) / STAT_BLOCK;
-	/* every file needs at least a block, so free inodes track free blocks;
-	 * the total counts both so that df -i shows used = names + dirs */
-	st.f_ffree = st.f_bavail;
-	st.f_favail = st.f_bavail;
-	st.f_files = s.names + s.dirs + st.f_ffree;
-	st.f_namemax = MARU_NAME_MAX;
-	fuse_reply_statfs(req, &st);
 }
 
 void ns_access(fuse_req_t req, fuse_ino_t ino, int mask)

@@ -7,7 +7,9 @@
  * replying with what it returns. Calls run one way from here: ops ->
  * (ns, link, xattr, ioctl, vdir) -> handle -> pendslot -> rewrite ->
  * (pendio, pendlife) -> pending -> inode -> libmaru; notify, events,
- * evring, dcache, pin and metrics sit beside them and never call back up. The mount context is fuse_req_userdata(). No
+ * evring, dcache, pin and metrics sit beside them and never call back up.
+ * Every request first binds its FUSE INTERRUPT to the thread's libmaru
+ * cancel token (intr.c). The mount context is fuse_req_userdata(). No
  * lock, no state.
  */
 #include <errno.h>
@@ -17,6 +19,7 @@
 
 #include "handle.h"
 #include "hints.h"
+#include "intr.h"
 #include "ioctl.h"
 #include "link.h"
 #include "ns.h"
@@ -27,7 +30,12 @@
 
 #define MAX_WRITE	(1u << 20)
 
-#define OP(req, name) CNT_INC(req_mfs(req), ops[OP_##name])
+/* Count the request; a FUSE INTERRUPT of it ends its libmaru call (intr.c). */
+#define OP(req, name)							\
+	do {								\
+		CNT_INC(req_mfs(req), ops[OP_##name]);			\
+		intr_begin(req, OP_##name);				\
+	} while (0)
 
 /* ---- names ---- */
 
@@ -220,6 +228,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uintptr_t)h;
+	handle_task(h, fuse_req_ctx(req)->pid, 0);
 	fi->keep_cache = keep && !direct;
 	fi->direct_io = direct;
 	/* a reader's FLUSH does nothing (handle_flush): spare close() it */
@@ -266,6 +275,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		vdir_ops.write(req, ino, buf, size, off, fi);
 		return;
 	}
+	handle_task(fh_handle(fi), fuse_req_ctx(req)->pid, 1);
 	n = handle_write(fh_handle(fi), buf, size, off);
 	if (n < 0)
 		fuse_reply_err(req, io_errno((int)n));

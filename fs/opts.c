@@ -120,24 +120,35 @@ int opts_mount_args(const struct mfs_opts *o, struct fuse_args *args)
 	return rc;
 }
 
+static const struct {
+	const char *name;
+	enum maru_data_path path;
+} data_paths[] = {
+	{ "auto", MARU_DATA_AUTO }, { "shm", MARU_DATA_SHM },
+	{ "tcp", MARU_DATA_TCP }, { "rdma", MARU_DATA_RDMA },
+};
+
+const char *opts_data_path_name(enum maru_data_path p)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(data_paths) / sizeof(data_paths[0]); i++)
+		if (data_paths[i].path == p)
+			return data_paths[i].name;
+	return "unknown";
+}
+
 int opts_data_path(const char *s, enum maru_data_path *out)
 {
-	static const struct {
-		const char *name;
-		enum maru_data_path path;
-	} paths[] = {
-		{ "auto", MARU_DATA_AUTO }, { "shm", MARU_DATA_SHM },
-		{ "tcp", MARU_DATA_TCP }, { "rdma", MARU_DATA_RDMA },
-	};
 	size_t i;
 
 	if (!s) {
 		*out = MARU_DATA_AUTO;
 		return 0;
 	}
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if (strcmp(s, paths[i].name) == 0) {
-			*out = paths[i].path;
+	for (i = 0; i < sizeof(data_paths) / sizeof(data_paths[0]); i++) {
+		if (strcmp(s, data_paths[i].name) == 0) {
+			*out = data_paths[i].path;
 			return 0;
 		}
 	}

@@ -27,6 +27,8 @@ void opts_usage(const char *prog);
 int opts_mount_args(const struct mfs_opts *o, struct fuse_args *args);
 /* data= and coherence= as libmaru's values (NULL: the default); -EINVAL. */
 int opts_data_path(const char *s, enum maru_data_path *out);
+/* The data path's name as data= spells it ("tcp"), for the logs. */
+const char *opts_data_path_name(enum maru_data_path p);
 int opts_coherence(const char *s, enum maru_coherence *out);
 void opts_free(struct mfs_opts *o);
 

@@ -45,11 +45,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "pending_priv.h"
+#include "ratelog.h"
 
 /* The name table's hash of a pending: of the name it is in the table by. */
 static uint32_t pend_name_hash(uintptr_t item)
@@ -172,14 +174,43 @@ int pend_readable_locked(const struct pending *p)
 	return p->file && !pend_stale(p);
 }
 
-void pend_fail(struct pending *p, int err)
+void pend_fail(struct pending *p, int err, const char *what)
 {
 	/* err first: a writer that sees FAILED reads it (pend_io_begin) */
-	int expect = 0;
+	int expect = 0, was = pend_state_of(p);
+	char name[MARU_NAME_MAX + 1];
+	uint64_t parent = 0;
 
+	/* an interrupted call says EINTR; the close of what it cut says EIO */
+	if (err == -EINTR)
+		err = -EIO;
 	__atomic_compare_exchange_n(&p->err, &expect, err, 0, __ATOMIC_ACQ_REL,
 				    __ATOMIC_ACQUIRE);
-	pend_move(p, PEND_FAILED);
+	if (pend_move(p, PEND_FAILED) || was == PEND_FAILED)
+		return;
+	/* once per version: the file, what failed and why; close says it too */
+	if (pend_where(p, &parent, name, sizeof(name)))
+		snprintf(name, sizeof(name), "(unlinked)");
+	RATELOG_WARN("%s (version %" PRIu64 ", directory %" PRIu64 "): %s failed: %s; "
+		     "the version is abandoned, never published, and its close and "
+		     "fsync return the error", name, p->ino, parent, what,
+		     maru_strerror(err));
+}
+
+int pend_failed_err(const struct pending *p)
+{
+	int err = __atomic_load_n(&p->err, __ATOMIC_ACQUIRE);
+
+	if (pend_state_of(p) != PEND_FAILED)
+		return 0;
+	return err ? err : -EIO;
+}
+
+int pend_err_poisons(int err)
+{
+	/* a refusal marud gave before touching the version leaves it whole */
+	return err != -EINVAL && err != -EFBIG && err != -EPERM && err != -EBADF &&
+	       err != -EOPNOTSUPP && err != 0;
 }
 
 uint64_t pend_ino(const struct pending *p)

@@ -100,8 +100,20 @@ struct pending *pend_new(struct mfs *m, struct maru_file *f, uint64_t parent,
 int pend_live(struct pending *p);
 /* Of an older pool generation: every use fails with EIO. */
 int pend_stale(const struct pending *p);
-/* Never publish p: a write failed in it (FAILED, if it was live). */
-void pend_fail(struct pending *p, int err);
+/*
+ * Never publish p: what (a write, a sync, a truncate...) failed in it with
+ * err (FAILED, if it was live). The first failure is logged with the file's
+ * name; close and fsync then return err.
+ */
+void pend_fail(struct pending *p, int err, const char *what);
+/* The error that failed p (FAILED), else 0. */
+int pend_failed_err(const struct pending *p);
+/*
+ * Does a failed call with err leave the version in a state nobody knows
+ * (a transfer, a timeout, a lost session)? Refusals of the request itself
+ * (EINVAL, EFBIG, EPERM, EBADF, EOPNOTSUPP) leave it as it was.
+ */
+int pend_err_poisons(int err);
 /* Copy parent/name; -ENOENT if p has no name. */
 int pend_where(struct pending *p, uint64_t *parent, char *name, size_t len);
 int pend_has_name(struct pending *p);

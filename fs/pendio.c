@@ -85,16 +85,30 @@ ssize_t pend_write(struct pending *p, const char *buf, size_t size, off_t off)
 			n = rc;
 	}
 	if (n < 0 || done < size) {
+		char what[96];
+
 		/* never publish a file a write failed in */
-		pend_fail(p, n < 0 ? (int)n : -EIO);
-		RATELOG_WARN("write of %zu bytes at %lld to version %" PRIu64 " failed "
-			     "after %zu: %s; it will not be published", size,
-			     (long long)off, p->ino, done,
-			     n < 0 ? maru_strerror((int)n) : "no progress (EIO)");
+		snprintf(what, sizeof(what), "a write of %zu bytes at %lld (after %zu)", size,
+			 (long long)off, done);
+		pend_fail(p, n < 0 ? (int)n : -EIO, what);
 		return n < 0 ? n : -EIO;
 	}
 	touched(p, 1);
 	return (ssize_t)done;
+}
+
+/* A truncate or reservation that failed in transfer leaves the version unknown. */
+static void resize_failed(struct pending *p, const char *what, uint64_t size, int rc)
+{
+	char buf[64];
+
+	if (pend_err_poisons(rc) && rc != -ENOSPC && rc != -EDQUOT) {
+		snprintf(buf, sizeof(buf), "%s to %" PRIu64, what, size);
+		pend_fail(p, rc, buf);
+	} else {
+		RATELOG_WARN("%s of version %" PRIu64 " to %" PRIu64 ": %s", what, p->ino,
+			     size, maru_strerror(rc));
+	}
 }
 
 int pend_truncate_held(struct pending *p, uint64_t size, struct maru_attr *a)
@@ -106,8 +120,7 @@ int pend_truncate_held(struct pending *p, uint64_t size, struct maru_attr *a)
 		rc = maru_file_attr(p->file, a);
 	}
 	if (rc < 0)
-		RATELOG_WARN("truncate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
-			     size, maru_strerror(rc));
+		resize_failed(p, "truncate", size, rc);
 	return rc;
 }
 
@@ -125,8 +138,7 @@ int pend_fallocate_held(struct pending *p, uint64_t end)
 			touched(p, 1);
 	}
 	if (rc < 0)
-		RATELOG_WARN("fallocate of version %" PRIu64 " to %" PRIu64 ": %s", p->ino,
-			     end, maru_strerror(rc));
+		resize_failed(p, "fallocate", end, rc);
 	return rc;
 }
 
@@ -139,6 +151,8 @@ int pend_truncate(struct pending *p, uint64_t size, int wrote)
 		rc = maru_file_truncate(p->file, size);
 		if (rc == 0)
 			touched(p, wrote);
+		else
+			resize_failed(p, "truncate", size, rc);
 	}
 	pthread_rwlock_unlock(&p->rw);
 	return rc;
@@ -176,20 +190,29 @@ ssize_t pend_read(struct pending *p, char *buf, size_t size, off_t off)
 	return n;
 }
 
+/*
+ * fsync: the bytes written so far reached the pool, else the error that
+ * kept them from it (the version fails: what is there is not what the
+ * writer wrote). A version a write failed in answers that write's error,
+ * every time, as its close does.
+ */
 int pend_sync(struct pending *p)
 {
 	int rc = 0;
 
 	pthread_rwlock_rdlock(&p->rw);
-	if (pend_live(p))
-		rc = maru_file_sync(p->file);
-	else if (pend_stale(p))
+	if (pend_stale(p)) {
 		rc = -EIO;
+		RATELOG_WARN("fsync of version %" PRIu64 ": made before marud's pool "
+			     "generation changed (EIO)", p->ino);
+	} else if (pend_live(p)) {
+		rc = maru_file_sync(p->file);
+		if (rc < 0)
+			pend_fail(p, rc, "an fsync");
+	} else {
+		rc = pend_failed_err(p);
+	}
 	pthread_rwlock_unlock(&p->rw);
-	if (rc < 0)
-		RATELOG_WARN("fsync of version %" PRIu64 ": %s", p->ino,
-			     pend_stale(p) ? "made before marud's pool generation changed (EIO)" :
-			     maru_strerror(rc));
 	return rc;
 }
 

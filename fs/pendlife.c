@@ -238,6 +238,12 @@ static int publish_locked(struct pending *p, int *rc)
 	CNT_INC(p->m, publish_failures);
 	if (*rc == -ENOENT)
 		log_debug("publish of version %" PRIu64 ": %s", p->ino, maru_strerror(*rc));
+	else if (*rc == -ETIMEDOUT || *rc == -EINTR)
+		/* libmaru asked again while the bound allowed: no answer at all */
+		RATELOG_WARN("publish of version %" PRIu64 " (in directory %" PRIu64 "): "
+			     "no answer from marud (%s); if the request reached it the file "
+			     "is published, else not: look the name up", p->ino, parent,
+			     maru_strerror(*rc));
 	else
 		RATELOG_WARN("publish of version %" PRIu64 " failed, not published: %s%s",
 			     p->ino, maru_strerror(*rc), *rc == -ESTALE ? " (EIO)" : "");
@@ -348,7 +354,7 @@ void pend_release(struct pending *p, int writer, int direct, int *h_active, int 
 	int left, wl;
 
 	if (failed)
-		pend_fail(p, -EIO);
+		pend_fail(p, -EIO, "the end of a handle (a writable mapping gone with it, or shutdown)");
 	left = detach(p, writer, direct, h_active, &wl);
 	/* an orphaned file stays readable until its last reader closes */
 	if (writer && wl == 0 && !(left > 0 && pend_state_of(p) == PEND_ORPHANED))

@@ -146,14 +146,17 @@ int auth_exchange(const struct maru_client *c, int fd)
 		goto out;
 	auth_mac(mac, key, "marud", q.nonce, rep.nonce);
 	if (sodium_memcmp(mac, rep.mac, sizeof(mac)) != 0) {
-		clog_warnx(c, "marud failed to prove the shared key: refusing it");
+		clog_warnx(c, "wrong key: marud failed to prove the shared key, so ours differs "
+			   "from marud's key-file (or this is not the marud meant); not "
+			   "answering it");
 		rc = -EACCES;
 		goto out;
 	}
 	auth_mac(q.mac, key, "maruc", rep.nonce, q.nonce);
 	rc = auth_round(fd, &q, &rep, 0);
 	if (rc == -EACCES)
-		clog_warnx(c, "marud refused our key");
+		clog_warnx(c, "wrong key: marud refused our key (it differs from marud's "
+			   "key-file)");
 out:
 	sodium_memzero(&q, sizeof(q));
 	sodium_memzero(mac, sizeof(mac));

@@ -5,7 +5,8 @@
  * its own header. Calls run one way: the public API (client.c ns.c file.c
  * events.c stats.c map.c) -> session.c / transport.c -> auth.c frame.c ->
  * the data paths in dp/ (through struct dp_ops) -> pool_locate.c.
- * transport.c is the only place that talks to marud for a client; every
+ * cancel.c (the thread's struct maru_cancel) is a leaf transport.c waits
+ * through. transport.c is the only place that talks to marud for a client; every
  * public call builds one request and hands it to transport_call(). A data
  * path that needs marud (tcp's frames, rdma's RKEY) or the session's facts
  * reaches them through c->env, callbacks client.c gives the client when it
@@ -49,6 +50,7 @@ struct conn {
 	int fd;
 	int busy;
 	uint64_t epoch;		/* session epoch it was attached under */
+	unsigned int tmo_ms;	/* its SO_RCVTIMEO/SO_SNDTIMEO now (transport.c) */
 };
 
 /* What the last HELLO told us; guarded by maru_client.lock. */
@@ -111,6 +113,7 @@ struct client_stats {
 	struct dp_counters dp[4];
 	struct rdma_counters rdma;
 	atomic_uint_fast64_t requests, reconnects, timeouts, new_sessions;
+	atomic_uint_fast64_t cancels;	/* calls ended by their thread's cancel token */
 	atomic_uint_fast64_t spin_replies, spin_misses;	/* transport.c reply_wait */
 };
 
@@ -131,6 +134,8 @@ struct maru_client {
 	int down;			/* an outage was logged */
 	atomic_uint_fast64_t next_reqid;
 	atomic_uint_fast64_t last_ok_ms;	/* marud last answered (monotonic) */
+	atomic_uint_fast64_t down_since_ms;	/* transport.c: first failure of an outage; 0: up */
+	atomic_uint_fast64_t last_fail_ms;	/* transport.c: a call last waited out its bound */
 	atomic_int in_flight;		/* requests sent and not yet answered */
 	atomic_int spin_skip;		/* requests left that must not poll */
 
@@ -194,6 +199,7 @@ struct req {
 	int32_t status;		/* out: marud's status */
 	uint64_t gen;		/* out: generation the request was sent with */
 	uint64_t rgen;		/* out: generation of the reply */
+	int asked_again;	/* transport.c: a PUBLISH asked again after a restart */
 };
 
 #endif

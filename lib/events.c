@@ -14,6 +14,16 @@
  * event and subscribes from "now", since the old sequence numbers mean
  * nothing to the new marud.
  *
+ * A partition does not break a socket, it silences it. A stream quiet for a
+ * third of its stall bound is PINGed (marud answers PINGs on an event
+ * socket); one that hears nothing at all for the whole bound is taken as
+ * lost and redialled, so that the stream comes back when the network does
+ * rather than when TCP's backed-off retransmissions get through. Every loss
+ * is counted and the caller can ask (maru_events_up) whether the stream is
+ * up and how many losses there were: a subscriber that keeps caches must
+ * treat them as stale across a loss, since marud answers changes without
+ * waiting for a stream it cannot reach.
+ *
  * Locks: `lock` serialises maru_events_next() callers (and is held while they
  * wait); `wlock` guards fd and generation against a concurrent
  * maru_events_ack(), which writes to the socket without taking `lock`.
@@ -35,6 +45,8 @@
 #define EV_BACKOFF_MIN_MS	10
 #define EV_BACKOFF_MAX_MS	500
 #define EV_FRAME_MAX		(64u * 1024)
+#define EV_STALL_MIN_MS		1000
+#define EV_STALL_MAX_MS		5000
 
 struct maru_events {
 	struct maru_client *c;
@@ -50,6 +62,10 @@ struct maru_events {
 	int down;
 	uint64_t retry_at;		/* monotonic ms of the next connect */
 	unsigned int backoff;
+	uint64_t heard_at;		/* monotonic ms a frame last came (or the dial) */
+	int pinged;			/* a PING went since then */
+	unsigned int stall_ms;		/* silent this long: lost */
+	atomic_uint_fast64_t losses;	/* up -> down transitions */
 	uint8_t *buf;			/* one frame payload */
 };
 
@@ -121,6 +137,8 @@ static int ev_connect(struct maru_events *ev)
 	if (rc)
 		goto out_close;
 	ev_set_fd(ev, fd, rep->generation, have ? owner : NULL);
+	ev->heard_at = mono_ms();
+	ev->pinged = 0;
 	free(rep);
 	return 0;
 
@@ -149,6 +167,12 @@ int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_even
 	ev->fd = -1;
 	ev->last_seq = after_seq;
 	ev->backoff = EV_BACKOFF_MIN_MS;
+	/* half the call bound: lost well before a call on it would give up */
+	ev->stall_ms = c->opts.timeout_ms / 2;
+	if (ev->stall_ms < EV_STALL_MIN_MS)
+		ev->stall_ms = EV_STALL_MIN_MS;
+	if (ev->stall_ms > EV_STALL_MAX_MS)
+		ev->stall_ms = EV_STALL_MAX_MS;
 	pthread_mutex_init(&ev->wlock, NULL);
 	rc = ev_connect(ev);
 	if (rc) {
@@ -160,6 +184,20 @@ int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_even
 	pthread_mutex_init(&ev->lock, NULL);
 	*out = ev;
 	return 0;
+}
+
+int maru_events_up(struct maru_events *ev, uint64_t *losses)
+{
+	int up;
+
+	if (!ev)
+		return -EINVAL;
+	if (losses)
+		*losses = atomic_load(&ev->losses);
+	pthread_mutex_lock(&ev->wlock);
+	up = ev->fd >= 0;
+	pthread_mutex_unlock(&ev->wlock);
+	return up;
 }
 
 void maru_events_close(struct maru_events *ev)
@@ -200,7 +238,8 @@ static int decode_event(const uint8_t *p, uint32_t len, struct maru_event *out)
 	out->time_ns = e.time_ns;
 	/* DEV_* and MARU_EV_* share values; DEV_OVERFLOW is MARU_EV_OVERFLOW */
 	out->type = e.type;
-	out->flags = e.flags & EVENT_F_OWN ? MARU_EV_F_OWN : 0;
+	out->flags = (e.flags & EVENT_F_OWN ? MARU_EV_F_OWN : 0) |
+		     (e.flags & EVENT_F_UNWAITED ? MARU_EV_F_UNWAITED : 0);
 	out->ino = e.ino;
 	out->parent = e.parent;
 	out->parent2 = e.parent2;
@@ -228,6 +267,8 @@ static int read_event(struct maru_events *ev, struct maru_event *out)
 	rc = h.len ? sock_read_full(ev->fd, ev->buf, h.len) : 0;
 	if (rc)
 		return rc;
+	ev->heard_at = mono_ms();
+	ev->pinged = 0;
 	if (h.op != OP_EVENT)
 		return 0;
 	rc = decode_event(ev->buf, h.len, out);
@@ -258,8 +299,10 @@ static void ev_drop_fd(struct maru_events *ev)
 static void ev_lost(struct maru_events *ev, int err)
 {
 	ev_drop_fd(ev);
-	if (!ev->down)
+	if (!ev->down) {
 		clog_warn(ev->c, err, "event stream from marud at %s lost", ev->c->uri);
+		atomic_fetch_add(&ev->losses, 1);
+	}
 	ev->down = 1;
 	ev->retry_at = mono_ms() + ev->backoff;
 	ev->backoff = ev->backoff * 2 > EV_BACKOFF_MAX_MS ? EV_BACKOFF_MAX_MS : ev->backoff * 2;
@@ -297,6 +340,31 @@ static int wait_ms(int64_t deadline, uint64_t cap)
 	return (int)(left < cap ? left : cap);
 }
 
+/*
+ * A quiet stream: PING it at a third of the stall bound (any frame back
+ * proves it flows). Returns how long poll may wait before looking again,
+ * at most cap.
+ */
+static int ev_quiet(struct maru_events *ev, int cap)
+{
+	uint64_t now = mono_ms(), quiet = now - ev->heard_at, ping_at = ev->stall_ms / 3;
+	struct proto_hdr h;
+	uint64_t next;
+
+	if (quiet >= ev->stall_ms)
+		return 0;
+	if (quiet >= ping_at && !ev->pinged) {
+		proto_hdr_init(&h, OP_PING, 0, 1, ev->generation, 0);
+		pthread_mutex_lock(&ev->wlock);
+		/* a failed send shows as a lost socket on the next read */
+		(void)proto_send(ev->fd, &h, NULL, 0, NULL, 0);
+		pthread_mutex_unlock(&ev->wlock);
+		ev->pinged = 1;
+	}
+	next = (ev->pinged ? ev->stall_ms : ping_at) - quiet;
+	return next < (uint64_t)cap ? (int)next : cap;
+}
+
 /* One step; 1 event, 0 keep going, -errno fatal. */
 static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadline)
 {
@@ -315,12 +383,22 @@ static int ev_step(struct maru_events *ev, struct maru_event *out, int64_t deadl
 		}
 		return rc < 0 ? rc : 0;
 	}
+	ms = ev_quiet(ev, wait_ms(deadline, 1000));
 	pfd.fd = ev->fd;
 	pfd.events = POLLIN;
-	ms = wait_ms(deadline, 1000);
 	rc = poll(&pfd, 1, ms);
-	if (rc <= 0)
+	if (rc <= 0) {
+		/* nothing waiting to be read (a stopped process's backlog is
+		 * read first): silent past the bound is lost */
+		now = mono_ms() - ev->heard_at;
+		if (rc == 0 && now >= ev->stall_ms) {
+			clog_warn(ev->c, -ETIMEDOUT,
+				  "event stream from marud at %s silent for %llu ms",
+				  ev->c->uri, (unsigned long long)now);
+			ev_lost(ev, -ETIMEDOUT);
+		}
 		return 0;
+	}
 	rc = read_event(ev, out);
 	if (rc < 0)
 		ev_lost(ev, rc);

@@ -11,6 +11,22 @@
  * only records it: nothing here waits on the data path). transport_dial()
  * is the one connect+AUTH+HELLO, for these sockets and the event stream's.
  *
+ * One deadline per call, counted from its start: every wait (for an idle
+ * socket, for hello_lock, for the connect, for the reply, the backoff)
+ * ends at it, and each socket's SO_RCVTIMEO/SO_SNDTIMEO is cut to what is
+ * left, so that however many calls wait at once each returns by its own
+ * deadline. Each wait also ends at once with -EINTR when the calling
+ * thread's cancel token fires (cancel.c).
+ *
+ * A request that changes state (changes_state()) whose reply does not
+ * come keeps a quarter of the budget to ask again on a fresh socket: the
+ * resend, same request id, is answered from marud's reply cache, so a
+ * reply lost to a cut link or a dead socket never hides an outcome that
+ * a reconnect within timeout_ms can learn. A PUBLISH unanswered before a
+ * marud restart is asked again in the new generation (ask_again()):
+ * marud answers a publish of a version it has published with its
+ * attributes, so the caller learns that it took effect.
+ *
  * Locks: hello_lock serialises connect+AUTH+HELLO so that concurrent
  * reconnects after a marud restart end up in one new session, not several;
  * c->lock guards the socket table and the session and is never held across
@@ -21,7 +37,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include "auth.h"
+#include "cancel.h"
 #include "failpoint.h"
 #include "frame.h"
 #include "session.h"
@@ -32,7 +51,7 @@
 #define BACKOFF_MAX_MS	500
 
 static int hello(int fd, const struct maru_client *c, uint32_t flags,
-		 const uint8_t *token, struct proto_hello_rep *rep)
+		 const uint8_t *token, struct proto_hello_rep *rep, uint64_t deadline)
 {
 	struct proto_hello_req hq;
 	struct proto_hdr h;
@@ -52,7 +71,12 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 	memcpy(hq.client_name, c->name, sizeof(hq.client_name));
 	/* reqid 0: HELLO belongs to no session yet and is never cached */
 	proto_hdr_init(&h, OP_HELLO, sizeof(hq), 0, 0, 0);
-	rc = frame_call(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
+	rc = proto_send(fd, &h, r.p1, r.n1, NULL, 0);
+	/* the thread's cancel token ends the wait for an answer too */
+	if (!rc)
+		rc = cancel_poll(fd, POLLIN, deadline);
+	if (!rc)
+		rc = frame_reply(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
 	if (rc)
 		return rc;
 	if (r.status)
@@ -66,9 +90,10 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 		   const uint8_t *token, struct proto_hello_rep *rep)
 {
+	uint64_t deadline = mono_ms() + (ms ? ms : 1);
 	int fd, rc;
 
-	fd = addr_connect(&c->addr, ms ? ms : 1);
+	fd = addr_connect_stop(&c->addr, ms ? ms : 1, cancel_fd());
 	if (fd < 0)
 		return fd;
 	/* the handshake within what is left of the caller's budget; the
@@ -77,7 +102,9 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 	if (!rc && c->has_key)
 		rc = auth_exchange(c, fd);
 	if (!rc)
-		rc = hello(fd, c, flags, token, rep);
+		rc = hello(fd, c, flags, token, rep, deadline);
+	if (rc == -EACCES && !c->has_key)
+		clog_warnx(c, "no key: marud requires one (give the key file marud's key-file names)");
 	if (!rc)
 		rc = frame_set_timeout(fd, c->opts.timeout_ms);
 	if (rc) {
@@ -87,23 +114,32 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 	return fd;
 }
 
-/* A socket of our session (reclaimed by token if we have one). */
-static int conn_open(struct maru_client *c, unsigned int ms, uint64_t *epoch)
+/*
+ * A socket of our session (reclaimed by token if we have one), by deadline:
+ * the wait for hello_lock (another thread connecting) counts too.
+ */
+static int conn_open(struct maru_client *c, uint64_t deadline, uint64_t *epoch)
 {
 	struct proto_hello_rep *rep;
 	uint8_t token[16];
+	uint64_t now;
 	int fd, have;
 
 	rep = malloc(sizeof(*rep));
 	if (!rep)
 		return -ENOMEM;
-	pthread_mutex_lock(&c->hello_lock);
+	fd = cancel_lock(&c->hello_lock, deadline);
+	if (fd) {
+		free(rep);
+		return fd;
+	}
+	now = mono_ms();
 	pthread_mutex_lock(&c->lock);
 	have = c->s.established;
 	memcpy(token, c->s.token, sizeof(token));
 	pthread_mutex_unlock(&c->lock);
-	fd = transport_dial(c, ms, HELLO_F_DIRATTR | (have ? HELLO_F_RECLAIM : 0),
-			    have ? token : NULL, rep);
+	fd = transport_dial(c, deadline > now ? (unsigned int)(deadline - now) : 1,
+			    HELLO_F_DIRATTR | (have ? HELLO_F_RECLAIM : 0), have ? token : NULL, rep);
 	if (fd >= 0)
 		*epoch = session_update(c, rep);
 	pthread_mutex_unlock(&c->hello_lock);
@@ -157,20 +193,34 @@ static struct conn *pick_locked(struct maru_client *c, int *need_open)
 	return closed;
 }
 
+/*
+ * Wait for a socket to become idle: 0 to look again, -ETIMEDOUT at the
+ * deadline, -EINTR when the thread's token fired (looked at every
+ * CANCEL_SLICE_MS when the thread has one).
+ */
 static int wait_idle_locked(struct maru_client *c, uint64_t deadline)
 {
+	uint64_t now = mono_ms(), until = deadline;
 	struct timespec ts;
+	int rc;
 
-	ns_to_timespec(deadline * 1000000u, &ts);
-	return -pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	if (cancel_check())
+		return -EINTR;
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	if (cancel_fd() >= 0 && deadline - now > CANCEL_SLICE_MS)
+		until = now + CANCEL_SLICE_MS;
+	ns_to_timespec(until * 1000000u, &ts);
+	rc = pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	return rc == ETIMEDOUT || rc == 0 ? 0 : -rc;
 }
 
 static int open_slot(struct maru_client *c, struct conn *k, uint64_t deadline)
 {
-	uint64_t now = mono_ms(), epoch = 0;
+	uint64_t epoch = 0;
 	int fd, down;
 
-	fd = conn_open(c, deadline > now ? (unsigned int)(deadline - now) : 1, &epoch);
+	fd = conn_open(c, deadline, &epoch);
 	pthread_mutex_lock(&c->lock);
 	down = c->down;
 	if (fd < 0) {
@@ -179,6 +229,7 @@ static int open_slot(struct maru_client *c, struct conn *k, uint64_t deadline)
 	} else {
 		k->fd = fd;
 		k->epoch = epoch;
+		k->tmo_ms = c->opts.timeout_ms;	/* as transport_dial left it */
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (fd >= 0 && down)
@@ -196,7 +247,7 @@ static int conn_get(struct maru_client *c, uint64_t deadline, struct conn **out)
 		rc = wait_idle_locked(c, deadline);
 	if (!k) {
 		pthread_mutex_unlock(&c->lock);
-		return rc == -ETIMEDOUT ? -ETIMEDOUT : rc;
+		return rc;
 	}
 	k->busy = 1;
 	pthread_mutex_unlock(&c->lock);
@@ -220,12 +271,14 @@ static void conn_put(struct maru_client *c, struct conn *k, int broken)
 
 static void note_down(struct maru_client *c, int err)
 {
+	uint64_t zero = 0;
 	int first;
 
 	pthread_mutex_lock(&c->lock);
 	first = !c->down;
 	c->down = 1;
 	pthread_mutex_unlock(&c->lock);
+	atomic_compare_exchange_strong(&c->down_since_ms, &zero, mono_ms());
 	if (first)
 		clog_warn(c, err, "marud at %s unreachable", c->uri);
 }
@@ -235,6 +288,7 @@ static void note_up(struct maru_client *c)
 	int was;
 
 	atomic_store(&c->last_ok_ms, mono_ms());
+	atomic_store(&c->down_since_ms, 0);
 	pthread_mutex_lock(&c->lock);
 	was = c->down;
 	c->down = 0;
@@ -254,7 +308,7 @@ static int fatal_err(int rc)
  * Reconnect once so the new session (and the generation callback) happens
  * now, then let the caller see -ESTALE.
  */
-static void stale_refresh(struct maru_client *c, const struct req *r)
+static void stale_refresh(struct maru_client *c, const struct req *r, uint64_t deadline)
 {
 	struct conn *k;
 	uint64_t gen;
@@ -264,7 +318,7 @@ static void stale_refresh(struct maru_client *c, const struct req *r)
 	if (gen != r->rgen)
 		close_idle_locked(c);
 	pthread_mutex_unlock(&c->lock);
-	if (gen != r->rgen && conn_get(c, mono_ms() + c->opts.timeout_ms, &k) == 0)
+	if (gen != r->rgen && conn_get(c, deadline, &k) == 0)
 		conn_put(c, k, 0);
 }
 
@@ -282,27 +336,74 @@ static void stale_refresh(struct maru_client *c, const struct req *r)
  */
 #define SPIN_BACKOFF	8
 
-static void reply_wait(struct maru_client *c, int fd)
+/* 1 when the reply is there already (polled for); 0: wait for it. */
+static int reply_wait(struct maru_client *c, int fd)
 {
 	int skip = atomic_load(&c->spin_skip);
 
 	if (!c->opts.spin_us || atomic_load(&c->in_flight) != 1)
-		return;
+		return 0;
 	if (skip > 0) {
 		atomic_compare_exchange_strong(&c->spin_skip, &skip, skip - 1);
-		return;
+		return 0;
 	}
 	if (sock_spin_readable(fd, (uint64_t)c->opts.spin_us * 1000)) {
 		atomic_fetch_add(&c->st.spin_replies, 1);
-	} else {
-		atomic_fetch_add(&c->st.spin_misses, 1);
-		atomic_store(&c->spin_skip, SPIN_BACKOFF);
+		return 1;
+	}
+	atomic_fetch_add(&c->st.spin_misses, 1);
+	atomic_store(&c->spin_skip, SPIN_BACKOFF);
+	return 0;
+}
+
+/*
+ * Requests marud executes once whatever the network does (they go through
+ * its reply cache) and whose effect a lost reply would hide from the caller.
+ */
+static int changes_state(uint16_t op)
+{
+	switch (op) {
+	case OP_MKDIR: case OP_RMDIR: case OP_SETATTR: case OP_RENAME: case OP_UNLINK:
+	case OP_SYMLINK: case OP_LINK: case OP_MKNOD: case OP_CREATE: case OP_RESERVE:
+	case OP_TRUNCATE: case OP_PUBLISH: case OP_ABANDON:
+		return 1;
+	default:
+		return 0;
 	}
 }
 
-/* One attempt on one socket: 0 with r->status set, or -errno (retryable unless fatal). */
-static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint64_t deadline)
+/* The share of timeout_ms a state change keeps to ask again after a silent socket. */
+#define RESEND_SHARE	4
+/* SO_RCVTIMEO may be this much under what is left of the call before it is set again. */
+#define TMO_SLACK_MS	100
+
+/*
+ * k's socket timeouts within what is left of the call, so that a send or a
+ * read never outlives the deadline (set again only when they are not).
+ */
+static int conn_bound(struct conn *k, uint64_t deadline)
 {
+	uint64_t now = mono_ms();
+	unsigned int left = deadline > now ? (unsigned int)(deadline - now) : 1;
+	int rc;
+
+	if (k->tmo_ms <= left && k->tmo_ms + TMO_SLACK_MS >= left)
+		return 0;
+	rc = frame_set_timeout(k->fd, left);
+	if (!rc)
+		k->tmo_ms = left;
+	return rc;
+}
+
+/*
+ * One attempt on one socket: 0 with r->status set, or -errno (retryable
+ * unless fatal). *unanswered is set when the request went out and no reply
+ * came: marud may have executed it.
+ */
+static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint64_t deadline,
+		     int *unanswered)
+{
+	uint64_t reply_by = deadline, now;
 	struct proto_hdr h;
 	struct conn *k;
 	uint32_t max_frame;
@@ -316,34 +417,106 @@ static int call_once(struct maru_client *c, struct req *r, uint64_t reqid, uint6
 	pthread_mutex_unlock(&c->lock);
 	proto_hdr_init(&h, r->op, (uint32_t)(r->n1 + r->n2), reqid, r->gen, 0);
 	frame_req_done(r);
-	rc = proto_send(k->fd, &h, r->p1, r->n1, r->p2, r->n2);
+	rc = conn_bound(k, deadline);
+	if (!rc)
+		rc = proto_send(k->fd, &h, r->p1, r->n1, r->p2, r->n2);
 	/* tests: lose the reply of a request marud has (or will have) executed */
 	if (!rc)
 		rc = FAILPOINT("libmaru.reply");
+	now = mono_ms();
+	if (changes_state(r->op) && deadline - now > c->opts.timeout_ms / RESEND_SHARE)
+		reply_by = deadline - c->opts.timeout_ms / RESEND_SHARE;
 	if (!rc) {
 		atomic_fetch_add(&c->in_flight, 1);
-		reply_wait(c, k->fd);
-		rc = frame_reply(k->fd, max_frame, &h, r);
+		if (!reply_wait(c, k->fd))
+			rc = cancel_poll(k->fd, POLLIN, reply_by);
+		if (!rc)
+			rc = frame_reply(k->fd, max_frame, &h, r);
 		atomic_fetch_sub(&c->in_flight, 1);
+		*unanswered = rc != 0;
 	}
 	conn_put(c, k, rc != 0);
 	return rc;
 }
 
-static int call_result(struct maru_client *c, struct req *r)
+static int call_until(struct maru_client *c, struct req *r, uint64_t deadline);
+
+/*
+ * Callers queued one behind the other: the kernel serialises the lookups
+ * of one directory (libfuse before 3.16 never asks for parallel ones), so
+ * on an unreachable pool each would wait out its own timeout_ms after the
+ * one before it. Once an outage lasted a whole timeout_ms, a call that
+ * comes within CHAIN_MS of the last call that waited out its bound fails
+ * at once: the queue drains within the bound. Those quick failures do not
+ * extend the window, so that a caller retrying in a loop tries marud again
+ * (with its whole budget) CHAIN_MS later, and finds it back after a heal.
+ */
+#define CHAIN_MS	20
+
+static void note_timeout(struct maru_client *c)
+{
+	atomic_fetch_add(&c->st.timeouts, 1);
+	atomic_store(&c->last_fail_ms, mono_ms());
+}
+
+static int outage_gate(struct maru_client *c)
+{
+	uint64_t now = mono_ms(), since = atomic_load(&c->down_since_ms);
+
+	if (!since || now - since < c->opts.timeout_ms ||
+	    now - atomic_load(&c->last_fail_ms) >= CHAIN_MS)
+		return 0;
+	atomic_fetch_add(&c->st.timeouts, 1);
+	return -ETIMEDOUT;
+}
+
+/*
+ * A PUBLISH went out, its reply was lost, and marud answers the resend from
+ * a new generation (it restarted): whether the publish took effect before
+ * is a question only the new marud can answer. Ask it again in the new
+ * session (a new request id, the caller's deadline): marud publishes
+ * nothing for a session that does not own the version, and answers a
+ * version it has published with the same size (and hash) as a success.
+ * 0 with r's reply replaced when it took effect; else r is left as it was.
+ */
+static void ask_again(struct maru_client *c, struct req *r, uint64_t deadline)
+{
+	struct req q = { .op = r->op, .p1 = r->p1, .n1 = r->n1, .p2 = r->p2, .n2 = r->n2,
+			 .rbuf = r->rbuf, .rcap = r->rcap, .asked_again = 1 };
+
+	if (call_until(c, &q, deadline) != 0) {
+		frame_req_done(&q);
+		return;
+	}
+	clog_info(c, "PUBLISH of version %llu: its reply was lost to marud's restart; "
+		  "marud has it published", (unsigned long long)
+		  ((const struct proto_publish_req *)r->p1)->ino);
+	frame_req_done(r);
+	r->status = 0;
+	r->rep = q.rep;
+	r->rlen = q.rlen;
+	r->rgen = q.rgen;
+	r->gen = q.gen;
+}
+
+static int call_result(struct maru_client *c, struct req *r, int unanswered,
+		       uint64_t deadline)
 {
 	note_up(c);
-	if (r->status == -ESTALE && r->rgen != r->gen)
-		stale_refresh(c, r);
+	if (r->status == -ESTALE && r->rgen != r->gen) {
+		stale_refresh(c, r, deadline);
+		if (unanswered && r->op == OP_PUBLISH && !r->asked_again &&
+		    r->n1 >= sizeof(struct proto_publish_req))
+			ask_again(c, r, deadline);
+	}
 	return r->status;
 }
 
-int transport_call(struct maru_client *c, struct req *r)
+static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 {
-	uint64_t deadline = mono_ms() + c->opts.timeout_ms, now;
-	uint64_t reqid = atomic_fetch_add(&c->next_reqid, 1);
+	uint64_t reqid = atomic_fetch_add(&c->next_reqid, 1), now;
 	unsigned int backoff = BACKOFF_MIN_MS;
-	int rc;
+	int rc, unanswered = 0, lost = 0;
 
 	r->rep = NULL;
 	r->rlen = 0;
@@ -351,10 +524,20 @@ int transport_call(struct maru_client *c, struct req *r)
 	r->gen = c->s.generation;
 	pthread_mutex_unlock(&c->lock);
 	atomic_fetch_add(&c->st.requests, 1);
+	if (outage_gate(c))
+		return -ETIMEDOUT;
 	for (;;) {
-		rc = call_once(c, r, reqid, deadline);
+		rc = cancel_check();
+		if (!rc)
+			rc = call_once(c, r, reqid, deadline, &unanswered);
+		lost |= unanswered;
+		unanswered = 0;
 		if (rc == 0)
-			return call_result(c, r);
+			return call_result(c, r, lost, deadline);
+		if (rc == -EINTR && cancel_check()) {
+			atomic_fetch_add(&c->st.cancels, 1);
+			return -EINTR;
+		}
 		if (rc == -EPROTO) {
 			clog_warnx(c, "protocol error from marud at %s on %s", c->uri,
 				   proto_op_name(r->op));
@@ -362,15 +545,30 @@ int transport_call(struct maru_client *c, struct req *r)
 		}
 		if (fatal_err(rc))
 			return rc;
-		note_down(c, rc);
+		/* -EINTR with the token clear: a fire that raced a reset */
+		if (rc != -EINTR)
+			note_down(c, rc);
 		now = mono_ms();
 		if (now >= deadline)
 			break;
-		sleep_ms(backoff < deadline - now ? backoff : deadline - now);
+		rc = cancel_poll(-1, 0, now + (backoff < deadline - now ? backoff : deadline - now));
+		if (rc == -EINTR) {
+			atomic_fetch_add(&c->st.cancels, 1);
+			return -EINTR;
+		}
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 	}
-	atomic_fetch_add(&c->st.timeouts, 1);
+	note_timeout(c);
+	if (lost && changes_state(r->op))
+		clog_warnx(c, "%s to marud at %s: sent, no reply within %u ms; whether it "
+			   "took effect is unknown", proto_op_name(r->op), c->uri,
+			   c->opts.timeout_ms);
 	return -ETIMEDOUT;
+}
+
+int transport_call(struct maru_client *c, struct req *r)
+{
+	return call_until(c, r, mono_ms() + c->opts.timeout_ms);
 }
 
 void transport_ping(struct maru_client *c)

@@ -35,6 +35,8 @@ typedef int (*handler_fn)(struct conn *c, const struct proto_hdr *h, const uint8
 HANDLER(hdl_ping);
 HANDLER(hdl_auth);
 HANDLER(hdl_hello);
+/* 1: c's session was made because the one its client asked to reclaim had ended. */
+int hdl_session_reborn(const struct conn *c);
 /* ns.c */
 HANDLER(hdl_mkdir);
 HANDLER(hdl_rmdir);

@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
+#include "admit.h"
 #include "ext.h"
 #include "handlers.h"
 #include "rdma.h"
@@ -37,9 +39,10 @@ static void auth_mac(const uint8_t *key, const char *label, const uint8_t *a,
 	sodium_memzero(&st, sizeof(st));
 }
 
+/* Logged with a count per source (admit.c): a client in a retry loop is one line. */
 static int auth_fail(struct conn *c, const char *why)
 {
-	log_warnx("%s: authentication failed: %s; closing", c->peer, why);
+	admit_refused(c->srv, c->src, why);
 	c->close = 1;
 	return -EACCES;
 }
@@ -63,14 +66,46 @@ HANDLER(hdl_auth)
 		return proto_buf_put(out, &rep, sizeof(rep));
 	}
 	if (sodium_memcmp(req->nonce, c->nonce_c, 32))
-		return auth_fail(c, "client nonce changed");
+		return auth_fail(c, "AUTH out of order (client nonce changed)");
 	auth_mac(c->srv->key, "maruc", c->nonce_s, c->nonce_c, mac);
 	if (sodium_memcmp(mac, req->mac, 32))
-		return auth_fail(c, "bad HMAC");
+		return auth_fail(c, "wrong key (the client's AUTH proof does not match marud's key)");
 	c->authed = 1;
 	log_debug("%s: authenticated", c->peer);
 	/* The last step answers with status alone (lib/common/proto/proto.h). */
 	return 0;
+}
+
+/*
+ * A client whose session had ended (a partition longer than the grace, a
+ * marud restart) asks to reclaim it and gets a new one; the calls it had
+ * in flight then reach the new session and name versions of the old one
+ * (an ABANDON, a READ under the old lease), which are refused as they must
+ * be. That is the expected case after a reconnect, not an attack: the last
+ * REBORN_KEEP such sessions are remembered (by token) so that dispatch.c
+ * logs those refusals at debug level only.
+ */
+static void reborn_note(struct server *srv, const uint8_t *token)
+{
+	pthread_mutex_lock(&srv->reborn_lock);
+	memcpy(srv->reborn[srv->reborn_next++ % REBORN_KEEP], token, SESSION_TOKEN_BYTES);
+	pthread_mutex_unlock(&srv->reborn_lock);
+}
+
+int hdl_session_reborn(const struct conn *c)
+{
+	struct server *srv = c->srv;
+	unsigned int i, n;
+	int found = 0;
+
+	if (!c->sess)
+		return 0;
+	pthread_mutex_lock(&srv->reborn_lock);
+	n = srv->reborn_next < REBORN_KEEP ? srv->reborn_next : REBORN_KEEP;
+	for (i = 0; i < n && !found; i++)
+		found = !memcmp(srv->reborn[i], session_token(c->sess), SESSION_TOKEN_BYTES);
+	pthread_mutex_unlock(&srv->reborn_lock);
+	return found;
 }
 
 static void hello_fill(struct server *srv, struct session *s, int reclaimed,
@@ -105,10 +140,18 @@ HANDLER(hdl_hello)
 		return -EISCONN;
 	if (req->proto_version != PROTO_VERSION)
 		return -EPROTONOSUPPORT;
+	/* the reply cache's slot: only a connection with a session needs one */
+	if (!c->cached) {
+		c->cached = malloc(sizeof(*c->cached));
+		if (!c->cached)
+			return -ENOMEM;
+	}
 	rc = session_hello(c->srv->sessions, req->flags & HELLO_F_RECLAIM ? req->token : NULL,
 			   &c->sess, &reclaimed);
 	if (rc)
 		return rc;
+	if ((req->flags & HELLO_F_RECLAIM) && !reclaimed)
+		reborn_note(c->srv, session_token(c->sess));
 	/* An event socket names the session it serves: that session's own
 	 * changes need not wait for this stream's acknowledgements. */
 	if (req->flags & HELLO_F_EVENTS) {

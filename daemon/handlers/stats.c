@@ -127,7 +127,30 @@ static void put_hints(struct server *srv, struct prom *p)
 		put_metric(p, &m[i]);
 }
 
-/* After the pool's and directory's: rdma's (its own text), loops', hints', ops'. */
+/* Event subscribers' acknowledgements (subscribe.c). */
+static void put_acks(struct server *srv, struct prom *p)
+{
+	const struct metric m[] = {
+		{ "marud_ack_subscribers", "gauge",
+		  "Event subscribers that acknowledge applied events and are waited on.",
+		  atomic_load(&srv->nacking) },
+		{ "marud_ack_timeouts_total", "counter",
+		  "Changes whose wait for a subscriber's acknowledgement timed out.",
+		  atomic_load(&srv->ack_timeouts) },
+		{ "marud_ack_drops_total", "counter",
+		  "Subscribers dropped from the set changes wait on (a missed deadline).",
+		  atomic_load(&srv->ack_drops) },
+		{ "marud_ack_rejoins_total", "counter",
+		  "Dropped subscribers that acknowledged again and are waited on again.",
+		  atomic_load(&srv->ack_rejoins) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		put_metric(p, &m[i]);
+}
+
+/* After the pool's and directory's: rdma's (its own text), loops', acks', hints', ops'. */
 static int put_rest(struct server *srv, const unsigned char served[OP_MAX], struct prom *p,
 		    struct pbuf *out)
 {
@@ -136,6 +159,7 @@ static int put_rest(struct server *srv, const unsigned char served[OP_MAX], stru
 	if (rc)
 		return rc;
 	put_loops(srv, p);
+	put_acks(srv, p);
 	put_hints(srv, p);
 	put_ops(srv, served, p);
 	return flush(p, out);
@@ -199,12 +223,6 @@ int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struc
 		{ "marud_journal_checkpoint_hold_max_microseconds", "gauge",
 		  "Longest directory-lock hold of one checkpoint step (walk, fork, copy).",
 		  st.ckpt_hold_ns / 1000 },
-		{ "marud_ack_subscribers", "gauge",
-		  "Event subscribers that acknowledge applied events.",
-		  atomic_load(&srv->nacking) },
-		{ "marud_ack_timeouts_total", "counter",
-		  "Changes whose wait for a subscriber's acknowledgement timed out.",
-		  atomic_load(&srv->ack_timeouts) },
 		{ "marud_generation", "gauge", "Pool generation of this marud.",
 		  srv->generation },
 		{ "marud_accounting_ok", "gauge", "1 if free+used+pending+orphaned==capacity.",

@@ -3,7 +3,11 @@
  * daemon/handlers/version.c: the handlers of a version's life: CREATE,
  * RESERVE and TRUNCATE of a pending version, PUBLISH (hashing its bytes in
  * pool memory, outside the directory lock, when the client sent no hash),
- * ABANDON, and the leases: OPEN, RELEASE, EXTENTS. Each asks the directory
+ * ABANDON, and the leases: OPEN, RELEASE, EXTENTS. A PUBLISH of a version
+ * already published with the size (and hash) asked is answered as done
+ * (published_already): a client whose reply was lost asks again, after its
+ * session's reply cache let the first answer go or after a restart, and
+ * must learn that its publish took effect. Each asks the directory
  * once for its result and the extents of the version (the *_ext calls);
  * copies and zero-fills (CREATE_COPY, a growing TRUNCATE) run here, between
  * a *_begin and dir_fill_done(), outside the directory lock. They reply with
@@ -16,6 +20,7 @@
 #include "failpoint.h"
 #include "handlers.h"
 #include "hash.h"
+#include "log.h"
 #include "rdma.h"
 #include "server_priv.h"
 #include "session.h"
@@ -151,6 +156,30 @@ static int publish_hash(struct conn *c, uint64_t ino, uint64_t size, uint64_t *h
 	return rc;
 }
 
+/*
+ * Is r's version published already, with the size and hash r asks for?
+ * Then answer as its publish did (its attributes, the directory's after);
+ * else -EPERM, the refusal it had.
+ */
+static int published_already(struct conn *c, const struct proto_publish_req *r,
+			     struct pbuf *out)
+{
+	struct dir_session *ds = session_dir(c->sess);
+	struct dir_attr a, da;
+	int rc;
+
+	rc = dir_getattr(c->srv->dir, ds, r->ino, &a);
+	if (rc || a.ino != r->ino || a.state != DIR_ST_PUBLISHED || a.size != r->size ||
+	    (r->xxh3 && a.xxh3 != r->xxh3))
+		return -EPERM;
+	if (c->dirattr && dir_getattr(c->srv->dir, ds, a.parent, &da))
+		return -EPERM;
+	log_debug("%s: PUBLISH of version %llu: published already, answered as done",
+		  c->peer, (unsigned long long)r->ino);
+	rc = hdl_put_attr(out, &a);
+	return rc || !c->dirattr ? rc : hdl_put_attr(out, &da);
+}
+
 HANDLER(hdl_publish)
 {
 	const struct proto_publish_req *r = (const void *)p;
@@ -168,6 +197,8 @@ HANDLER(hdl_publish)
 		rc = dir_publish(c->srv->dir, session_dir(c->sess), r->ino, r->size, hash, &a,
 				 c->dirattr ? &da : NULL);
 	rdma_end_done(c->srv->rdma);
+	if (rc == -EPERM)
+		return published_already(c, r, out);
 	if (rc)
 		return rc;
 	/* tests: published, the reply not sent (only abort/exit/sleep make sense) */

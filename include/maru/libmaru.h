@@ -32,7 +32,11 @@
  *
  * Failures every call may return:
  *   -ETIMEDOUT  marud unreachable for longer than opts.timeout_ms (the client
- *               keeps reconnecting in the background; later calls may succeed)
+ *               keeps reconnecting in the background; later calls may succeed).
+ *               Counted from the call's start, waits for a socket included,
+ *               however many calls wait at once.
+ *   -EINTR      the cancel token bound to the calling thread fired
+ *               (maru_cancel_fire, since MARU_0.2)
  *   -ESTALE     the handle or id belongs to an older pool generation (marud
  *               was restarted): the caller must drop what it cached
  *   -EIO        transport or protocol failure on a handle whose state cannot be
@@ -128,6 +132,27 @@ void maru_client_opts_init(struct maru_client_opts *opts, size_t size);
 int maru_client_new(const struct maru_client_opts *opts, struct maru_client **out);
 /* Abandon pending versions, release leases, close sockets, free. */
 void maru_client_free(struct maru_client *c);
+
+/*
+ * Cancelling calls (since MARU_0.2). A token bound to a thread makes the
+ * calls that thread makes end with -EINTR as soon as another thread fires
+ * it: at once while a call waits for marud's reply, for a socket or for a
+ * reconnect, within the socket's timeout while it sends;
+ * maru_cancel_fire_after() makes it fire ms from now (the earliest such
+ * time wins; 0: now). A request marud
+ * may have executed is not undone: a cancelled publish, write or namespace
+ * change is in an unknown state, as after -ETIMEDOUT. A token stays fired
+ * until maru_cancel_reset(); bind, reset and fire are async-signal-unsafe
+ * but need no lock. Binding NULL unbinds; the old token is returned.
+ */
+struct maru_cancel;
+int maru_cancel_new(struct maru_cancel **out);
+void maru_cancel_free(struct maru_cancel *t);
+struct maru_cancel *maru_cancel_bind(struct maru_cancel *t);
+void maru_cancel_fire(struct maru_cancel *t);
+void maru_cancel_fire_after(struct maru_cancel *t, unsigned int ms);
+void maru_cancel_reset(struct maru_cancel *t);
+int maru_cancel_fired(const struct maru_cancel *t);
 
 struct maru_pool_info {
 	size_t info_size;	/* set by libmaru: the bytes it filled */
@@ -507,6 +532,12 @@ enum maru_event_type {
  * for maru_events_ack() of it.
  */
 #define MARU_EV_F_OWN	1u
+/*
+ * This subscription missed an acknowledgement deadline and marud answers
+ * other clients' changes without waiting for it, until it acknowledges the
+ * event it missed: what it cached may have been stale meanwhile.
+ */
+#define MARU_EV_F_UNWAITED	2u
 
 struct maru_event {
 	size_t event_size;	/* set by libmaru: the bytes it filled */
@@ -533,6 +564,14 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
  * acknowledge then, and after a reconnect acks resume naturally.
  */
 int maru_events_ack(struct maru_events *ev, uint64_t seq);
+/*
+ * 1 while the stream is connected, 0 while it is down (lost: broken, or
+ * silent past its stall bound, and not yet back); *losses (may be NULL):
+ * how many times it was lost since maru_events_open(). marud answers
+ * changes without waiting for a stream it cannot reach: a subscriber that
+ * keeps caches treats them as stale across a loss. -EINVAL for NULL.
+ */
+int maru_events_up(struct maru_events *ev, uint64_t *losses);
 void maru_events_close(struct maru_events *ev);
 
 /* ---- zero-copy mappings of marufs files (marufs-design(7) §5) ----

@@ -127,11 +127,15 @@ int addr_parse(const char *uri, struct maru_addr *out)
 	return rc;
 }
 
-/* Wait for a non-blocking connect() in progress; 0 or -errno. */
-static int connect_wait(int fd, unsigned int timeout_ms)
+/*
+ * Wait for a non-blocking connect() in progress; 0 or -errno (-EINTR when
+ * stop_fd, if >= 0, turned readable).
+ */
+static int connect_wait(int fd, unsigned int timeout_ms, int stop_fd)
 {
 	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLOUT },
+				 { .fd = stop_fd, .events = POLLIN } };
 	socklen_t slen = sizeof(int);
 	int rc, err = 0;
 
@@ -144,7 +148,9 @@ static int connect_wait(int fd, unsigned int timeout_ms)
 				return -ETIMEDOUT;
 			wait = (int)((deadline - now + 999999) / 1000000);
 		}
-		rc = poll(&pfd, 1, wait);
+		rc = poll(pfd, 2, wait);
+		if (rc > 0 && pfd[1].revents)
+			return -EINTR;
 		if (rc > 0)
 			break;
 		if (rc == 0)
@@ -161,7 +167,7 @@ static int connect_wait(int fd, unsigned int timeout_ms)
  * One TCP attempt: non-blocking connect so the timeout bounds it, then back
  * to blocking for the caller.
  */
-static int connect_tcp_one(const struct addrinfo *ai, unsigned int timeout_ms)
+static int connect_tcp_one(const struct addrinfo *ai, unsigned int timeout_ms, int stop_fd)
 {
 	int fd, rc = 0, on = 1, flags;
 
@@ -174,7 +180,7 @@ static int connect_tcp_one(const struct addrinfo *ai, unsigned int timeout_ms)
 			rc = -errno;
 			goto out_close;
 		}
-		rc = connect_wait(fd, timeout_ms);
+		rc = connect_wait(fd, timeout_ms, stop_fd);
 		if (rc)
 			goto out_close;
 	}
@@ -211,7 +217,7 @@ static int gai_to_errno(int e)
 	}
 }
 
-static int connect_tcp(const struct maru_addr *a, unsigned int timeout_ms)
+static int connect_tcp(const struct maru_addr *a, unsigned int timeout_ms, int stop_fd)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res, *ai;
@@ -224,8 +230,8 @@ static int connect_tcp(const struct maru_addr *a, unsigned int timeout_ms)
 		return gai_to_errno(rc);
 	rc = -EHOSTUNREACH;
 	for (ai = res; ai; ai = ai->ai_next) {
-		rc = connect_tcp_one(ai, timeout_ms);
-		if (rc >= 0)
+		rc = connect_tcp_one(ai, timeout_ms, stop_fd);
+		if (rc >= 0 || rc == -EINTR)
 			break;
 	}
 	freeaddrinfo(res);
@@ -268,9 +274,14 @@ static int connect_unix(const struct maru_addr *a, unsigned int timeout_ms)
 }
 
 /* timeout_ms 0: wait as long as the kernel does. */
-int addr_connect(const struct maru_addr *a, unsigned int timeout_ms)
+int addr_connect_stop(const struct maru_addr *a, unsigned int timeout_ms, int stop_fd)
 {
 	if (!a)
 		return -EINVAL;
-	return a->unix ? connect_unix(a, timeout_ms) : connect_tcp(a, timeout_ms);
+	return a->unix ? connect_unix(a, timeout_ms) : connect_tcp(a, timeout_ms, stop_fd);
+}
+
+int addr_connect(const struct maru_addr *a, unsigned int timeout_ms)
+{
+	return addr_connect_stop(a, timeout_ms, -1);
 }

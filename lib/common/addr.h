@@ -25,5 +25,7 @@ struct maru_addr {
 int addr_parse(const char *uri, struct maru_addr *out);
 /* Connect a blocking stream socket; -errno. timeout_ms bounds connect(). */
 int addr_connect(const struct maru_addr *a, unsigned int timeout_ms);
+/* The same, ended early with -EINTR when stop_fd (>= 0) turns readable (tcp). */
+int addr_connect_stop(const struct maru_addr *a, unsigned int timeout_ms, int stop_fd);
 
 #endif

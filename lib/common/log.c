@@ -4,7 +4,9 @@
  * is formatted into a local buffer first and then leaves in a single write()
  * (foreground) or a single syslog() call, so lines from concurrent threads
  * never interleave and no lock is needed. Until log_init() runs, messages go
- * to stderr under the name "maru". Logging never changes errno.
+ * to stderr under the name "maru". Logging never changes errno. A process
+ * that asks (marud in the foreground: log_set_time()) starts each stderr
+ * line with the UTC time to the millisecond, as syslog would add it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -21,6 +24,7 @@
 static char log_prog[64] = "maru";
 static int log_to_stderr = 1;
 static int log_verbose;
+static int log_time;
 
 void log_init(const char *prog, int to_stderr, int verbose)
 {
@@ -37,6 +41,27 @@ void log_init(const char *prog, int to_stderr, int verbose)
 void log_set_verbose(int verbose)
 {
 	__atomic_store_n(&log_verbose, verbose, __ATOMIC_RELAXED);
+}
+
+void log_set_time(int on)
+{
+	__atomic_store_n(&log_time, on, __ATOMIC_RELAXED);
+}
+
+/* "2026-12-02T09:58:01.123Z " into buf: its length, 0 if the clock failed. */
+static size_t log_stamp(char *buf, size_t cap)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) || !gmtime_r(&ts.tv_sec, &tm))
+		return 0;
+	n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!n)
+		return 0;
+	n += (size_t)snprintf(buf + n, cap - n, ".%03ldZ ", ts.tv_nsec / 1000000);
+	return n < cap ? n : 0;
 }
 
 int log_get_verbose(void)
@@ -69,8 +94,10 @@ static void log_emit(int prio, int err, const char *fmt, va_list ap)
 	if (prio == LOG_DEBUG && !log_get_verbose())
 		return;
 	if (__atomic_load_n(&log_to_stderr, __ATOMIC_RELAXED)) {
-		n = snprintf(line, room, "%s: ", log_prog);
-		off = n < 0 ? 0 : ((size_t)n < room ? (size_t)n : room - 1);
+		if (__atomic_load_n(&log_time, __ATOMIC_RELAXED))
+			off = log_stamp(line, 64);
+		n = snprintf(line + off, room - off, "%s: ", log_prog);
+		off += n < 0 ? 0 : ((size_t)n < room - off ? (size_t)n : room - off - 1);
 	}
 	n = vsnprintf(line + off, room - off, fmt, ap);
 	if (n > 0)

@@ -43,7 +43,7 @@ log "$(tail -n 1 "$T/raw.out")"
 "$RAW" "$MARU_URI" pending $((1 << 20)) >"$T/raw.out" 2>&1 || fail "max-pending: $(cat "$T/raw.out")"
 sleep 0.3	# the checks' connections are gone
 "$RAW" "$MARU_URI" conns 3 >"$T/raw.out" 2>&1 || fail "max-conns: $(cat "$T/raw.out")"
-grep -q "max-conns (3) reached, refusing a connection" "$T/marud.log" ||
+grep -q "refused a connection from unix uid [0-9]*: max-conns reached" "$T/marud.log" ||
 	fail "no marud log line for a refused connection"
 
 # libmaru under the same limits: chunks bigger than a frame, both paths
@@ -53,14 +53,21 @@ for dp in tcp shm; do
 	expect_verdict "ok 7" "read under max-frame (data=$dp)" \
 		env MARU_DATA=$dp "$FT" verify "$MARU_URI" "big-$dp.bin"
 done
-# ... and maru_client_new when marud is at max-conns: EUSERS, at once
+# ... and maru_client_new when marud is at max-conns with clients past their
+# HELLO: EUSERS, at once (idle connections that never said HELLO would be
+# closed to make room instead: marud(8), HANDSHAKE LIMITS)
 python3 - "$MARUD_SOCK" "$FT" "$MARU_URI" <<'PY' || fail "libmaru at max-conns"
-import socket, subprocess, sys, time
+import socket, struct, subprocess, sys, time
 path, ft, uri = sys.argv[1:4]
 held = []
 for i in range(3):
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
+    # HELLO (proto.h): header magic, version, op 2, len 64, status, reqid, generation
+    s.sendall(struct.pack("<IHHIiQQ", 0x5552414D, 1, 2, 64, 0, 0, 0) +
+              struct.pack("<II16sQ32s", 0, 1, bytes(16), 1, b"held"))
+    h = s.recv(32, socket.MSG_WAITALL)
+    assert struct.unpack("<IHHIiQQ", h)[4] == 0, "HELLO refused"
     held.append(s)
 time.sleep(0.2)
 t = time.monotonic()

@@ -464,6 +464,14 @@ _Static_assert(sizeof(struct proto_ack_req) == 8, "ack_req size");
  * set for PUBLISH and REPLACE (0 from a marud that does not know it).
  */
 #define EVENT_F_OWN	1u
+/*
+ * EVENT_F_UNWAITED: this stream missed an acknowledgement deadline and was
+ * dropped from the set changes wait on; changes are being answered without
+ * it until it acknowledges the event it missed. Its mount's caches may have
+ * answered stale meanwhile: it revalidates them. A marud that does not know
+ * the flag never sets it; a client that does not know it ignores it.
+ */
+#define EVENT_F_UNWAITED	2u
 struct proto_event {
 	uint64_t seq, time_ns;
 	uint32_t type;		/* enum maru_event_type values */

@@ -6,8 +6,12 @@
 # socket and forwards each connection to marud's unix socket. SIGUSR1 cuts
 # the network: every forwarded connection is reset on both sides and new
 # ones are accepted and closed at once (a client sees its peer gone, not a
-# hang). SIGUSR2 restores it. It writes "cut" / "up" to its stdout as it
-# changes state, and exits on SIGTERM.
+# hang). SIGHUP partitions it instead: nothing is forwarded either way and
+# nothing is closed; bytes already read wait in the proxy, new connections
+# are accepted and wait unconnected, as a peer behind a dropped link looks
+# (silence, not an error). SIGUSR2 restores it (a partition's held bytes
+# then go on). It writes "cut" / "held" / "up" to its stdout as it changes
+# state, and exits on SIGTERM.
 #
 #   cutproxy.py LISTEN_PATH TARGET_PATH
 import os
@@ -21,6 +25,8 @@ listen_path, target_path = sys.argv[1], sys.argv[2]
 lock = threading.RLock()  # the signal handlers take it on the main thread
 live = set()
 down = False
+flowing = threading.Event()  # cleared while partitioned (SIGHUP)
+flowing.set()
 
 
 def reset(s):
@@ -41,6 +47,7 @@ def pump(src, dst):
             b = src.recv(1 << 16)
             if not b:
                 break
+            flowing.wait()
             dst.sendall(b)
     except OSError:
         pass
@@ -49,6 +56,7 @@ def pump(src, dst):
 
 
 def serve(c):
+    flowing.wait()
     try:
         t = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         t.connect(target_path)
@@ -83,15 +91,22 @@ def on_cut(signum, frame):
     print("cut", flush=True)
 
 
+def on_hold(signum, frame):
+    flowing.clear()
+    print("held", flush=True)
+
+
 def on_up(signum, frame):
     global down
     with lock:
         down = False
+    flowing.set()
     print("up", flush=True)
 
 
 signal.signal(signal.SIGUSR1, on_cut)
 signal.signal(signal.SIGUSR2, on_up)
+signal.signal(signal.SIGHUP, on_hold)
 signal.signal(signal.SIGTERM, lambda s, f: os._exit(0))
 try:
     os.unlink(listen_path)

@@ -129,24 +129,29 @@ static void test_overrides(void **state)
 static void test_parse_args(void **state)
 {
 	char *argv1[] = { "marud", "-d", "-n", "-v", "-v", "-f", "/etc/m.conf",
-			  "-D", "grace = 3", "--max-leases", "4", "--prealloc", NULL };
+			  "-D", "grace = 3", "--max-leases", "4", "--prealloc",
+			  "--handshake-timeout-ms", "900", "--handshake-per-source", "8", NULL };
 	char *argv2[] = { "marud", "-D", "novalue", NULL };
 	char *argv3[] = { "marud", "stray", NULL };
 	struct config_args a;
 	FILE *saved = stderr;
 
-	assert_int_equal(config_parse_args(12, argv1, &a), 0);
+	assert_int_equal(config_parse_args(16, argv1, &a), 0);
 	assert_int_equal(a.foreground, 1);
 	assert_int_equal(a.check_only, 1);
 	assert_int_equal(a.verbose, 2);
 	assert_string_equal(a.file, "/etc/m.conf");
-	assert_int_equal(a.ndefs, 3);
+	assert_int_equal(a.ndefs, 5);
 	assert_string_equal(a.defs[0].key, "grace");
 	assert_string_equal(a.defs[0].value, "3");
 	assert_string_equal(a.defs[1].key, "max-leases");
 	assert_string_equal(a.defs[1].value, "4");
 	assert_string_equal(a.defs[2].key, "prealloc");	/* the flag is its key */
 	assert_string_equal(a.defs[2].value, "yes");
+	assert_string_equal(a.defs[3].key, "handshake-timeout-ms");
+	assert_string_equal(a.defs[3].value, "900");
+	assert_string_equal(a.defs[4].key, "handshake-per-source");
+	assert_string_equal(a.defs[4].value, "8");
 	/* Usage goes to stderr on errors: keep the test output clean. */
 	stderr = fopen("/dev/null", "w");
 	assert_int_equal(config_parse_args(3, argv2, &a), -EINVAL);

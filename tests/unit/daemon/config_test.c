@@ -37,6 +37,9 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_leases, 65536);
 	assert_int_equal(c.ack_ms, 50);
 	assert_int_equal(c.prealloc, 0);
+	assert_int_equal(c.handshake_timeout_ms, 5000);
+	assert_int_equal(c.handshake_max, 256);
+	assert_int_equal(c.handshake_per_source, 64);
 	assert_string_equal(errbuf, "");
 }
 
@@ -64,6 +67,18 @@ static void test_set(void **state)
 	assert_int_equal(config_set(&c, "fresh", "maybe", 1), -EINVAL);
 	assert_int_equal(config_set(&c, "fresh", "yes", 1), 0);
 	assert_int_equal(c.fresh, 1);
+	/* the handshake limits: ranges checked, the value kept on a refusal */
+	assert_int_equal(config_set(&c, "handshake-timeout-ms", "2500", 1), 0);
+	assert_int_equal(c.handshake_timeout_ms, 2500);
+	assert_int_equal(config_set(&c, "handshake_timeout_ms", "99", 1), -ERANGE);
+	assert_int_equal(config_set(&c, "handshake-timeout-ms", "600001", 1), -ERANGE);
+	assert_int_equal(c.handshake_timeout_ms, 2500);
+	assert_int_equal(config_set(&c, "handshake-max", "32", 1), 0);
+	assert_int_equal(c.handshake_max, 32);
+	assert_int_equal(config_set(&c, "handshake-max", "0", 1), -ERANGE);
+	assert_int_equal(config_set(&c, "handshake-per-source", "4", 2), 0);
+	assert_int_equal(c.handshake_per_source, 4);
+	assert_int_equal(config_set(&c, "handshake-per-source", "many", 2), -EINVAL);
 
 	/* The file's listen list replaces the defaults; the command line's the file's. */
 	assert_int_equal(config_set(&c, "listen", "unix:/tmp/a.sock", 1), 0);

@@ -36,6 +36,9 @@ void th_config(struct th *t)
 	cfg->grace_ms = 30000;
 	cfg->max_conns = 16;
 	cfg->max_frame = TH_MAX_FRAME;
+	cfg->handshake_timeout_ms = 5000;
+	cfg->handshake_max = 256;
+	cfg->handshake_per_source = 64;
 }
 
 int th_new(struct th *t, const uint8_t *key)

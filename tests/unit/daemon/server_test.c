@@ -6,8 +6,9 @@
  * server holds, unwinding a start whose listener cannot bind (the pool's
  * claim released); server_start() serving on a unix socket, server_stop()
  * ending it (socket gone, directory check passed); server_destroy() of a
- * running server; and server_reload() applying only what may change at
- * run time.
+ * running server; server_reload() applying only what may change at
+ * run time (the handshake limits among it); and a session made because
+ * the one its client asked to reclaim had ended marked as such.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "handlers/handlers.h"
 #include "log.h"
 #include "pool.h"
 #include "server_harness.h"
@@ -192,6 +194,9 @@ static void test_reload(void **state)
 	nc.ack_publish_ms = 70;
 	nc.grace_ms = 1234;
 	nc.verbose = 0;
+	nc.handshake_timeout_ms = 700;
+	nc.handshake_max = 9;
+	nc.handshake_per_source = 2;
 	snprintf(nc.pool, sizeof(nc.pool), "shm:elsewhere");
 	server_reload(srv, &nc);
 	assert_int_equal(atomic_load(&srv->max_conns), 3);
@@ -200,7 +205,40 @@ static void test_reload(void **state)
 	assert_int_equal(atomic_load(&srv->ack_publish_ms), 70);
 	assert_int_equal(srv->cfg.grace_ms, 1234);
 	assert_int_equal(srv->cfg.max_conns, 3);
+	assert_int_equal(atomic_load(&srv->hs_timeout_ms), 700);
+	assert_int_equal(atomic_load(&srv->hs_max), 9);
+	assert_int_equal(atomic_load(&srv->hs_per_source), 2);
+	assert_int_equal(srv->cfg.handshake_per_source, 2);
 	assert_string_equal(srv->cfg.pool, f->t.cfg.pool);
+	assert_int_equal(th_free(&f->t), 0);
+}
+
+/*
+ * A client whose session ended asks to reclaim it and gets a new one: that
+ * session is marked (handlers/handshake.c) so that refusals of what the
+ * client still asks of its old versions are logged at debug level only.
+ * A fresh HELLO and a reclaim that works are not marked.
+ */
+static void test_reborn_session_marked(void **state)
+{
+	static const uint8_t gone[16] = { 0xde, 0xad };
+	struct fx *f = *state;
+	struct tconn a, b, c;
+	uint8_t token[16];
+
+	assert_int_equal(th_new(&f->t, NULL), 0);
+	tc_open(&f->t, &a);
+	assert_int_equal(tc_hello(&a, NULL, token), 0);
+	assert_int_equal(hdl_session_reborn(a.c), 0);
+	tc_open(&f->t, &b);
+	assert_int_equal(tc_hello(&b, token, NULL), 0);	/* a live session: reclaimed */
+	assert_int_equal(hdl_session_reborn(b.c), 0);
+	tc_open(&f->t, &c);
+	assert_int_equal(tc_hello(&c, gone, NULL), 0);	/* unknown: a new session */
+	assert_int_equal(hdl_session_reborn(c.c), 1);
+	tc_close(&a);
+	tc_close(&b);
+	tc_close(&c);
 	assert_int_equal(th_free(&f->t), 0);
 }
 
@@ -226,6 +264,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_start_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reborn_session_marked, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("server", tests, group_setup, group_teardown);

@@ -375,6 +375,43 @@ static void test_cache_eviction(void **state)
 	free(r);
 }
 
+/*
+ * A client that streams writes while a PUBLISH reply is lost on its way:
+ * the writes evict each other, never the PUBLISH's reply, which its resend
+ * still finds; once every slot holds a namespace reply, the oldest goes.
+ */
+static void test_cache_keeps_namespace(void **state)
+{
+	struct fixture *f = *state;
+	struct cache_reply *r = malloc(sizeof(*r));
+	struct session *s = hello(f, NULL, 0);
+	uint64_t id;
+
+	assert_non_null(r);
+	assert_int_equal(session_cache_begin(s, 1, OP_PUBLISH, r), CACHE_MISS);
+	session_cache_finish(s, 1, 0, "pub", 3, 0);
+	for (id = 2; id <= 10 * SESSION_CACHE_SLOTS; id++) {
+		assert_int_equal(session_cache_begin(s, id, OP_WRITE, r), CACHE_MISS);
+		session_cache_finish(s, id, 0, NULL, 0, 0);
+	}
+	assert_int_equal(session_cache_begin(s, 1, OP_PUBLISH, r), CACHE_HIT);
+	assert_memory_equal(r->payload, "pub", 3);
+	/* the newest write is there, the oldest are not */
+	assert_int_equal(session_cache_begin(s, id - 1, OP_WRITE, r), CACHE_HIT);
+	assert_int_equal(session_cache_begin(s, 2, OP_WRITE, r), CACHE_MISS);
+	session_cache_finish(s, 2, 0, NULL, 0, 0);
+	/* namespace replies alone: they evict each other, oldest first */
+	for (id = 20000; id < 20000 + SESSION_CACHE_SLOTS; id++) {
+		assert_int_equal(session_cache_begin(s, id, OP_UNLINK, r), CACHE_MISS);
+		session_cache_finish(s, id, 0, NULL, 0, 0);
+	}
+	assert_int_equal(session_cache_begin(s, 1, OP_PUBLISH, r), CACHE_MISS);
+	session_cache_finish(s, 1, 0, NULL, 0, 0);
+	assert_int_equal(session_cache_begin(s, 20000 + SESSION_CACHE_SLOTS - 1, OP_UNLINK, r),
+			 CACHE_HIT);
+	free(r);
+}
+
 struct waiter {
 	struct session *s;
 	enum cache_result res;
@@ -401,13 +438,14 @@ static void test_cache_slot_reuse(void **state)
 		assert_int_equal(session_cache_begin(s, id, OP_CREATE, r), CACHE_MISS);
 		session_cache_finish(s, id, 0, longer, sizeof(longer), id);
 	}
-	/* every slot once more, a lower id each, a shorter reply in each */
+	/* every slot once more, a lower id each, a shorter reply in each (a
+	 * namespace change too: a bulk op would take the oldest bulk slot) */
 	for (id = 1; id <= SESSION_CACHE_SLOTS; id++) {
-		assert_int_equal(session_cache_begin(s, id, OP_OPEN, r), CACHE_MISS);
+		assert_int_equal(session_cache_begin(s, id, OP_MKNOD, r), CACHE_MISS);
 		session_cache_finish(s, id, 0, shorter, id % 2 ? sizeof(shorter) : 0, id);
 	}
 	for (id = SESSION_CACHE_SLOTS; id >= 1; id--) {
-		assert_int_equal(session_cache_begin(s, id, OP_OPEN, r), CACHE_HIT);
+		assert_int_equal(session_cache_begin(s, id, OP_MKNOD, r), CACHE_HIT);
 		assert_int_equal(r->len, id % 2 ? sizeof(shorter) : 0);
 		assert_int_equal(r->ino, id);
 		if (r->len)
@@ -502,6 +540,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache_hit_miss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_eviction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_keeps_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_slot_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_concurrent_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_token, setup, teardown),

@@ -8,7 +8,14 @@
  * requester's own event stream is never waited for, and the events of its
  * own publishes say so (EVENT_F_OWN) on that stream only. A session that
  * said HELLO_F_DIRATTR gets the directory's attributes after the version's
- * in each PUBLISH reply; others get the version's alone.
+ * in each PUBLISH reply; others get the version's alone. A subscriber that
+ * misses one deadline is waited for that once, then dropped: later changes
+ * answer at once, and the events pushed to it say EVENT_F_UNWAITED; an ack
+ * of an event before the one it missed changes nothing, the ack of that
+ * event puts it back (changes wait for it again, the flag goes), once it
+ * has caught up: a stream replaying a backlog of more than 64 events joins
+ * (or rejoins) only when its ack comes within 64 of the newest. All real:
+ * a server on a unix socket, the subscriber played by the test.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -285,6 +292,148 @@ static void test_own_publish_and_dir_attr(void **state)
 	close(other);
 }
 
+/* A change by f->cli (mkdir name): its status, and how long it took (ms). */
+static uint64_t mkdir_timed(struct fx *f, uint64_t reqid, const char *name)
+{
+	uint64_t t0 = mono_ns();
+
+	mkdir_send(f, reqid, name);
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	assert_int_equal(f->r.h.reqid, reqid);
+	assert_int_equal(f->r.h.status, 0);
+	return (mono_ns() - t0) / 1000000;
+}
+
+static void wait_nacking(struct server *srv, unsigned int n)
+{
+	struct timespec ts = { 0, 5 * 1000000L };
+	int i;
+
+	for (i = 0; i < 1000 && atomic_load(&srv->nacking) != n; i++)
+		nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nacking), n);
+}
+
+static void test_missed_ack_drops_until_acked(void **state)
+{
+	struct fx *f = *state;
+	struct server *srv = f->t.srv;
+	struct proto_event e;
+	uint64_t missed;
+	char name[16];
+	int i;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	subscribe(f, NULL);
+	ack(f, 0);
+	wait_acking(srv);
+	/* waited for once: the whole bound, then dropped */
+	assert_true(mkdir_timed(f, 100, "a") >= ACK_MS - 20);
+	assert_int_equal(atomic_load(&srv->ack_timeouts), 1);
+	assert_int_equal(atomic_load(&srv->ack_drops), 1);
+	assert_int_equal(atomic_load(&srv->nacking), 0);
+	e = next_event_full(f);
+	missed = e.seq;
+	assert_int_equal(e.flags & EVENT_F_UNWAITED, 0);
+	/* later changes do not wait for it, and it is told so */
+	for (i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "b%d", i);
+		assert_true(mkdir_timed(f, 110 + (uint64_t)i, name) < ACK_MS / 2);
+		e = next_event_full(f);
+		assert_int_equal(e.flags & EVENT_F_UNWAITED, EVENT_F_UNWAITED);
+	}
+	assert_int_equal(atomic_load(&srv->ack_timeouts), 1);
+	assert_int_equal(atomic_load(&srv->ack_drops), 1);
+	/* an ack short of the missed event does not bring it back */
+	ack(f, missed - 1);
+	assert_true(mkdir_timed(f, 120, "c") < ACK_MS / 2);
+	assert_int_equal(atomic_load(&srv->ack_rejoins), 0);
+	e = next_event_full(f);
+	assert_int_equal(e.flags & EVENT_F_UNWAITED, EVENT_F_UNWAITED);
+	/* the ack of the missed event (or later) does, at once */
+	ack(f, e.seq);
+	wait_nacking(srv, 1);
+	assert_int_equal(atomic_load(&srv->ack_rejoins), 1);
+	mkdir_send(f, 130, "d");
+	e = next_event_full(f);
+	assert_int_equal(e.flags & EVENT_F_UNWAITED, 0);
+	assert_int_equal(tc_reply(f->cli, &f->r, 50), -EAGAIN);
+	ack(f, e.seq);
+	assert_int_equal(tc_reply(f->cli, &f->r, 5000), 0);
+	assert_int_equal(f->r.h.reqid, 130);
+	assert_int_equal(f->r.h.status, 0);
+	assert_int_equal(atomic_load(&srv->ack_timeouts), 1);
+	assert_int_equal(atomic_load(&srv->ack_drops), 1);
+}
+
+/* A dropped subscriber that leaves does not upset the count of the others. */
+static void test_dropped_subscriber_leaves(void **state)
+{
+	struct fx *f = *state;
+	struct server *srv = f->t.srv;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	subscribe(f, NULL);
+	ack(f, 0);
+	wait_acking(srv);
+	assert_true(mkdir_timed(f, 200, "e") >= ACK_MS - 20);
+	assert_int_equal(atomic_load(&srv->nacking), 0);
+	close(f->sub);
+	f->sub = th_connect_unix(f->sock);
+	subscribe(f, NULL);
+	ack(f, 0);
+	wait_acking(srv);
+	assert_int_equal(atomic_load(&srv->nacking), 1);
+	/* the new stream is waited on from its first ack, as any */
+	assert_true(mkdir_timed(f, 210, "f") >= ACK_MS - 20);
+	assert_int_equal(atomic_load(&srv->ack_drops), 2);
+}
+
+/* n changes nobody waits for; the last one's event seq. */
+static uint64_t backlog(struct fx *f, uint64_t reqid, int n)
+{
+	char name[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "g%llu", (unsigned long long)reqid + (uint64_t)i);
+		assert_true(mkdir_timed(f, reqid + (uint64_t)i, name) < ACK_MS / 2);
+	}
+	return dir_event_seq(f->t.srv->dir);
+}
+
+static void test_joins_when_caught_up(void **state)
+{
+	struct fx *f = *state;
+	struct server *srv = f->t.srv;
+	struct proto_subscribe_req sr = { .after_seq = 1 };
+	struct timespec ts = { 0, 50 * 1000000L };
+	uint64_t last, missed;
+
+	hello(f->cli, 0, NULL, NULL, &f->r);
+	last = backlog(f, 300, 100);
+	/* a stream that replays from event 1: not waited on until caught up */
+	hello(f->sub, 0, NULL, NULL, &f->r);
+	assert_int_equal(th_call(f->sub, OP_SUBSCRIBE, 2, &sr, sizeof(sr), &f->r), 0);
+	ack(f, 1);
+	nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nacking), 0);
+	assert_true(mkdir_timed(f, 400, "h") < ACK_MS / 2);
+	ack(f, last);
+	wait_nacking(srv, 1);
+	/* dropped, then 100 changes behind: the missed event's ack is not enough */
+	assert_true(mkdir_timed(f, 401, "i") >= ACK_MS - 20);
+	missed = dir_event_seq(srv->dir);
+	last = backlog(f, 500, 100);
+	ack(f, missed);
+	nanosleep(&ts, NULL);
+	assert_int_equal(atomic_load(&srv->nacking), 0);
+	assert_int_equal(atomic_load(&srv->ack_rejoins), 0);
+	ack(f, last - 10);
+	wait_nacking(srv, 1);
+	assert_int_equal(atomic_load(&srv->ack_rejoins), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +442,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missed_ack_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_stream_not_waited_for, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_publish_and_dir_attr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missed_ack_drops_until_acked, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_subscriber_leaves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_joins_when_caught_up, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("subscribe", tests, NULL, NULL);

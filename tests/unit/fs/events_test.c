@@ -8,7 +8,12 @@
  * last event handled; an event of this mount's own publish is not acked
  * by itself but rides on the next one; a lost stream is closed and
  * subscribed again, and the events after it are applied; an overflow
- * counts as one (handles of the time before fail).
+ * counts as one (handles of the time before fail). Without hostages: a
+ * stream libmaru lost and redialled by itself (maru_events_up's count) and
+ * the first of a run of MARU_EV_F_UNWAITED events each drop the kernel's
+ * cached names and the directory attributes, once, and the stream's return
+ * is acked at once. Emulated: marud and libmaru (the script), the kernel
+ * (fake.c's notify calls); real: the event thread, notifier, dcache, dattr.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,9 +24,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "dattr.h"
 #include "dcache.h"
 #include "events.h"
 #include "evring.h"
@@ -29,6 +36,8 @@
 #include "notify.h"
 
 #define LOSE	UINT32_MAX	/* a script entry that loses the stream */
+#define SILENT	(UINT32_MAX - 1)	/* libmaru lost it by itself (a partition) */
+#define BACK	(UINT32_MAX - 2)	/* and redialled it */
 
 static struct mfs m;
 static struct events *ev;
@@ -38,6 +47,8 @@ static struct {
 	unsigned int head, tail;
 	uint64_t acks[64];
 	unsigned int nacks, opens, closes;
+	uint64_t losses;
+	int down;
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int s_open(struct maru_events **out)
@@ -58,6 +69,14 @@ static int s_next(struct maru_event *out, int ms)
 	if (st.head < st.tail) {
 		*out = st.q[st.head++ % 16];
 		rc = out->type == LOSE ? -ECONNRESET : 1;
+		if (out->type == SILENT) {
+			st.losses++;
+			st.down = 1;
+			rc = 0;
+		} else if (out->type == BACK) {
+			st.down = 0;
+			rc = 0;
+		}
 	}
 	pthread_mutex_unlock(&st.lock);
 	if (!rc && ms)
@@ -81,7 +100,15 @@ static void s_close(void)
 	pthread_mutex_unlock(&st.lock);
 }
 
-static const struct fake_events script = { s_open, s_next, s_ack, s_close };
+static int s_up(uint64_t *losses)
+{
+	pthread_mutex_lock(&st.lock);
+	*losses = st.losses;
+	pthread_mutex_unlock(&st.lock);
+	return !st.down;
+}
+
+static const struct fake_events script = { s_open, s_next, s_ack, s_close, s_up };
 
 static void push(uint64_t seq, uint32_t type, uint32_t flags, const char *name)
 {
@@ -138,6 +165,8 @@ static int setup(void **state)
 	fake_mount(&m);
 	pthread_mutex_lock(&st.lock);
 	st.head = st.tail = st.nacks = st.opens = st.closes = 0;
+	st.losses = 0;
+	st.down = 0;
 	pthread_mutex_unlock(&st.lock);
 	fake_events = &script;
 	return notify_start(m.nt);
@@ -226,6 +255,108 @@ static void test_overflow(void **state)
 	assert_int_equal(__atomic_load_n(&m.overflows, __ATOMIC_ACQUIRE), 1);
 }
 
+/* Wait (at most 5 s) for the script to be read to its end. */
+static void drained(void)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	unsigned int head, tail;
+	int n;
+
+	for (n = 0; n < 2500; n++) {
+		pthread_mutex_lock(&st.lock);
+		head = st.head;
+		tail = st.tail;
+		pthread_mutex_unlock(&st.lock);
+		if (head == tail)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(head, tail);
+}
+
+/* A cached name and directory attributes, as a lookup leaves them. */
+static void cache_some(const char *name)
+{
+	struct maru_attr a = { .ino = 1, .state = MARU_STATE_DIR, .mode = 040755 };
+
+	dcache_note(m.dc, 1, name, 30);
+	dattr_put(m.da, &a, dattr_gen(m.da, 1));
+	assert_int_equal(dattr_get(m.da, 1, &a), 0);
+}
+
+/*
+ * Every name the kernel had was invalidated (name: the last one, unless an
+ * event's own invalidation followed), and the directory attributes went.
+ */
+static void dropped(const char *name)
+{
+	struct maru_attr a;
+
+	for (int i = 0; i < 2500 && dcache_count(m.dc); i++)
+		usleep(2000);
+	assert_int_equal(dcache_count(m.dc), 0);
+	if (name)
+		assert_string_equal(fk.last_inval, name);
+	assert_int_equal(dattr_get(m.da, 1, &a), -ENOENT);
+}
+
+static void test_silent_loss_drops_caches(void **state)
+{
+	unsigned int head, nacks, opens, closes;
+	uint64_t ack1;
+	int before;
+
+	assert_int_equal(dattr_new(30, &m.da), 0);
+	push(1, MARU_EV_MKDIR, 0, "d");
+	start();
+	assert_true(acked(1));
+	drained();
+	cache_some("cached");
+	before = fk.inval_entries;
+	push(2, SILENT, 0, "");
+	drained();
+	dropped("cached");
+	assert_true(fk.inval_entries > before);
+	/* while it is down, nothing is kept for the directory */
+	cache_some("meanwhile");
+	push(3, BACK, 0, "");
+	drained();
+	dropped("meanwhile");
+	/* back: acked at once (the new stream is waited on again), one open only */
+	counts(&head, &nacks, &ack1, &opens, &closes);
+	assert_int_equal(opens, 1);
+	assert_int_equal(nacks, 3);	/* 0 on subscribing, 1, 0 on the return */
+	dattr_free(m.da);
+	m.da = NULL;
+}
+
+static void test_unwaited_drops_caches_once(void **state)
+{
+	int before;
+
+	assert_int_equal(dattr_new(30, &m.da), 0);
+	start();
+	assert_true(acked(0));
+	cache_some("cached");
+	push(4, MARU_EV_PUBLISH, MARU_EV_F_UNWAITED, "x");
+	assert_true(acked(4));
+	dropped(NULL);
+	/* the next flagged events of the run drop nothing more */
+	cache_some("kept");
+	before = fk.inval_entries;
+	push(5, MARU_EV_PUBLISH, MARU_EV_F_UNWAITED, "y");
+	assert_true(acked(5));
+	assert_int_equal(dcache_count(m.dc), 1);
+	assert_int_equal(fk.inval_entries, before + 1);	/* "y" itself */
+	/* a run that ends and starts again drops them again */
+	push(6, MARU_EV_PUBLISH, 0, "z");
+	push(7, MARU_EV_PUBLISH, MARU_EV_F_UNWAITED, "w");
+	assert_true(acked(7));
+	dropped(NULL);
+	dattr_free(m.da);
+	m.da = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +364,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_own_rides_on_next, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overflow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_loss_drops_caches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwaited_drops_caches_once, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("fs/events", tests, NULL, NULL);

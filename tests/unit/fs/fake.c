@@ -262,6 +262,19 @@ ssize_t __wrap_maru_file_pwrite(struct maru_file *f, const void *buf, size_t len
 		return -EBADF;
 	if (off + len > sizeof(v->data))
 		return -ENOSPC;
+	if (fk.pwrite_err) {
+		int err = fk.pwrite_err;
+		size_t part = fk.pwrite_part < len ? fk.pwrite_part : len;
+
+		/* a link cut mid-write: some bytes landed, the rest never will
+		 * (the call after the short one fails) */
+		fk.pwrite_err = part ? err : 0;
+		fk.pwrite_part = 0;
+		memcpy(v->data + off, buf, part);
+		if (off + part > v->size)
+			v->size = off + part;
+		return part ? (ssize_t)part : err;
+	}
 	memcpy(v->data + off, buf, len);
 	if (off + len > v->size)
 		v->size = off + len;
@@ -275,6 +288,12 @@ int __wrap_maru_file_truncate(struct maru_file *f, uint64_t size)
 
 	if (size > sizeof(v->data))
 		return -ENOSPC;
+	if (fk.truncate_err) {
+		int err = fk.truncate_err;
+
+		fk.truncate_err = 0;
+		return err;
+	}
 	if (size > v->size)
 		memset(v->data + v->size, 0, size - v->size);
 	v->size = size;
@@ -291,7 +310,10 @@ int __wrap_maru_file_reserve(struct maru_file *f, uint64_t size)
 int __wrap_maru_file_sync(struct maru_file *f);
 int __wrap_maru_file_sync(struct maru_file *f)
 {
-	return 0;
+	int err = fk.sync_err;
+
+	fk.sync_err = 0;
+	return err;
 }
 
 int __wrap_maru_file_publish(struct maru_file *f);
@@ -383,6 +405,8 @@ int __wrap_maru_lookup(struct maru_client *c, uint64_t parent, const char *name,
 {
 	struct fake_ver *v = fake_named(parent, name);
 
+	if (fk.away_rc)
+		return fk.away_rc;
 	if (!v)
 		return -ENOENT;
 	fill_attr(v, a);
@@ -394,6 +418,8 @@ int __wrap_maru_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *a
 {
 	struct fake_ver *v = fake_ver(ino);
 
+	if (fk.away_rc)
+		return fk.away_rc;
 	if (ino == FUSE_ROOT_ID) {
 		memset(a, 0, sizeof(*a));
 		a->ino = ino;
@@ -455,6 +481,8 @@ int __wrap_maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 	struct maru_dirent de;
 	int i;
 
+	if (fk.away_rc)
+		return fk.away_rc;
 	for (i = (int)cookie; i < FAKE_MAX; i++) {
 		if (!fk.v[i].used || !fk.v[i].published || fk.v[i].parent != dir)
 			continue;
@@ -470,6 +498,8 @@ int __wrap_maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 int __wrap_maru_statfs(struct maru_client *c, struct maru_statfs *out);
 int __wrap_maru_statfs(struct maru_client *c, struct maru_statfs *out)
 {
+	if (fk.away_rc)
+		return fk.away_rc;
 	memset(out, 0, sizeof(*out));
 	return 0;
 }
@@ -516,6 +546,16 @@ int __wrap_maru_events_ack(struct maru_events *ev, uint64_t seq)
 	return fake_events ? fake_events->ack(seq) : 0;
 }
 
+int __wrap_maru_events_up(struct maru_events *ev, uint64_t *losses);
+int __wrap_maru_events_up(struct maru_events *ev, uint64_t *losses)
+{
+	if (fake_events && fake_events->up)
+		return fake_events->up(losses);
+	if (losses)
+		*losses = 0;
+	return 1;
+}
+
 void __wrap_maru_events_close(struct maru_events *ev);
 void __wrap_maru_events_close(struct maru_events *ev)
 {
@@ -544,6 +584,15 @@ int __wrap_fuse_req_interrupted(fuse_req_t req);
 int __wrap_fuse_req_interrupted(fuse_req_t req)
 {
 	return 0;
+}
+
+/* Interrupt callbacks (fs/intr.c): kept, so a test can run one as libfuse would. */
+void __wrap_fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data);
+void __wrap_fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data)
+{
+	fk.intr_req = req;
+	fk.intr_func = func;
+	fk.intr_data = data;
 }
 
 int __wrap_fuse_session_exited(struct fuse_session *se);

@@ -33,6 +33,7 @@ struct fake {
 	int publish_rc;		/* next maru_file_publish() result */
 	void (*publish_hook)(void);	/* called as maru_file_publish() begins */
 	int open_ino_rc;	/* forced maru_file_open_ino() result (0: normal) */
+	int away_rc;		/* lookup, getattr, readdir, statfs fail so (0: no) */
 	/* replies */
 	int replies, last_err;
 	char last_buf[8192];
@@ -53,6 +54,15 @@ struct fake {
 	 * FAKE_SPLICE_BASE + off (0: -EOPNOTSUPP, as over tcp) */
 	size_t splice_piece;
 	int splices;
+	/* transfer errors: the next maru_file_pwrite (after writing pwrite_part
+	 * bytes of it), maru_file_sync and maru_file_truncate fail with these
+	 * (0: never); each is cleared once it fired */
+	int pwrite_err, sync_err, truncate_err;
+	size_t pwrite_part;
+	/* the last fuse_req_interrupt_func() registration */
+	fuse_req_t intr_req;
+	fuse_interrupt_func_t intr_func;
+	void *intr_data;
 };
 
 #define FAKE_SPLICE_FD		42
@@ -77,6 +87,7 @@ struct fake_events {
 	int (*next)(struct maru_event *out, int ms);
 	int (*ack)(uint64_t seq);
 	void (*close)(void);
+	int (*up)(uint64_t *losses);	/* NULL: always up, never lost */
 };
 extern const struct fake_events *fake_events;
 /* A request whose userdata is m. */

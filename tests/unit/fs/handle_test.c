@@ -20,8 +20,11 @@
 #include <stdint.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fake.h"
@@ -87,6 +90,65 @@ static void test_create_write_flush_read(void **state)
 	handle_close(h);
 	assert_int_equal(fk.publishes, 1);
 	assert_reads(fake_named(1, "a")->ino, "abc");
+}
+
+/*
+ * A writer forks; the child's copy of the descriptor closes (a FLUSH from a
+ * process that neither opened nor wrote through it): nothing is published
+ * and libmaru is not called; the writer's own close publishes. A FLUSH from
+ * another thread of the writer's process is the writer's. Real: the child
+ * process and the thread; the kernel's FLUSH is the call.
+ */
+struct other {
+	pid_t tid;
+	int fds[2];
+};
+
+static void *other_thread(void *arg)
+{
+	struct other *o = arg;
+	char c;
+
+	__atomic_store_n(&o->tid, gettid(), __ATOMIC_RELEASE);
+	if (read(o->fds[0], &c, 1) < 0)
+		return NULL;	/* the test's end closes it */
+	return NULL;
+}
+
+static void test_fork_copy_flush(void **state)
+{
+	struct other o = { 0 };
+	struct maru_attr a;
+	struct handle *h = create("forked", &a);
+	pthread_t t;
+	pid_t child;
+	int status;
+
+	handle_task(h, getpid(), 0);
+	handle_task(h, getpid(), 1);
+	put(h, "parent wrote", 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(handle_flush(h, child), 0);
+	assert_int_equal(fk.publishes, 0);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	/* another live thread of this process closes: the writer's close */
+	assert_int_equal(pipe(o.fds), 0);
+	assert_int_equal(pthread_create(&t, NULL, other_thread, &o), 0);
+	while (!__atomic_load_n(&o.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	assert_int_equal(handle_flush(h, o.tid), 0);
+	assert_int_equal(fk.publishes, 1);
+	close(o.fds[1]);
+	pthread_join(t, NULL);
+	close(o.fds[0]);
+	handle_close(h);
+	assert_reads(fake_named(1, "forked")->ino, "parent wrote");
 }
 
 static void test_copy_on_write(void **state)
@@ -413,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_older_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_truncate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_src_pieces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_copy_flush, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_only_is_direct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_loses_race_to_publish, setup,
 						teardown),

@@ -9,6 +9,9 @@
  * empty file and refuses other types; create hands back a handle (direct_io
  * when write-only); readdir lists ".", "..", ".maru" then the names from an
  * offset on; statfs, access, mkdir and rmdir pass marud's answers through.
+ * While marud cannot be reached (the fake answers ETIMEDOUT), lookup,
+ * getattr, readdir and statfs answer what it said last (away.c), a name
+ * never looked up or listed fails, and a listing is never just "." "..".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "away.h"
 #include "fake.h"
 #include "handle.h"
 #include "ns.h"
@@ -178,6 +182,44 @@ static void test_readdir_statfs(void **state)
 	assert_int_equal(fk.last_namemax, MARU_NAME_MAX);
 }
 
+static void test_away(void **state)
+{
+	uint64_t x;
+
+	assert_int_equal(away_new(&m.aw), 0);
+	fake_publish(1, "x", "hello");
+	fake_publish(1, "y", "2");
+	x = fake_named(1, "x")->ino;
+	ns_lookup(fake_req(&m), 1, "x");
+	assert_int_equal(fk.last_len, x);
+	ns_readdir(fake_req(&m), 1, 4096, 0, NULL);
+	ns_statfs(fake_req(&m), 1);
+	fk.away_rc = -ETIMEDOUT;
+	ns_lookup(fake_req(&m), 1, "x");
+	assert_int_equal(fk.last_err, 0);
+	assert_int_equal(fk.last_len, x);
+	ns_getattr(fake_req(&m), x, NULL);
+	assert_int_equal(fk.last_err, 0);
+	assert_int_equal(fk.last_len, 5);	/* its size */
+	ns_lookup(fake_req(&m), 1, "y");	/* only listed: no attributes */
+	assert_int_equal(fk.last_err, ETIMEDOUT);
+	ns_lookup(fake_req(&m), 1, "never");
+	assert_int_equal(fk.last_err, ETIMEDOUT);
+	ns_readdir(fake_req(&m), 1, 4096, 0, NULL);
+	assert_int_equal(fk.last_err, 0);
+	assert_non_null(strstr(fk.last_buf, "\nx\n"));
+	assert_non_null(strstr(fk.last_buf, "\ny\n"));
+	ns_readdir(fake_req(&m), 2, 4096, 0, NULL);	/* nothing known: the error */
+	assert_int_equal(fk.last_err, ETIMEDOUT);
+	ns_statfs(fake_req(&m), 1);
+	assert_int_equal(fk.last_err, 0);
+	assert_int_equal(fk.last_namemax, MARU_NAME_MAX);
+	fk.away_rc = 0;
+	itab_forget(m.tab, x, 2);
+	away_free(m.aw);
+	m.aw = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +228,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unlink_rename_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mknod_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_statfs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_away, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("fs/ns", tests, NULL, NULL);

@@ -117,7 +117,7 @@ static void test_unlink_orphans(void **state)
 	assert_int_equal(pend_state_of(p), PEND_ORPHANED);
 	assert_true(pend_live(p));	/* a dup'd descriptor still writes it */
 	write_text(p, "yy");
-	pend_fail(p, -ENOSPC);
+	pend_fail(p, -ENOSPC, "a test");
 	assert_int_equal(pend_state_of(p), PEND_FAILED);
 	assert_int_equal(pend_io_begin(p), -ENOSPC);
 	pend_release(p, 1, 0, &act, 0);
@@ -127,7 +127,7 @@ static void test_unlink_orphans(void **state)
 
 	/* a failed version stays failed when its name goes */
 	p = new_writer("o2", 0, 1, &act);
-	pend_fail(p, -EIO);
+	pend_fail(p, -EIO, "a test");
 	pend_unlinked(&m, 1, "o2");
 	assert_int_equal(pend_state_of(p), PEND_FAILED);
 	assert_null(pend_of_name(&m, 1, "o2"));

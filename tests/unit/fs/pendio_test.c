@@ -127,7 +127,7 @@ static void test_reads_and_zero_copy(void **state)
 	assert_int_equal(pend_zc_begin(p, 1, &f, &pending, &writable), 0);
 	pend_io_end(p);
 	assert_true(pending && writable);
-	pend_fail(p, -EIO);
+	pend_fail(p, -EIO, "a test");
 	assert_int_equal(pend_zc_begin(p, 1, &f, &pending, &writable), 0);
 	pend_io_end(p);
 	assert_true(pending && !writable);	/* failed: readable, not writable */

@@ -67,7 +67,7 @@ static void test_publish_at_flush(void **state)
 	assert_int_equal(pend_finish(p, 1), 0);
 	assert_int_equal(fk.publishes, 1);
 	assert_int_equal(pend_state_of(p), PEND_PUBLISHED);
-	pend_fail(p, -EIO);	/* refused: */
+	pend_fail(p, -EIO, "a test");	/* refused: */
 	assert_int_equal(pend_state_of(p), PEND_PUBLISHED);	/* final */
 	assert_non_null(fake_named(1, "a"));
 	assert_int_equal(fake_named(1, "a")->size, 5);
@@ -104,7 +104,7 @@ static void test_failed_write_never_publishes(void **state)
 
 	p = new_writer("c", 0, 1, &act);
 	write_text(p, "part");
-	pend_fail(p, -ENOSPC);
+	pend_fail(p, -ENOSPC, "a test");
 	assert_int_equal(pend_io_begin(p), -ENOSPC);
 	pend_set_active(p, &act, 0);
 	assert_int_equal(pend_finish(p, 1), -ENOSPC);
@@ -216,7 +216,7 @@ static void race_hook(void)
 	struct pending *p = pend_of_name(&m, 1, race_name);
 
 	if (race_fail && p)
-		pend_fail(p, -EIO);
+		pend_fail(p, -EIO, "a test");
 	else
 		pend_unlinked(&m, 1, race_name);
 	if (p)

@@ -6,7 +6,9 @@
  * links its inode to its pending; a reader's seat shares this mount's
  * pending or reports none; truncate, fallocate, fsync and attributes go to
  * the seat's version; a writable zero-copy pin marks it mapped; a killed
- * writer's flush publishes nothing and a failed release neither.
+ * writer's flush publishes nothing and a failed release neither; a write,
+ * fsync or truncate that failed in transfer fails the version: its fsync and
+ * close return the error and nothing is ever published.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +139,75 @@ static void test_killed_flush(void **state)
 	itab_forget(m.tab, a.ino, 1);
 }
 
+/*
+ * A link cut mid-write, as libmaru reports it: part of a write landed and
+ * the rest failed with ETIMEDOUT. Every later write, the fsync and the
+ * close (flush) say ETIMEDOUT; nothing is published, ever, though a second
+ * writer attached meanwhile flushes too.
+ */
+static void test_failed_write_poisons(void **state)
+{
+	struct pend_slot s, t;
+	struct maru_attr a;
+	int direct;
+
+	pend_slot_init(&s, &m, 0, 1);
+	assert_int_equal(pend_slot_create(&s, 1, "e", 0644, 0, 0, O_WRONLY | O_CREAT, &a,
+					  &direct), 0);
+	pend_slot_init(&t, &m, a.ino, 1);
+	assert_int_equal(pend_slot_open(&t, O_WRONLY, &direct), 0);
+	assert_int_equal(pend_slot_version(&t), pend_slot_version(&s));
+	assert_int_equal(pend_slot_write(&s, "first MiB", 9, 0), 9);
+	fk.pwrite_err = -ETIMEDOUT;
+	fk.pwrite_part = 3;
+	assert_int_equal(pend_slot_write(&s, "second", 6, 9), -ETIMEDOUT);
+	assert_int_equal(pend_slot_write(&t, "more", 4, 15), -ETIMEDOUT);
+	assert_int_equal(pend_slot_sync(&s), -ETIMEDOUT);
+	assert_int_equal(pend_slot_flush(&t, 0), 0);	/* s is still active */
+	assert_int_equal(pend_slot_flush(&s, 0), -ETIMEDOUT);
+	assert_int_equal(fk.publishes, 0);
+	assert_null(fake_named(1, "e"));
+	assert_int_equal(pend_slot_release(&t, 0), 1);
+	assert_int_equal(pend_slot_release(&s, 0), 1);
+	assert_int_equal(fk.publishes, 0);
+	assert_null(fake_named(1, "e"));
+	itab_forget(m.tab, a.ino, 1);
+}
+
+/* An fsync or a truncate that failed in transfer poisons the version too. */
+static void test_failed_sync_truncate_poison(void **state)
+{
+	struct pend_slot s;
+	struct maru_attr a;
+	int direct;
+
+	pend_slot_init(&s, &m, 0, 1);
+	assert_int_equal(pend_slot_create(&s, 1, "f", 0644, 0, 0, O_WRONLY | O_CREAT, &a,
+					  &direct), 0);
+	assert_int_equal(pend_slot_write(&s, "bytes", 5, 0), 5);
+	fk.sync_err = -EIO;
+	assert_int_equal(pend_slot_sync(&s), -EIO);
+	assert_int_equal(pend_slot_sync(&s), -EIO);	/* every time */
+	assert_int_equal(pend_slot_flush(&s, 0), -EIO);
+	assert_int_equal(pend_slot_release(&s, 0), 1);
+	itab_forget(m.tab, a.ino, 1);
+
+	pend_slot_init(&s, &m, 0, 1);
+	assert_int_equal(pend_slot_create(&s, 1, "g", 0644, 0, 0, O_WRONLY | O_CREAT, &a,
+					  &direct), 0);
+	assert_int_equal(pend_slot_write(&s, "bytes", 5, 0), 5);
+	fk.truncate_err = -EINVAL;	/* refused: the version is as it was */
+	assert_int_equal(pend_slot_truncate(&s, 2, &a), -EINVAL);
+	fk.truncate_err = -ECONNRESET;	/* lost on the way: unknown */
+	assert_int_equal(pend_slot_truncate(&s, 2, &a), -ECONNRESET);
+	assert_int_equal(pend_slot_flush(&s, 0), -ECONNRESET);
+	assert_int_equal(pend_slot_release(&s, 0), 1);
+	assert_int_equal(fk.publishes, 0);
+	assert_null(fake_named(1, "f"));
+	assert_null(fake_named(1, "g"));
+	itab_forget(m.tab, a.ino, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +215,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_create_and_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resize_sync_zc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_write_poisons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_sync_truncate_poison, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("fs/pendslot", tests, NULL, NULL);

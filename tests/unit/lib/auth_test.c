@@ -136,7 +136,7 @@ static void test_wrong_key(void **state)
 	struct keys *k = *state;
 
 	/* marud's proof does not check with our key: we refuse it */
-	expect_refused(k->good_k, k->good_k, k->bad, "marud failed to prove the shared key");
+	expect_refused(k->good_k, k->good_k, k->bad, "wrong key: marud failed to prove");
 }
 
 static void test_marud_refuses(void **state)
@@ -144,14 +144,14 @@ static void test_marud_refuses(void **state)
 	struct keys *k = *state;
 
 	/* marud proves the key we hold but checks ours against another */
-	expect_refused(k->good_k, k->bad_k, k->good, "marud refused our key");
+	expect_refused(k->good_k, k->bad_k, k->good, "wrong key: marud refused our key");
 }
 
 static void test_no_key_at_keyed_marud(void **state)
 {
 	struct keys *k = *state;
 
-	expect_refused(k->good_k, k->good_k, NULL, NULL);
+	expect_refused(k->good_k, k->good_k, NULL, "no key: marud requires one");
 }
 
 static void test_key_file_rules(void **state)

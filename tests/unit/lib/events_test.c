@@ -8,7 +8,11 @@
  * number without a generation event, a restarted marud gives exactly one
  * MARU_EV_GENERATION and a subscription from "now", a malformed event costs
  * the socket (not an error to the caller), a new client token resubscribes
- * under the new owner, and an ack with no socket is -ENOTCONN.
+ * under the new owner, and an ack with no socket is -ENOTCONN. A quiet
+ * stream is PINGed and, answered, stays; a stream that hears nothing at all
+ * (a partition: marud's socket open and mute) for its stall bound is lost,
+ * counted (maru_events_up) and redialled after the last delivered event;
+ * EVENT_F_UNWAITED decodes as MARU_EV_F_UNWAITED.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +39,7 @@ struct evs {
 	int nsub;
 	uint64_t acks[16];
 	int nacks;
+	int mute;		/* PINGs go unanswered (a partition) */
 };
 
 static int ev_handler(struct fake_req *q)
@@ -66,6 +71,14 @@ static int ev_handler(struct fake_req *q)
 		struct proto_statfs st = { .capacity = FAKE_CAPACITY };
 
 		return fake_reply(q, 0, &st, sizeof(st), NULL, 0) ? -1 : 0;
+	}
+	if (q->h.op == OP_PING) {
+		pthread_mutex_lock(&e->mu);
+		if (e->mute) {
+			pthread_mutex_unlock(&e->mu);
+			return 0;
+		}
+		pthread_mutex_unlock(&e->mu);
 	}
 	return fake_reply(q, 0, NULL, 0, NULL, 0) ? -1 : 0;
 }
@@ -342,6 +355,51 @@ static void test_ack_without_socket(void **state)
 	fake_start(&x->f, ev_handler, &x->e);
 }
 
+static void test_quiet_stream_pinged(void **state)
+{
+	struct fx *x = *state;
+	uint64_t losses = 9;
+	unsigned int pings = fake_ops(&x->f, OP_PING);
+
+	assert_int_equal(maru_events_up(x->ev, &losses), 1);
+	assert_int_equal(losses, 0);
+	/* 1.5 stall bounds (1000 ms with timeout_ms 1000) of quiet, answered */
+	assert_int_equal(maru_events_next(x->ev, &x->out, 1500), 0);
+	assert_true(fake_ops(&x->f, OP_PING) > pings);
+	assert_int_equal(maru_events_up(x->ev, &losses), 1);
+	assert_int_equal(losses, 0);
+	assert_int_equal(x->e.nsub, 1);
+	assert_int_equal(maru_events_up(NULL, NULL), -EINVAL);
+}
+
+static void test_silent_stream_lost(void **state)
+{
+	struct fx *x = *state;
+	struct proto_event pe = { .seq = 5, .type = MARU_EV_PUBLISH, .flags = EVENT_F_UNWAITED,
+				  .namelen = 1, .pathlen = 2 };
+	uint64_t losses = 0;
+
+	push_raw(&x->f, &x->e, &pe, "n/n", 3);
+	assert_int_equal(maru_events_next(x->ev, &x->out, 2000), 1);
+	assert_int_equal(x->out.flags, MARU_EV_F_UNWAITED);
+	pthread_mutex_lock(&x->e.mu);
+	x->e.mute = 1;
+	pthread_mutex_unlock(&x->e.mu);
+	assert_int_equal(maru_events_next(x->ev, &x->out, 1600), 0);
+	assert_int_equal(maru_events_up(x->ev, &losses), 1);	/* redialled */
+	assert_int_equal(losses, 1);
+	assert_int_equal(wait_count(&x->e, &x->e.nsub, 2), 2);
+	assert_int_equal(x->e.after[1], 5);
+	assert_true(logged(&x->b, "silent for", LOG_WARNING));
+	pthread_mutex_lock(&x->e.mu);
+	x->e.mute = 0;
+	pthread_mutex_unlock(&x->e.mu);
+	push(&x->f, &x->e, 6, MARU_EV_UNLINK, "n", "", "/n", "");
+	assert_int_equal(maru_events_next(x->ev, &x->out, 2000), 1);
+	assert_int_equal(x->out.seq, 6);
+	assert_int_equal(x->out.flags, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +411,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_owner_resubscribes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infinite_wait_reconnects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ack_without_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quiet_stream_pinged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_stream_lost, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

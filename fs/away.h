@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fs/away.h: what this mount last heard from marud of names, attributes
+ * and the pool's space (away.c), kept to answer stat, ls and df of names it
+ * knows while marud cannot be reached (marufs(8), WHEN THE POOL IS AWAY).
+ * Filled by ns.c from marud's answers, emptied name by name by the events
+ * (events.c) and whole at a new pool generation; consulted only after a
+ * call to marud failed with one of the errors away_err() accepts.
+ */
+#ifndef MARUFS_AWAY_H
+#define MARUFS_AWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <maru/libmaru.h>
+
+struct away;
+
+int away_new(struct away **out);
+void away_free(struct away *aw);
+/* Does error rc (-errno) mean marud could not be reached? */
+int away_err(int rc);
+
+/*
+ * marud could not be reached (rc): found (0) means what it last said stands
+ * in, which the log says (rate-limited), and 0 is returned; else rc.
+ */
+int away_answer(int rc, const char *what, int found);
+
+/* Remember a's published file, symlink or directory under (parent, name). */
+void away_put(struct away *aw, uint64_t parent, const char *name, const struct maru_attr *a);
+/* A name a listing gave (no attributes: listed, never stat'ed from here). */
+void away_put_listed(struct away *aw, uint64_t parent, const char *name, uint64_t ino,
+		     uint32_t mode);
+/* (parent, name) changed or went. */
+void away_forget(struct away *aw, uint64_t parent, const char *name);
+void away_clear(struct away *aw);
+/* The attributes last heard of (parent, name): 0 or -ENOENT (not known). */
+int away_get(struct away *aw, uint64_t parent, const char *name, struct maru_attr *a);
+/* Of version or directory ino under (parent, name), as itab_name() tells. */
+int away_get_ino(struct away *aw, uint64_t parent, const char *name, uint64_t ino,
+		 struct maru_attr *a);
+/* The names known in dir, cb called for each (a->mode's type bits at
+ * least; nonzero return: stop, negative: the error returned). */
+int away_list(struct away *aw, uint64_t dir,
+	      int (*cb)(void *arg, const char *name, const struct maru_attr *a), void *arg);
+/* The pool's space as marud last said. */
+void away_put_statfs(struct away *aw, const struct maru_statfs *s);
+int away_get_statfs(struct away *aw, struct maru_statfs *s);
+
+#endif
