@@ -80,6 +80,21 @@ static ssize_t lost_session(struct maru_file *f, ssize_t rc)
 	return rc;
 }
 
+/*
+ * A write or sync to a pending version: its poison, or the handle check.
+ * A session lost since the poison outranks it: the version went with the
+ * session, and the error that poisoned it (-ETIMEDOUT while marud was
+ * away) would tell the caller a later call may still succeed.
+ */
+static int pending_check(struct maru_file *f)
+{
+	int rc = atomic_load(&f->poison);
+
+	if (!rc)
+		return file_check(f, 1);
+	return f->dead ? rc : (int)lost_session(f, rc);
+}
+
 /* Take attributes and extents from a proto_attr(+extents) reply. */
 static int file_take_reply(struct maru_file *f, const struct req *r, int take_size)
 {
@@ -457,9 +472,7 @@ ssize_t maru_file_pwrite(struct maru_file *f, const void *buf, size_t len, uint6
 		return -EFBIG;
 	dp = session_dp(f->c);
 	pthread_rwlock_wrlock(&f->lock);
-	rc = atomic_load(&f->poison);
-	if (rc == 0)
-		rc = file_check(f, 1);
+	rc = pending_check(f);
 	if (rc == 0 && len)
 		rc = write_locked(f, dp, buf, len, off);
 	pthread_rwlock_unlock(&f->lock);
@@ -527,9 +540,7 @@ int maru_file_sync(struct maru_file *f)
 	if (!f)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&f->lock);
-	rc = atomic_load(&f->poison);
-	if (!rc)
-		rc = file_check(f, 1);
+	rc = pending_check(f);
 	if (!rc) {
 		rc = session_dp(f->c)->sync(f);
 		if (rc)

@@ -180,7 +180,7 @@ HANDLER(hdl_write)
 	struct proto_io_rep rep;
 	uint64_t end = r->off + r->len;
 	struct dir_attr a;
-	int rc;
+	int rc, broke;
 
 	if (end < r->off)
 		return -EFBIG;
@@ -188,15 +188,21 @@ HANDLER(hdl_write)
 	if (rc)
 		return rc;
 	rc = recv_into_pool(c, &l, r->off, first_half(r->len));
+	broke = rc;
 	if (!rc)
 		rc = FAILPOINT("marud.write.mid");
 	if (!rc)
-		rc = recv_into_pool(c, &l, r->off + first_half(r->len),
-				    r->len - first_half(r->len));
+		broke = rc = recv_into_pool(c, &l, r->off + first_half(r->len),
+					    r->len - first_half(r->len));
 	alloc_extent_list_free(&l);
 	if (rc) {
 		log_warn(rc, "%s: WRITE payload", c->peer);
-		c->close = 1;
+		/* a payload that broke off leaves the stream out of step; an
+		 * injected error leaves the rest unread, skipped before the
+		 * reply: the client reads its refusal, then goes on (closing
+		 * would lose the refusal to a resend of the frames behind it) */
+		if (broke)
+			c->close = 1;
 		return rc;
 	}
 	atomic_fetch_add(&c->srv->bytes_written, r->len);

@@ -37,12 +37,16 @@ died_at()
 
 # kill_phase PHASE: libmaru victim over tcp. The first put (old.bin) passes
 # the fail point once; the second (or, for reads, the first read) stops marud.
+# For write.mid old.bin goes over shm, which sends no WRITE frame: how many
+# frames a tcp put takes is libmaru's choice (streams cut it into 1 MiB
+# frames), so the first WRITE frame marud sees is the victim's.
 kill_phase()
 {
-	local phase=$1 nth=2 pid out
+	local phase=$1 nth=2 olddp=tcp pid out
 	[ "$phase" = read.mid ] && nth=1
+	[ "$phase" = write.mid ] && nth=1 olddp=shm
 	MARU_FAILPOINT="marud.$phase=$nth*abort" marud_start --size 64M --grace 2
-	MARU_DATA=tcp "$FT" put "$MARU_URI" old.bin $SIZE 1 >/dev/null ||
+	MARU_DATA=$olddp "$FT" put "$MARU_URI" old.bin $SIZE 1 >/dev/null ||
 		fail "$phase: storing old.bin"
 	if [ "$phase" = read.mid ]; then
 		MARU_DATA=tcp "$FT" verify "$MARU_URI" old.bin >"$T/victim.out" 2>&1 &
@@ -124,9 +128,11 @@ mount_phase()
 # old.bin; a reader meanwhile sees the old chunk whole, then the new one.
 stall_phase()
 {
-	local phase=$1 pid
-	MARU_FAILPOINT="marud.$phase=2*sleep:1500" marud_start --size 64M --grace 2
-	MARU_DATA=tcp "$FT" put "$MARU_URI" x.bin $SIZE 1 >/dev/null || fail "$phase: old x.bin"
+	local phase=$1 nth=2 olddp=tcp pid
+	# write.mid: the old chunk over shm, as in kill_phase
+	[ "$phase" = write.mid ] && nth=1 olddp=shm
+	MARU_FAILPOINT="marud.$phase=$nth*sleep:1500" marud_start --size 64M --grace 2
+	MARU_DATA=$olddp "$FT" put "$MARU_URI" x.bin $SIZE 1 >/dev/null || fail "$phase: old x.bin"
 	MARU_DATA=tcp "$FT" put "$MARU_URI" x.bin $SIZE 2 >"$T/victim.out" 2>&1 &
 	pid=$!
 	sleep 0.5
