@@ -11,6 +11,9 @@
  * both with several frames in flight on a pipelined socket of the handle's
  * own (dp/tcp_pipe.c), so a transfer costs a round trip per window and not
  * per frame; what they hold is bounded per client (opts.stream_bytes).
+ * A read streams only where round trips cost more than the stream's copy
+ * (pipe_rtt_worth, dp/tcp_pipe.h: in-line READs of a FUSE piece taking
+ * 500 us or more; each in-line READ is timed for it).
  * Everything else, and a stream that cannot run, goes in line: one frame
  * per round trip on the control sockets, reads straight into the caller's
  * buffer and writes out of it. Frames go out through the client's control

@@ -313,8 +313,13 @@ void pipe_rtt_sample(struct maru_client *c, uint64_t ns)
 	t = c->tcp;
 	if (t) {
 		old = atomic_load(&t->rtt_ns);
-		/* a fresh estimate moves an eighth of the way; a stale one is replaced */
-		if (old && now - atomic_load(&t->rtt_at_ns) < TCP_RTT_STALE_NS)
+		/*
+		 * A fresh estimate falls to a faster sample at once and rises
+		 * an eighth of the way to a slower one: the network's delay is
+		 * a floor, a slow sample may be this host's load (a thread not
+		 * scheduled). A stale one is replaced.
+		 */
+		if (old && ns > old && now - atomic_load(&t->rtt_at_ns) < TCP_RTT_STALE_NS)
 			ns = old - old / 8 + ns / 8;
 		atomic_store(&t->rtt_ns, ns ? ns : 1);
 		atomic_store(&t->rtt_at_ns, now);

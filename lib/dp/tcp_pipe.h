@@ -74,7 +74,9 @@ void pipe_buf_put(struct maru_client *c, uint8_t *b);
  * in line, each frame lands straight in the caller's buffer but waits a
  * whole round trip. So a read streams only when the client's in-line
  * READs of at most TCP_RTT_PROBE bytes (FUSE's piece) take
- * TCP_STREAM_RTT_NS or more (a smoothed time, per client): then in line
+ * TCP_STREAM_RTT_NS or more (per client: the fastest recent time, rising
+ * an eighth of the way per slower one, as load slows a sample but no
+ * sample beats the network's delay): then in line
  * moves less than TCP_RTT_PROBE / TCP_STREAM_RTT_NS = 250 MiB/s, below
  * what the stream moves with its copy (measured on a 2-core veth host:
  * 360-550 MiB/s at no delay), and the round trip, not the copy, bounds
