@@ -314,12 +314,14 @@ void pipe_rtt_sample(struct maru_client *c, uint64_t ns)
 	if (t) {
 		old = atomic_load(&t->rtt_ns);
 		/*
-		 * A fresh estimate falls to a faster sample at once and rises
-		 * an eighth of the way to a slower one: the network's delay is
-		 * a floor, a slow sample may be this host's load (a thread not
-		 * scheduled). A stale one is replaced.
+		 * The estimate falls to a faster sample at once and rises an
+		 * eighth of the way to a slower one: the network's delay is a
+		 * floor, a slow sample may be this host's load (a thread not
+		 * scheduled); a stale one too, as one probe may be slow (a
+		 * delay that really grew is crossed by the first sample: from
+		 * 250 us, a 10 ms round trip makes 1.5 ms).
 		 */
-		if (old && ns > old && now - atomic_load(&t->rtt_at_ns) < TCP_RTT_STALE_NS)
+		if (old && ns > old)
 			ns = old - old / 8 + ns / 8;
 		atomic_store(&t->rtt_ns, ns ? ns : 1);
 		atomic_store(&t->rtt_at_ns, now);

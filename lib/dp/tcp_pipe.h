@@ -84,7 +84,8 @@ void pipe_buf_put(struct maru_client *c, uint8_t *b);
  * that host, where in line moved 470-720 MiB/s) each frame
  * goes in line. The estimate goes stale after TCP_RTT_STALE_NS without an
  * in-line READ (a streaming client makes none): the next read (the first
- * of a handle) then probes with one in-line frame of TCP_RTT_PROBE.
+ * of a handle) then probes with one in-line frame of TCP_RTT_PROBE, whose
+ * time moves the estimate as any sample does.
  */
 #define TCP_STREAM_RTT_NS	(500u * 1000)
 #define TCP_RTT_PROBE		(128u << 10)
