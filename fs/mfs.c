@@ -228,6 +228,7 @@ int mfs_client_opts(struct mfs *m, struct maru_client_opts *co, char *name,
 		co->timeout_ms = m->o.timeout_ms;
 	if (m->o.max_conns)
 		co->max_conns = m->o.max_conns;
+	co->stream_bytes = m->o.stream_bytes;
 	/* Off unless asked: polling did not make a create or a lookup through
 	 * the mount any faster (marufs(8)), and it costs CPU. */
 	if (m->o.spin_us > 10000 || m->o.spin_us < 0) {

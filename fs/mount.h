@@ -67,6 +67,7 @@ struct mfs_opts {
 	char *logfile;		/* daemonized: log here instead of syslog */
 	unsigned int timeout_ms;
 	unsigned int max_conns;
+	size_t stream_bytes;		/* maru_client_opts.stream_bytes; 0: its default */
 	int spin_us;			/* maru_client_opts.spin_us; 0 here */
 	double entry_timeout;
 	double attr_timeout;

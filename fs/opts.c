@@ -28,6 +28,7 @@ static const struct fuse_opt mfs_optspec[] = {
 	MOPT("attr_timeout=%lf", attr_timeout),
 	MOPT("negative_timeout=%lf", negative_timeout),
 	MOPT("max_conns=%u", max_conns),
+	MOPT("stream_bytes=%zu", stream_bytes),
 	MOPT("spin_us=%d", spin_us),
 	MOPT("logfile=%s", logfile),
 	MOPT("lookup_hints=%s", lookup_hints),
@@ -57,6 +58,7 @@ void opts_usage(const char *prog)
 	       "    -o key_file=PATH            shared secret for marud (mode 0600)\n"
 	       "    -o timeout_ms=N             bound on one call while marud is down (5000)\n"
 	       "    -o max_conns=N              control sockets for parallel calls (4)\n"
+	       "    -o stream_bytes=N           data=tcp: bytes read ahead/written behind (64 MiB)\n"
 	       "    -o spin_us=N                poll for marud's reply this long first (0: never)\n"
 	       "    -o entry_timeout=SECS       cache of positive names (%.0f)\n"
 	       "    -o attr_timeout=SECS        cache of attributes (%.0f)\n"

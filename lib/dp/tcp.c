@@ -11,6 +11,9 @@
  * both with several frames in flight on a pipelined socket of the handle's
  * own (dp/tcp_pipe.c), so a transfer costs a round trip per window and not
  * per frame; what they hold is bounded per client (opts.stream_bytes).
+ * A read streams only where round trips cost more than the stream's copy
+ * (pipe_rtt_worth, dp/tcp_pipe.h: in-line READs of a FUSE piece taking
+ * 500 us or more; each in-line READ is timed for it).
  * Everything else, and a stream that cannot run, goes in line: one frame
  * per round trip on the control sockets, reads straight into the caller's
  * buffer and writes out of it. Frames go out through the client's control
@@ -25,6 +28,7 @@
 
 #include <stdlib.h>
 
+#include "clock.h"
 #include "datapath.h"
 #include "failpoint.h"
 #include "frame.h"
@@ -54,6 +58,7 @@ static ssize_t line_read(struct maru_file *f, void *buf, size_t len, uint64_t of
 	struct req r = { .op = OP_READ, .p1 = &q, .n1 = sizeof(q) };
 	uint32_t max = io_max(f->c);
 	size_t done = 0;
+	uint64_t t0;
 	int rc;
 
 	while (done < len) {
@@ -63,9 +68,13 @@ static ssize_t line_read(struct maru_file *f, void *buf, size_t len, uint64_t of
 		r.rcap = q.len;
 		atomic_fetch_add(&f->c->st.tcp.rd_frames, 1);
 		atomic_fetch_add(&f->c->st.tcp.rd_trips, 1);
+		t0 = mono_ns();
 		rc = f->c->env.call(f->c, &r);
 		if (rc)
 			return rc;
+		/* what streaming would save (a bigger frame's time is its bytes') */
+		if (q.len <= TCP_RTT_PROBE)
+			pipe_rtt_sample(f->c, mono_ns() - t0);
 		/* marud clamps at the version's end: stop there */
 		if (r.rlen == 0)
 			break;
@@ -117,6 +126,44 @@ static int tcp_sync(struct maru_file *f)
 	return rc;
 }
 
+static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off);
+
+/*
+ * In line while round trips are cheap (pipe_rtt_worth): the first piece
+ * of a read with no fresh estimate is the probe. 1: go on streaming,
+ * 0: the read is done in line (*got: its bytes or -errno).
+ */
+static int tcp_inline(struct maru_file *f, struct tcp_stream *st, void *buf, size_t len,
+		      uint64_t off, ssize_t *got)
+{
+	int worth = pipe_rtt_worth(f->c);
+	size_t n = len;
+	unsigned int out;
+	ssize_t rc;
+
+	/* a stream already running on this handle keeps its frames */
+	pthread_mutex_lock(&st->lock);
+	out = st->ra_n;
+	pthread_mutex_unlock(&st->lock);
+	if ((worth > 0 || out) && pipe_budget_limit(f->c) >= TCP_STREAM_FRAME)
+		return 1;
+	/* streams off (no budget): nothing to probe for */
+	if (worth < 0 && n > TCP_RTT_PROBE && pipe_budget_limit(f->c) >= TCP_STREAM_FRAME)
+		n = TCP_RTT_PROBE;
+	*got = rc = line_read(f, buf, n, off);
+	if (rc <= 0)
+		return 0;
+	pthread_mutex_lock(&st->lock);
+	st->ra_seq = off + (uint64_t)rc;
+	pthread_mutex_unlock(&st->lock);
+	if ((size_t)rc == len || (size_t)rc < n)
+		return 0;
+	/* probed: the rest as the estimate now says */
+	rc = tcp_read(f, (uint8_t *)buf + n, len - n, off + n);
+	*got = rc < 0 ? (ssize_t)n : (ssize_t)n + rc;
+	return 0;
+}
+
 static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct tcp_stream *st = stream_of(f);
@@ -129,6 +176,8 @@ static ssize_t tcp_read(struct maru_file *f, void *buf, size_t len, uint64_t off
 		rc = tcp_sync(f);
 		return rc ? rc : line_read(f, buf, len, off);
 	}
+	if (!tcp_inline(f, st, buf, len, off, &got))
+		return got;
 	pthread_mutex_lock(&st->lock);
 	got = ra_read(f, st, buf, len, off);
 	pthread_mutex_unlock(&st->lock);

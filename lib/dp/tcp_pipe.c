@@ -14,7 +14,9 @@
  * pooled per client (c->tcp, made by the path's open, dropped by its
  * close, both under dp_lock held for writing); a stream takes and returns
  * them under dp_lock held for reading. It also keeps the client's budget
- * (opts.stream_bytes) of what the streams hold, counted in c->st.tcp.
+ * (opts.stream_bytes) of what the streams hold, counted in c->st.tcp,
+ * and the round-trip estimate that says whether streaming pays at all
+ * (pipe_rtt_worth, tcp_pipe.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "frame.h"
 #include "sockio.h"
 #include "tcp_pipe.h"
@@ -37,6 +40,9 @@ struct tcp_dp {
 	unsigned int n;
 	uint8_t *bufs[PIPE_BUFS];
 	unsigned int nbufs;
+	/* smoothed time of an in-line READ of at most TCP_RTT_PROBE bytes,
+	 * when it was last sampled (mono_ns), the bar to stream above */
+	atomic_uint_fast64_t rtt_ns, rtt_at_ns, rtt_min_ns;
 };
 
 int pipe_pool_open(struct maru_client *c)
@@ -49,6 +55,7 @@ int pipe_pool_open(struct maru_client *c)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
+	atomic_store(&t->rtt_min_ns, TCP_STREAM_RTT_NS);
 	c->tcp = t;
 	return 0;
 }
@@ -295,4 +302,57 @@ void pipe_buf_put(struct maru_client *c, uint8_t *b)
 		free(b);
 		pipe_budget_give(c, TCP_STREAM_FRAME);
 	}
+}
+
+void pipe_rtt_sample(struct maru_client *c, uint64_t ns)
+{
+	uint64_t now = mono_ns(), old;
+	struct tcp_dp *t;
+
+	pthread_rwlock_rdlock(&c->dp_lock);
+	t = c->tcp;
+	if (t) {
+		old = atomic_load(&t->rtt_ns);
+		/*
+		 * The estimate falls to a faster sample at once and rises an
+		 * eighth of the way to a slower one: the network's delay is a
+		 * floor, a slow sample may be this host's load (a thread not
+		 * scheduled); a stale one too, as one probe may be slow (a
+		 * delay that really grew is crossed by the first sample: from
+		 * 250 us, a 10 ms round trip makes 1.5 ms).
+		 */
+		if (old && ns > old)
+			ns = old - old / 8 + ns / 8;
+		atomic_store(&t->rtt_ns, ns ? ns : 1);
+		atomic_store(&t->rtt_at_ns, now);
+	}
+	pthread_rwlock_unlock(&c->dp_lock);
+}
+
+int pipe_rtt_worth(struct maru_client *c)
+{
+	struct tcp_dp *t;
+	uint64_t min, rtt;
+	int worth = 1;
+
+	pthread_rwlock_rdlock(&c->dp_lock);
+	t = c->tcp;
+	if (t) {
+		min = atomic_load(&t->rtt_min_ns);
+		rtt = atomic_load(&t->rtt_ns);
+		if (min && (!rtt || mono_ns() - atomic_load(&t->rtt_at_ns) >= TCP_RTT_STALE_NS))
+			worth = -1;
+		else
+			worth = rtt >= min;
+	}
+	pthread_rwlock_unlock(&c->dp_lock);
+	return worth;
+}
+
+void pipe_rtt_bar(struct maru_client *c, uint64_t ns)
+{
+	pthread_rwlock_rdlock(&c->dp_lock);
+	if (c->tcp)
+		atomic_store(&c->tcp->rtt_min_ns, ns);
+	pthread_rwlock_unlock(&c->dp_lock);
 }

@@ -68,4 +68,33 @@ void pipe_budget_give(struct maru_client *c, size_t n);
 uint8_t *pipe_buf_get(struct maru_client *c);
 void pipe_buf_put(struct maru_client *c, uint8_t *b);
 
+/*
+ * Whether streaming pays. A stream saves round trips but receives into its
+ * own frame buffers and copies to the caller (a memmove of every byte);
+ * in line, each frame lands straight in the caller's buffer but waits a
+ * whole round trip. So a read streams only when the client's in-line
+ * READs of at most TCP_RTT_PROBE bytes (FUSE's piece) take
+ * TCP_STREAM_RTT_NS or more (per client: the fastest recent time, rising
+ * an eighth of the way per slower one, as load slows a sample but no
+ * sample beats the network's delay): then in line
+ * moves less than TCP_RTT_PROBE / TCP_STREAM_RTT_NS = 250 MiB/s, below
+ * what the stream moves with its copy (measured on a 2-core veth host:
+ * 360-550 MiB/s at no delay), and the round trip, not the copy, bounds
+ * it. Below the bar (a LAN, loopback: a 128 KiB READ took ~250 us on
+ * that host, where in line moved 470-720 MiB/s) each frame
+ * goes in line. The estimate goes stale after TCP_RTT_STALE_NS without an
+ * in-line READ (a streaming client makes none): the next read (the first
+ * of a handle) then probes with one in-line frame of TCP_RTT_PROBE, whose
+ * time moves the estimate as any sample does.
+ */
+#define TCP_STREAM_RTT_NS	(500u * 1000)
+#define TCP_RTT_PROBE		(128u << 10)
+#define TCP_RTT_STALE_NS	(2000ull * 1000 * 1000)
+/* An in-line READ of at most TCP_RTT_PROBE bytes took ns. */
+void pipe_rtt_sample(struct maru_client *c, uint64_t ns);
+/* 1: stream, 0: in line, -1: no fresh estimate (probe in line first). */
+int pipe_rtt_worth(struct maru_client *c);
+/* The bar (TCP_STREAM_RTT_NS unless set; 0: always stream). For tests. */
+void pipe_rtt_bar(struct maru_client *c, uint64_t ns);
+
 #endif

@@ -11,7 +11,7 @@
 skip_unless_fuse
 
 "$MARUFS" --help >"$T/help" 2>&1 || fail "--help exit status"
-for want in 'POOL MOUNTPOINT' 'data=auto|shm|tcp|rdma' 'negative_timeout=' 'key_file=' 'spin_us=' \
+for want in 'POOL MOUNTPOINT' 'data=auto|shm|tcp|rdma' 'negative_timeout=' 'key_file=' 'spin_us=' 'stream_bytes=' \
 	'-f  ' 'allow_other'; do
 	grep -q -- "$want" "$T/help" || fail "--help lacks '$want'"
 done
@@ -36,8 +36,11 @@ grep -q 'spin_us=20000: expected 0 to 10000 microseconds' "$T/spin.log" ||
 mountpoint -q "$T/m" && fail "a bad spin_us left a mount"
 
 # marufs's options: data path and cache timeouts reach the mount
-marufs_mount -o data=tcp,entry_timeout=0.5,attr_timeout=0.5,negative_timeout=0.2,max_conns=2
+marufs_mount -o data=tcp,entry_timeout=0.5,attr_timeout=0.5,negative_timeout=0.2,max_conns=2 \
+	-o stream_bytes=3145728
 assert_eq "$(awk '$1 == "data_path" { print $2 }' "$MNT/.maru/pool")" tcp "data=tcp honoured"
+assert_eq "$(awk '$1 == "maru_client_tcp_stream_limit_bytes" { print $2 }' "$MNT/.maru/stats")" \
+	3145728 "stream_bytes= honoured"
 head -c $((3 << 20)) /dev/urandom >"$T/blob"
 cp "$T/blob" "$MNT/blob"
 cmp "$T/blob" "$MNT/blob" || fail "data over tcp differs"

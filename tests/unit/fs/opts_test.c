@@ -68,6 +68,7 @@ static void test_every_option(void **state)
 {
 	char *argv[] = { "marufs", "-o",
 		"data=shm,coherence=flush,key_file=/etc/k,timeout_ms=7,max_conns=3,spin_us=5",
+		"-ostream_bytes=1048576",
 		"-o", "entry_timeout=1.5,attr_timeout=2.5,negative_timeout=0,logfile=l.log",
 		"-olookup_hints=off,ro,defaults,_netdev,nofail,noauto,user",
 		"maru://host:9", "/mnt/m", "-f", NULL };
@@ -81,6 +82,7 @@ static void test_every_option(void **state)
 	assert_int_equal(o.timeout_ms, 7);
 	assert_int_equal(o.max_conns, 3);
 	assert_int_equal(o.spin_us, 5);
+	assert_int_equal(o.stream_bytes, 1048576);
 	assert_true(o.entry_timeout == 1.5);
 	assert_true(o.attr_timeout == 2.5);
 	assert_true(o.negative_timeout == 0);
@@ -120,8 +122,12 @@ static void test_help_version(void **state)
 	/* a bad number is the parser's error */
 	{
 		char *bad[] = { "marufs", "-o", "timeout_ms=lots", "p", "/m", NULL };
+		char *bad2[] = { "marufs", "-o", "stream_bytes=lots", "p", "/m", NULL };
 
 		assert_int_equal(parse(bad, &args, &o), -1);
+		opts_free(&o);
+		fuse_opt_free_args(&args);
+		assert_int_equal(parse(bad2, &args, &o), -1);
 		opts_free(&o);
 		fuse_opt_free_args(&args);
 	}

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "client_priv.h"
+#include "dp/tcp_pipe.h"
 #include "../fake_store.h"
 
 #define CHUNK	(8u << 20)
@@ -43,6 +44,7 @@ static struct {
 	int waited;
 	int most;		/* requests seen in flight at once */
 	int64_t held_max;	/* peak of c->st.tcp.held seen by the handler */
+	int read_delay_ms;	/* every READ answered this late */
 } seen;
 
 static void sleep_ms_(int ms)
@@ -75,6 +77,8 @@ static int probe_handler(struct fake_req *q)
 		}
 		seen.most = 1 + (int)((size_t)queued / seen.frame);
 	}
+	if (q->h.op == OP_READ && seen.read_delay_ms)
+		sleep_ms_(seen.read_delay_ms);
 	return store_handler(q);
 }
 
@@ -97,6 +101,9 @@ static struct fx *fx_new(size_t stream_bytes)
 	fake_start(&x->f, probe_handler, &x->s);
 	x->c = fake_client(&x->f, 2000, 2, &x->b, LOG_INFO);
 	x->c->opts.stream_bytes = stream_bytes;
+	/* stream whatever the round trip (this one is a Unix socket's) */
+	assert_non_null(x->c->tcp);
+	pipe_rtt_bar(x->c, 0);
 	memset(&seen, 0, sizeof(seen));
 	seen.c = x->c;
 	x->buf = malloc(CHUNK);
@@ -168,6 +175,49 @@ static void test_reads_in_flight(void **state)
 	assert_int_equal(atomic_load(&x->c->st.dp[MARU_DATA_TCP].rd_bytes), CHUNK);
 	/* past the end: nothing, and nothing more asked */
 	assert_int_equal(maru_file_pread(h, x->back, PIECE, CHUNK), 0);
+	maru_file_close(h);
+	held_after_close(x);
+	fx_free(x);
+}
+
+/*
+ * Whether to stream is the round trip's. The bar here is 20 ms (the
+ * default, 500 us, is too close to what a loaded 2-core machine makes of
+ * a Unix socket's round trip), far above this one (a READ of a piece
+ * answered in microseconds): a chunk read in pieces goes in line, one
+ * frame per piece straight into the caller's buffer, no stream socket,
+ * nothing held (the stream's copy would cost more than the round trips
+ * it saves). Then marud answers every READ 40 ms late (a real delay,
+ * above the bar): the next handle's first pieces, still in line, measure
+ * it and the rest of the chunk streams (frames of 1 MiB on a socket of
+ * its own).
+ */
+static void test_stream_only_when_round_trips_cost(void **state)
+{
+	struct fx *x = fx_new(0);
+	struct maru_file *h;
+	uint64_t frames;
+
+	(void)state;
+	pipe_rtt_bar(x->c, 20u * 1000 * 1000);
+	publish_pattern(x, CHUNK);
+	assert_int_equal(maru_file_open_ino(x->c, STORE_INO, &h), 0);
+	read_in_pieces(x, h);
+	assert_int_equal(pipe_rtt_worth(x->c), 0);
+	assert_int_equal(atomic_load(&x->c->st.tcp.rd_frames), CHUNK / PIECE);
+	assert_int_equal(atomic_load(&x->c->st.tcp.rd_trips), CHUNK / PIECE);
+	assert_int_equal(atomic_load(&x->c->st.tcp.dials), 0);
+	assert_int_equal(seen.held_max, 0);
+	maru_file_close(h);
+
+	seen.read_delay_ms = 40;
+	assert_int_equal(maru_file_open_ino(x->c, STORE_INO, &h), 0);
+	read_in_pieces(x, h);
+	assert_int_equal(pipe_rtt_worth(x->c), 1);
+	frames = atomic_load(&x->c->st.tcp.rd_frames) - CHUNK / PIECE;
+	assert_true(frames < CHUNK / PIECE / 2);
+	assert_true(atomic_load(&x->c->st.tcp.dials) >= 1);
+	assert_true(seen.held_max > 0);
 	maru_file_close(h);
 	held_after_close(x);
 	fx_free(x);
@@ -307,6 +357,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reads_in_flight),
+		cmocka_unit_test(test_stream_only_when_round_trips_cost),
 		cmocka_unit_test(test_readahead_bounded),
 		cmocka_unit_test(test_writes_in_flight),
 		cmocka_unit_test(test_big_calls),
