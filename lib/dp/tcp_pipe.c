@@ -319,9 +319,10 @@ void pipe_rtt_sample(struct maru_client *c, uint64_t ns)
 		 * floor, a slow sample may be this host's load (a thread not
 		 * scheduled); a stale one too, as one probe may be slow (a
 		 * delay that really grew is crossed by the first sample: from
-		 * 250 us, a 10 ms round trip makes 1.5 ms).
+		 * 250 us, a 10 ms round trip makes 1.5 ms). A stall (a lost
+		 * segment, TCP_RTT_STALL_NS) is taken whole.
 		 */
-		if (old && ns > old)
+		if (old && ns > old && ns < TCP_RTT_STALL_NS)
 			ns = old - old / 8 + ns / 8;
 		atomic_store(&t->rtt_ns, ns ? ns : 1);
 		atomic_store(&t->rtt_at_ns, now);

@@ -90,6 +90,13 @@ void pipe_buf_put(struct maru_client *c, uint8_t *b);
 #define TCP_STREAM_RTT_NS	(500u * 1000)
 #define TCP_RTT_PROBE		(128u << 10)
 #define TCP_RTT_STALE_NS	(2000ull * 1000 * 1000)
+/*
+ * A sample this slow is taken at once: a READ that waited for TCP's
+ * retransmission timer (200 ms at the least) lost a segment, and a lossy
+ * link is where frames in flight pay most (fast retransmit instead of the
+ * timer). Load alone seldom stalls a round trip this long.
+ */
+#define TCP_RTT_STALL_NS	(50ull * 1000 * 1000)
 /* An in-line READ of at most TCP_RTT_PROBE bytes took ns. */
 void pipe_rtt_sample(struct maru_client *c, uint64_t ns);
 /* 1: stream, 0: in line, -1: no fresh estimate (probe in line first). */

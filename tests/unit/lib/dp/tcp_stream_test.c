@@ -210,6 +210,16 @@ static void test_stream_only_when_round_trips_cost(void **state)
 	assert_int_equal(seen.held_max, 0);
 	maru_file_close(h);
 
+	/* a stall as long as a retransmission timer is taken whole: stream */
+	pipe_rtt_sample(x->c, 100u * 1000);
+	assert_int_equal(pipe_rtt_worth(x->c), 0);
+	pipe_rtt_sample(x->c, 40u * 1000 * 1000);
+	assert_int_equal(pipe_rtt_worth(x->c), 0);	/* load: an eighth of it */
+	pipe_rtt_sample(x->c, 100u * 1000);
+	pipe_rtt_sample(x->c, TCP_RTT_STALL_NS);
+	assert_int_equal(pipe_rtt_worth(x->c), 1);
+	pipe_rtt_sample(x->c, 100u * 1000);
+
 	seen.read_delay_ms = 40;
 	assert_int_equal(maru_file_open_ino(x->c, STORE_INO, &h), 0);
 	read_in_pieces(x, h);
