@@ -18,7 +18,7 @@ for g in A B; do
 exec bash "\$VM/guest_rdma.sh" $g
 EOF2
 done
-vm_start A 1G 540 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
+vm_start A 1G 720 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
 	-device virtio-net-pci,netdev=n0,mac=52:54:00:07:00:01
 vm_wait_listen A "$port"
 vm_start B 1G 540 -netdev "socket,id=n0,connect=127.0.0.1:$port" \
