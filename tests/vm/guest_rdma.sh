@@ -11,7 +11,8 @@
 #    key, data on rdma://10.7.0.1:18515; a local data=shm mount checks what
 #    B wrote and writes what B reads; it restarts marud when B asks. Once B
 #    is done, tests/integration/rdma_hw.sh runs fs_io and fs_namespace on
-#    data=rdma mounts of A over rxe0 (one host).
+#    data=rdma mounts of A over rxe0 (one host), then the engine-pattern
+#    cases engine_sglang, engine_lmcache and engine_vllm.
 # B: marufs maru://10.7.0.1:7450 -o data=rdma: files of 1-32 MiB byte-exact
 #    both ways, data=auto picks rdma, namespace operations, a writer killed
 #    mid-write, a data=rdma client killed holding a file while another
@@ -76,14 +77,20 @@ if [ "$role" = A ]; then
 	marud_stop
 	vlog "marud stopped"
 	# the integration cases on rxe0 itself (marud and marufs both on A):
-	# rdma_hw runs fs_io, then fs_namespace. Not engine_vllm: in this 1 GiB
-	# single-vCPU guest its 32 writer threads (each right an extent MR on
-	# rxe) passed once and failed twice: RKEY requests "Connection timed
-	# out" or "Interrupted system call", the event stream silent for 2.8 s,
-	# a short write. Open in the report of issue 23.
-	MARU_RDMA_DEVICE=rxe0 MARU_RDMA_ADDR=$A_ADDR MARU_RDMA_HW_CASES=fs_namespace \
+	# rdma_hw runs fs_io, then fs_namespace and the engine-pattern cases
+	# of SGLang (1000 pages: about 20 s here, against 30000 on the host),
+	# LMCache and vLLM (32 writers, each right an extent MR on rxe: about
+	# 75 s here). The engine cases make a 1 GiB shm pool: in a 1 GiB guest
+	# (/dev/shm half of it, no swap, every extent MR pinned) vLLM's
+	# buffered phase starved the guest: marud silent for 7.6 s, an RKEY
+	# "Connection timed out", a short write (then "Interrupted system
+	# call" for the RKEYs of the tool's other threads, killed as it
+	# exited). vm_rdma.sh gives A 2 GiB for that.
+	ENGINE_TOOLS=${TOOLS%/tools} ENGINE_SGLANG_PAGES=1000 \
+		MARU_RDMA_DEVICE=rxe0 MARU_RDMA_ADDR=$A_ADDR \
+		MARU_RDMA_HW_CASES="fs_namespace engine_sglang engine_lmcache engine_vllm" \
 		bash "$SRCDIR/tests/integration/rdma_hw.sh" || fail "rdma_hw on rxe0"
-	vlog "rdma_hw on rxe0: fs_io, fs_namespace: ok"
+	vlog "rdma_hw on rxe0: fs_io, fs_namespace, engine_sglang, engine_lmcache, engine_vllm: ok"
 	exit 0
 fi
 

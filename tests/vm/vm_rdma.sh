@@ -8,6 +8,8 @@
 # rdma:// and tcp:// (with a key), marufs on B mounts it with data=rdma.
 # The checks are in tests/vm/guest_rdma.sh; real here: the kernel's RoCE v2
 # stack and rdma-core's rxe provider, no softverbs. Emulated: the NIC.
+# A has 2 GiB: the engine cases it runs last make a 1 GiB shm pool (in
+# 1 GiB, engine_vllm starved the guest; see guest_rdma.sh).
 . "$(dirname "$0")/lib.sh"
 vm_init
 head -c 64 /dev/urandom >"$RUN/key"
@@ -18,7 +20,7 @@ for g in A B; do
 exec bash "\$VM/guest_rdma.sh" $g
 EOF2
 done
-vm_start A 1G 540 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
+vm_start A 2G 720 -netdev "socket,id=n0,listen=127.0.0.1:$port" \
 	-device virtio-net-pci,netdev=n0,mac=52:54:00:07:00:01
 vm_wait_listen A "$port"
 vm_start B 1G 540 -netdev "socket,id=n0,connect=127.0.0.1:$port" \
