@@ -28,7 +28,32 @@ say()
 	echo "modules=$cache/root/lib/modules"
 }
 
+# The initramfs: busybox, the modules that reach the host's root over 9p
+# (with their dependencies, in load order), and tests/vm/init.
+make_initrd()
+{
+	local ir=$cache/initrd
+
+	mkdir -p "$ir/bin" "$ir/mod" "$ir/proc" "$ir/sys" "$ir/dev" "$ir/lower" "$ir/rw" "$ir/newroot" "$ir/out"
+	cp "$(command -v busybox)" "$ir/bin/busybox"
+	for m in virtio_pci 9pnet_virtio 9p overlay; do
+		modprobe -d "$cache/root" -S "$ver" --show-depends "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
+	done | awk '!seen[$0]++' | while read -r ko; do
+		cp "$ko" "$ir/mod/"
+		basename "$ko" >>"$ir/mod/order"
+	done
+	cp "$(dirname "$0")/init" "$ir/init"
+	chmod 755 "$ir/init"
+	(cd "$ir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$cache/initrd.img"
+	rm -rf "$ir"
+}
+
 if [ -e "$cache/ready" ]; then
+	# a changed tests/vm/init makes a new initramfs, not a new download
+	if [ "$(dirname "$0")/init" -nt "$cache/initrd.img" ]; then
+		ver=$(ls "$cache/root/lib/modules")
+		make_initrd
+	fi
 	say
 	exit 0
 fi
@@ -74,20 +99,6 @@ tail -c +"$((off + 1))" "$z" | xz -dc >"$cache/vmlinux.tmp" 2>/dev/null || true
 head -c 4 "$cache/vmlinux.tmp" | grep -q ELF || { echo "kernel.sh: $z did not unpack to an ELF" >&2; exit 1; }
 mv "$cache/vmlinux.tmp" "$cache/vmlinux"
 
-# The initramfs: busybox, the modules that reach the host's root over 9p
-# (with their dependencies, in load order), and tests/vm/init.
-ir=$cache/initrd
-mkdir -p "$ir/bin" "$ir/mod" "$ir/proc" "$ir/sys" "$ir/dev" "$ir/lower" "$ir/rw" "$ir/newroot" "$ir/out"
-cp "$(command -v busybox)" "$ir/bin/busybox"
-for m in virtio_pci 9pnet_virtio 9p overlay; do
-	modprobe -d "$cache/root" -S "$ver" --show-depends "$m" | sed -n 's/^insmod \([^ ]*\).*/\1/p'
-done | awk '!seen[$0]++' | while read -r ko; do
-	cp "$ko" "$ir/mod/"
-	basename "$ko" >>"$ir/mod/order"
-done
-cp "$(dirname "$0")/init" "$ir/init"
-chmod 755 "$ir/init"
-(cd "$ir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$cache/initrd.img"
-rm -rf "$ir"
+make_initrd
 echo "$pkg $ver" >"$cache/ready"
 say
