@@ -29,20 +29,7 @@ mkdir "$m1/ns" || fail "mkdir ns"
 cp "$T/chunk" "$m1/ns/chunk.bin" || fail "cp into the pool"
 cmp "$T/chunk" "$m2/ns/chunk.bin" || fail "second mount before the restart"
 # a descriptor of the old generation, held by a process marud does not inherit
-python3 - "$m1/ns/chunk.bin" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 <<'PY' &
-import errno, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-assert len(os.pread(fd, 100, 0)) == 100
-open(sys.argv[2], "w").close()
-while not os.path.exists(sys.argv[3]):
-    time.sleep(0.05)
-try:
-    os.pread(fd, 100, 4096)
-    print("read")
-except OSError as e:
-    print("EIO" if e.errno == errno.EIO else e.strerror)
-os.close(fd)
-PY
+python3 "$SRCDIR/tests/integration/lib/oldfd.py" "$m1/ns/chunk.bin" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 &
 py=$!
 wait_for 10 test -e "$T/ready" || fail "old-descriptor reader never got ready"
 g1=$(gen_of "$m1")

@@ -132,19 +132,7 @@ vm_signal B.wrote
 await A A.checked 300
 
 # ---- marud restarted on A, seen from B ----
-python3 - "$MNT/a/s32" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 <<'PY' &
-import errno, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-assert len(os.pread(fd, 100, 0)) == 100
-open(sys.argv[2], "w").close()
-while not os.path.exists(sys.argv[3]):
-    time.sleep(0.05)
-try:
-    os.pread(fd, 100, 4096)
-    print("read")
-except OSError as e:
-    print("EIO" if e.errno == errno.EIO else e.strerror)
-PY
+python3 "$SRCDIR/tests/integration/lib/oldfd.py" "$MNT/a/s32" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 &
 py=$!
 wait_for 20 test -e "$T/ready" || fail "old-descriptor reader never got ready"
 g=$(pool_field "$MNT/.maru/pool" generation)

@@ -178,19 +178,7 @@ PY
 vlog "zero-copy on $dev at 2 MiB (sized and grown files): maru_map, shim ($(served dd) dd reads), mmap: ok"
 
 # ---- warm restart on the device ----
-python3 - "$MNT/s32" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 <<'PY' &
-import errno, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-assert len(os.pread(fd, 100, 0)) == 100
-open(sys.argv[2], "w").close()
-while not os.path.exists(sys.argv[3]):
-    time.sleep(0.05)
-try:
-    os.pread(fd, 100, 4096)
-    print("read")
-except OSError as e:
-    print("EIO" if e.errno == errno.EIO else e.strerror)
-PY
+python3 "$SRCDIR/tests/integration/lib/oldfd.py" "$MNT/s32" "$T/ready" "$T/go" >"$T/oldfd.out" 2>&1 &
 py=$!
 wait_for 20 test -e "$T/ready" || fail "old-descriptor reader never got ready"
 g=$(pool_field "$MNT/.maru/pool" generation)
