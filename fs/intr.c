@@ -4,8 +4,9 @@
  * a libmaru cancel token bound to the thread (maru_cancel_bind) and the
  * request it serves. The interrupt callback libfuse runs, on the thread
  * that read the INTERRUPT, fires the token when the request is still the
- * seat's: the libmaru call ends with EINTR at once, the handler replies
- * with it and the caller (or the task being killed) goes on. libfuse may
+ * seat's: once the request has run INTR_GRACE_MS, the libmaru call ends
+ * with EINTR, the handler replies with it and the caller (or the task
+ * being killed) goes on. libfuse may
  * run a callback late, after its request was answered; the seat then
  * serves another request, or none, and the callback does nothing. Seats
  * are never freed: a thread that ends leaves its seat for the next, so a
@@ -22,7 +23,6 @@
 struct seat {
 	pthread_mutex_t lock;
 	fuse_req_t req;			/* the request served; NULL: none */
-	int op;
 	uint64_t start_ms;
 	struct maru_cancel *tok;
 	struct seat *next_free;
@@ -79,19 +79,6 @@ static struct seat *seat_take(void)
 	return s;
 }
 
-/* Requests that only look: nothing is left half done when they end early. */
-static int looks_only(int op)
-{
-	switch (op) {
-	case OP_LOOKUP: case OP_GETATTR: case OP_READ: case OP_OPENDIR: case OP_READDIR:
-	case OP_STATFS: case OP_ACCESS: case OP_GETXATTR: case OP_LISTXATTR:
-	case OP_READLINK: case OP_POLL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static void intr_fire(fuse_req_t req, void *data)
 {
 	struct seat *s = data;
@@ -100,7 +87,7 @@ static void intr_fire(fuse_req_t req, void *data)
 	pthread_mutex_lock(&s->lock);
 	if (s->req == req) {
 		ran = mono_ms() - s->start_ms;
-		if (!looks_only(s->op) && ran < INTR_GRACE_MS)
+		if (ran < INTR_GRACE_MS)
 			maru_cancel_fire_after(s->tok, (unsigned int)(INTR_GRACE_MS - ran));
 		else
 			maru_cancel_fire(s->tok);
@@ -116,7 +103,6 @@ void intr_begin(fuse_req_t req, int op)
 		return;
 	pthread_mutex_lock(&mine->lock);
 	mine->req = quiet ? NULL : req;
-	mine->op = op;
 	mine->start_ms = mono_ms();
 	maru_cancel_reset(mine->tok);
 	pthread_mutex_unlock(&mine->lock);

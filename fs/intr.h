@@ -9,12 +9,14 @@
 #include "mount.h"
 
 /*
- * A request that changes something (a write, the publish at a flush, a
- * create, a rename...) interrupted earlier than this after it began is
- * given the rest of it: cut in two, a write fails its version (pendio.c)
- * and a namespace change leaves its outcome unknown, which a signal to a
- * healthy caller must not do; one stuck on the network ends then. Requests
- * that only look end at once.
+ * A request interrupted earlier than this after it began is given the rest
+ * of it; one stuck on the network ends then. The kernel sends an INTERRUPT
+ * whenever the caller has a signal pending, which a healthy caller often
+ * has: a handler installed with SA_RESTART, or io_uring's task work (a
+ * process with a ring sees a stat(2) fail with EINTR otherwise). Cut in
+ * two, a write fails its version (pendio.c) and a namespace change leaves
+ * its outcome unknown; a lookup or a read that fails EINTR breaks a caller
+ * that never expects it from a file system.
  */
 #define INTR_GRACE_MS	200
 
