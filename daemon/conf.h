@@ -65,6 +65,18 @@ struct config {
 	uint32_t memgen_poll_ms;	/* memory_generation() asked this often */
 	uint32_t memgen_grace_ms;	/* unknown this long: pool out of use */
 	int rdma_rights;		/* 0 auto, 1 extent-mr, 2 trust-pool (rdma/) */
+	/* Cluster membership in etcd (daemon/cluster/): "" none. */
+	char cluster_etcd[PATH_MAX];	/* "host:port[,host:port...]" */
+	char cluster_name[64];
+	uint32_t cluster_ttl_s;
+	uint32_t cluster_weight;
+	char cluster_zone[64];
+	char cluster_advertise[8][256];	/* URIs clients reach; none: the tcp listens */
+	unsigned int ncluster_advertise;
+	char cluster_etcd_ca[PATH_MAX], cluster_etcd_cert[PATH_MAX], cluster_etcd_key[PATH_MAX];
+	char cluster_etcd_user[64];
+	char cluster_etcd_password_file[PATH_MAX];
+	int drain;			/* take no new names (--drain) */
 };
 
 /* One command-line override; value points into argv. */

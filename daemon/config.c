@@ -339,6 +339,93 @@ static int set_rdma_rights(struct config *c, const char *v, int layer)
 	return -EINVAL;
 }
 
+/*
+ * cluster = etcd://HOST:PORT[,HOST:PORT...]/NAME: the etcd members and the
+ * cluster's name (letters, digits, '.', '_', '-').
+ */
+static int set_cluster(struct config *c, const char *v, int layer)
+{
+	const char *hosts = v + strlen("etcd://"), *slash, *p;
+
+	(void)layer;
+	if (!*v) {
+		c->cluster_etcd[0] = c->cluster_name[0] = '\0';
+		return 0;
+	}
+	if (strncmp(v, "etcd://", 7) || !(slash = strchr(hosts, '/')) || slash == hosts ||
+	    !slash[1] || strlen(slash + 1) >= sizeof(c->cluster_name) ||
+	    (size_t)(slash - hosts) >= sizeof(c->cluster_etcd))
+		return -EINVAL;
+	for (p = slash + 1; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return -EINVAL;
+	for (p = hosts; p < slash; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(".-:,[]", *p))
+			return -EINVAL;
+	memcpy(c->cluster_etcd, hosts, (size_t)(slash - hosts));
+	c->cluster_etcd[slash - hosts] = '\0';
+	strcpy(c->cluster_name, slash + 1);
+	return 0;
+}
+
+static int set_cluster_ttl(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 2, 3600, &n);
+
+	(void)layer;
+	if (!rc)
+		c->cluster_ttl_s = (uint32_t)n;
+	return rc;
+}
+
+static int set_cluster_weight(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 1, 1000000, &n);
+
+	(void)layer;
+	if (!rc)
+		c->cluster_weight = (uint32_t)n;
+	return rc;
+}
+
+static int set_cluster_zone(struct config *c, const char *v, int layer)
+{
+	(void)layer;
+	return set_string(c->cluster_zone, sizeof(c->cluster_zone), v);
+}
+
+/* cluster-advertise = URI, once per URI (tcp:// or rdma://) */
+static int set_cluster_advertise(struct config *c, const char *v, int layer)
+{
+	(void)layer;
+	if (strncmp(v, "tcp://", 6) && strncmp(v, "rdma://", 7))
+		return -EINVAL;
+	if (c->ncluster_advertise == 8)
+		return -E2BIG;
+	return set_string(c->cluster_advertise[c->ncluster_advertise++],
+			  sizeof(c->cluster_advertise[0]), v);
+}
+
+#define CLUSTER_PATH_KEY(fn, field)					\
+	static int fn(struct config *c, const char *v, int layer)	\
+	{								\
+		(void)layer;						\
+		return set_string(c->field, sizeof(c->field), v);	\
+	}
+CLUSTER_PATH_KEY(set_cluster_etcd_ca, cluster_etcd_ca)
+CLUSTER_PATH_KEY(set_cluster_etcd_cert, cluster_etcd_cert)
+CLUSTER_PATH_KEY(set_cluster_etcd_key, cluster_etcd_key)
+CLUSTER_PATH_KEY(set_cluster_etcd_user, cluster_etcd_user)
+CLUSTER_PATH_KEY(set_cluster_etcd_password_file, cluster_etcd_password_file)
+
+static int set_drain(struct config *c, const char *v, int layer)
+{
+	(void)layer;
+	return parse_yesno(v, &c->drain);
+}
+
 static const struct config_key config_keys[] = {
 	{ "pool", set_pool },
 	{ "size", set_size },
@@ -366,6 +453,17 @@ static const struct config_key config_keys[] = {
 	{ "memory-generation-poll-ms", set_memgen_poll },
 	{ "memory-generation-grace-ms", set_memgen_grace },
 	{ "rdma-rights", set_rdma_rights },
+	{ "cluster", set_cluster },
+	{ "cluster-ttl", set_cluster_ttl },
+	{ "cluster-weight", set_cluster_weight },
+	{ "cluster-zone", set_cluster_zone },
+	{ "cluster-advertise", set_cluster_advertise },
+	{ "cluster-etcd-ca", set_cluster_etcd_ca },
+	{ "cluster-etcd-cert", set_cluster_etcd_cert },
+	{ "cluster-etcd-key", set_cluster_etcd_key },
+	{ "cluster-etcd-user", set_cluster_etcd_user },
+	{ "cluster-etcd-password-file", set_cluster_etcd_password_file },
+	{ "drain", set_drain },
 };
 
 void config_defaults(struct config *c)
@@ -389,6 +487,8 @@ void config_defaults(struct config *c)
 	c->ack_ms = 50;
 	c->memgen_poll_ms = 100;
 	c->memgen_grace_ms = 2000;
+	c->cluster_ttl_s = 10;
+	c->cluster_weight = 1;
 }
 
 int config_set(struct config *c, const char *key, const char *value, int layer)

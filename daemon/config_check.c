@@ -222,6 +222,15 @@ void config_print(const struct config *c, FILE *out)
 			"memory-generation-poll-ms: %u\nmemory-generation-grace-ms: %u\n",
 			c->region_ext_config, c->memgen_poll_ms, c->memgen_grace_ms);
 	fprintf(out, "rdma-rights: %s\n", config_rdma_rights_name(c->rdma_rights));
+	if (c->cluster_etcd[0]) {
+		fprintf(out, "cluster: %s through etcd %s, ttl %u s, weight %u, zone '%s'%s\n",
+			c->cluster_name, c->cluster_etcd, c->cluster_ttl_s, c->cluster_weight,
+			c->cluster_zone, c->drain ? ", draining" : "");
+		for (i = 0; i < c->ncluster_advertise; i++)
+			fprintf(out, "cluster-advertise: %s\n", c->cluster_advertise[i]);
+	} else {
+		fprintf(out, "cluster: (none)\n");
+	}
 	fprintf(out, "verbose: %d\n", c->verbose);
 }
 
@@ -270,6 +279,14 @@ int config_diff_log(const struct config *o, const struct config *n)
 			 n->ack_publish_ms);
 	if (o->ack_ms != n->ack_ms)
 		log_info("reload: ack-timeout-ms %u -> %u", o->ack_ms, n->ack_ms);
+	if (o->drain != n->drain)
+		log_info("reload: drain %s -> %s", o->drain ? "yes" : "no", n->drain ? "yes" : "no");
+	restart += restart_needed("cluster",
+				  strcmp(o->cluster_etcd, n->cluster_etcd) != 0 ||
+				  strcmp(o->cluster_name, n->cluster_name) != 0 ||
+				  o->cluster_ttl_s != n->cluster_ttl_s ||
+				  o->cluster_weight != n->cluster_weight ||
+				  strcmp(o->cluster_zone, n->cluster_zone) != 0);
 	restart += restart_needed("eviction", o->eviction != n->eviction);
 	restart += restart_needed("max-leases", o->max_leases != n->max_leases);
 	restart += restart_needed("max-pending", o->max_pending != n->max_pending);

@@ -145,6 +145,8 @@ void config_usage(FILE *out)
 		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
 		"             [--ack-timeout-publish-ms MS] [--ack-timeout-ms MS]\n"
 		"             [--meta-size BYTES] [--fresh] [--no-journal] [--prealloc]\n"
+		"             [--cluster etcd://HOST:PORT[,HOST:PORT...]/NAME] [--drain]\n"
+		"             [--cluster-advertise URI]\n"
 		"             [--region-extension NAME|PATH] [--region-extension-config STRING]\n"
 		"             [--memory-generation-poll-ms MS] [--memory-generation-grace-ms MS]\n"
 		"             [--rdma-rights auto|extent-mr|trust-pool]\n");
@@ -205,6 +207,9 @@ static const struct option long_opts[] = {
 	{ "memory-generation-poll-ms", required_argument, NULL, 0 },
 	{ "memory-generation-grace-ms", required_argument, NULL, 0 },
 	{ "rdma-rights", required_argument, NULL, 0 },
+	{ "cluster", required_argument, NULL, 0 },
+	{ "cluster-advertise", required_argument, NULL, 0 },
+	{ "drain", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -221,6 +226,8 @@ int config_parse_args(int argc, char **argv, struct config_args *a)
 			/* The flags are their config keys with a fixed value. */
 			if (!strcmp(long_opts[idx].name, "fresh"))
 				rc = add_def(a, "fresh", 5, "yes");
+			else if (!strcmp(long_opts[idx].name, "drain"))
+				rc = add_def(a, "drain", 5, "yes");
 			else if (!strcmp(long_opts[idx].name, "prealloc"))
 				rc = add_def(a, "prealloc", 8, "yes");
 			else if (!strcmp(long_opts[idx].name, "no-journal"))

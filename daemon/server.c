@@ -23,6 +23,7 @@
 #include "conn.h"
 #include "dir.h"
 #include "ext.h"
+#include "join.h"
 #include "listen.h"
 #include "log.h"
 #include "pool.h"
@@ -247,7 +248,12 @@ int server_start(struct server *srv)
 		if (rc)
 			return rc;
 	}
-	return listen_accept_start(srv);
+	rc = listen_accept_start(srv);
+	if (rc || !srv->cfg.cluster_etcd[0])
+		return rc;
+	/* last: a pool joins only once it serves */
+	return cluster_join(&srv->cfg, srv->pool->uuid, alloc_capacity(srv->alloc),
+			    srv->generation, &srv->member);
 }
 
 int server_stop(struct server *srv)
@@ -255,6 +261,9 @@ int server_stop(struct server *srv)
 	int rc;
 
 	atomic_store(&srv->stopping, 1);
+	/* first: clients stop sending new names here */
+	member_stop(srv->member);
+	srv->member = NULL;
 	ext_watch_stop(srv->ext);
 	listen_accept_stop(srv);
 	listen_close_all(srv);
@@ -322,4 +331,7 @@ void server_reload(struct server *srv, const struct config *nc)
 	srv->cfg.handshake_timeout_ms = nc->handshake_timeout_ms;
 	srv->cfg.handshake_max = nc->handshake_max;
 	srv->cfg.handshake_per_source = nc->handshake_per_source;
+	if (srv->member && nc->drain != srv->cfg.drain)
+		member_set_draining(srv->member, nc->drain);
+	srv->cfg.drain = nc->drain;
 }

@@ -97,6 +97,7 @@ struct conn_loop {
 struct sub;
 struct ack_wait;
 struct rdma_srv;
+struct member;
 
 struct server {
 	struct config cfg;
@@ -108,6 +109,7 @@ struct server {
 	atomic_uint_fast64_t hints_refused, hints_over_limit;
 	struct sessions *sessions;
 	struct rdma_srv *rdma;		/* rdma/: NULL without an rdma:// listener */
+	struct member *member;		/* cluster/: NULL outside a cluster */
 	uint64_t generation;
 	int have_key;
 	uint8_t key[CONFIG_KEY_BYTES];

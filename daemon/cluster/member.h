@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/cluster/member.h: marud's pool as a member of a cluster (marud
+ * --cluster etcd://HOST:PORT[,HOST:PORT...]/NAME). A thread of its own
+ * keeps one record in etcd under
+ *
+ *	/marufs/NAME/pools/UUID
+ *
+ * bound to an etcd lease it keeps alive, so a marud that dies leaves the
+ * cluster when the lease's TTL runs out, and one that stops (SIGTERM)
+ * leaves at once by revoking it. The record is one JSON object:
+ *
+ *	{"uuid":"...","name":"...","tcp":["tcp://10.0.0.1:7450"],"rdma":[],
+ *	 "capacity":1073741824,"weight":1,"zone":"","state":"active",
+ *	 "generation":"a5969dda4c565002","since":1764671000}
+ *
+ * state is "active" or "draining" (no new names are placed on a draining
+ * pool; it serves its own until it leaves). The state is marud's (--drain,
+ * or drain = yes and SIGHUP) unless an operator writes "draining" into the
+ * record in etcd: marud reads it back at every renewal and keeps it.
+ *
+ * etcd unreachable or without quorum: marud serves on, keeps trying every
+ * second and says so in its log once per change; when its lease expired
+ * meanwhile it registers again. No consensus runs here: etcd holds the
+ * membership, clients watch it.
+ */
+#ifndef MARUD_MEMBER_H
+#define MARUD_MEMBER_H
+
+#include <stdint.h>
+
+#include "etcd.h"
+
+#define MEMBER_MAX_URIS	8
+
+struct member_info {
+	char cluster[64];		/* NAME */
+	char uuid[40];			/* the pool's UUID, text */
+	char tcp[MEMBER_MAX_URIS][256];	/* where clients reach it */
+	unsigned int ntcp;
+	char rdma[MEMBER_MAX_URIS][256];
+	unsigned int nrdma;
+	uint64_t capacity;		/* data bytes of the pool */
+	unsigned int weight;		/* placement weight, default 1 */
+	char zone[64];
+	uint64_t generation;
+	int draining;
+	unsigned int ttl_s;		/* etcd lease TTL */
+};
+
+struct member;
+
+/*
+ * Start the membership thread (it registers in the background: a marud
+ * whose etcd is down starts and serves, and logs why it could not join).
+ */
+int member_start(const struct etcd_opts *eo, const struct member_info *mi,
+		 struct member **out);
+/* drain (1) or activate (0) from now on; the record follows within 1 s */
+void member_set_draining(struct member *m, int draining);
+/* 1 while the record is in etcd under a live lease */
+int member_registered(struct member *m);
+/* Leave: revoke the lease (the record goes with it), end the thread. */
+void member_stop(struct member *m);
+
+/* the record's key and JSON text (for tests and the -n summary) */
+int member_key(const struct member_info *mi, char *buf, size_t len);
+char *member_record(const struct member_info *mi, int draining);
+
+#endif
