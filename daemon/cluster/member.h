@@ -15,9 +15,13 @@
  *	 "generation":"a5969dda4c565002","since":1764671000}
  *
  * state is "active" or "draining" (no new names are placed on a draining
- * pool; it serves its own until it leaves). The state is marud's (--drain,
- * or drain = yes and SIGHUP) unless an operator writes "draining" into the
- * record in etcd: marud reads it back at every renewal and keeps it.
+ * pool; it serves its own until it leaves). marud writes it when its own
+ * setting changes (--drain at start, drain = yes or no and SIGHUP); in
+ * between, what an operator writes into the record in etcd holds: marud
+ * reads the record back at every renewal and takes its state up (and puts
+ * it back under its lease when a write without --ignore-lease took it
+ * off). A marud that starts again while its old record still lives keeps
+ * that record's "draining".
  *
  * etcd unreachable or without quorum: marud serves on, keeps trying every
  * second and says so in its log once per change; when its lease expired
