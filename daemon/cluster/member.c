@@ -72,7 +72,7 @@ char *member_record(const struct member_info *mi, int draining)
 	json_object_object_add(o, "state",
 			       json_object_new_string(draining ? "draining" : "active"));
 	json_object_object_add(o, "generation", json_object_new_string(gen));
-	json_object_object_add(o, "since", json_object_new_int64((int64_t)time(NULL)));
+	json_object_object_add(o, "since", json_object_new_int64(mi->since));
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -272,6 +272,8 @@ int member_start(const struct etcd_opts *eo, const struct member_info *mi,
 	m->mi = *mi;
 	if (!m->mi.ttl_s)
 		m->mi.ttl_s = 10;
+	if (!m->mi.since)
+		m->mi.since = (int64_t)time(NULL);
 	m->asked = mi->draining ? 1 : -1;
 	o.stop = &m->stop;
 	rc = member_key(mi, m->key, sizeof(m->key));

@@ -14,6 +14,10 @@
  *	 "capacity":1073741824,"weight":1,"zone":"","state":"active",
  *	 "generation":"a5969dda4c565002","since":1764671000}
  *
+ * since is when this marud joined (kept across renewals and
+ * re-registrations): clients look a name up where it was placed before a
+ * pool joined for a while after the join (maru_cluster_owner()).
+ *
  * state is "active" or "draining" (no new names are placed on a draining
  * pool; it serves its own until it leaves). marud writes it when its own
  * setting changes (--drain at start, drain = yes or no and SIGHUP); in
@@ -50,6 +54,7 @@ struct member_info {
 	uint64_t generation;
 	int draining;
 	unsigned int ttl_s;		/* etcd lease TTL */
+	int64_t since;			/* joined at (epoch s); 0: member_start's time */
 };
 
 struct member;

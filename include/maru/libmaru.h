@@ -657,6 +657,68 @@ int maru_map_sync(struct maru_map *m);
  */
 int maru_unmap(struct maru_map *m);
 
+/*
+ * A cluster of pools (marufs-cluster(7)), since MARU_0.3: the membership
+ * every marud --cluster keeps in etcd, read again every refresh_ms, and
+ * the pool that owns a name by weighted rendezvous hashing (weight x
+ * capacity of each active pool; a draining pool owns no new names). Every
+ * client that reads the same membership finds the same owner without
+ * asking anyone. etcd unreachable: the last membership read holds.
+ */
+struct maru_cluster;
+
+struct maru_cluster_opts {
+	size_t opts_size;		/* set by maru_cluster_opts_init() */
+	const char *uri;		/* maru+etcd://HOST:PORT[,HOST:PORT...]/NAME */
+	const char *etcd_ca;		/* https to etcd, checked against this CA */
+	const char *etcd_cert, *etcd_key;	/* etcd client certificate */
+	const char *etcd_user, *etcd_password;	/* etcd authentication */
+	unsigned int refresh_ms;	/* default 1000 */
+	unsigned int timeout_ms;	/* one etcd call, per member; default 2000 */
+	/*
+	 * How long after a pool joined a name is also looked for where it
+	 * was placed before the join; default 600 s. After that, a name
+	 * published before the join and placed elsewhere now is a miss (a
+	 * cache entry lost), until written again. Pools that joined within
+	 * 30 s of the cluster's first formed it: they are never new.
+	 */
+	unsigned int settle_s;
+};
+
+struct maru_cluster_pool {
+	size_t pool_size;		/* set by libmaru: the bytes it filled */
+	char uuid[40];			/* the pool's UUID */
+	char uri[272];			/* maru://HOST:PORT: its first tcp address */
+	uint64_t capacity;		/* data bytes */
+	uint32_t weight;
+	int draining;			/* takes no new names */
+	char zone[64];
+	int64_t since;			/* joined at, seconds since the epoch */
+};
+
+void maru_cluster_opts_init(struct maru_cluster_opts *opts, size_t size);
+/*
+ * Read the membership once (-EHOSTUNREACH/-EAGAIN: etcd cannot be read,
+ * -EINVAL: a malformed URI), then keep it fresh in a thread of its own.
+ */
+int maru_cluster_open(const struct maru_cluster_opts *opts, struct maru_cluster **out);
+void maru_cluster_close(struct maru_cluster *c);
+/* The pools, in UUID order: how many there are (at most max are copied). */
+int maru_cluster_pools(struct maru_cluster *c, struct maru_cluster_pool *out, size_t max);
+/*
+ * The owner of path (a path in the namespace, "/" separated): where a new
+ * name goes and where a lookup asks first. previous (may be NULL): where
+ * the name was placed before the pools that joined less than settle_s ago
+ * came and before the draining pools drained: a lookup that misses at the
+ * owner asks there. Every client computes both from the membership in
+ * etcd alone (each pool's record says when it joined). -ENOENT: no
+ * active pool.
+ */
+int maru_cluster_owner(struct maru_cluster *c, const char *path, struct maru_cluster_pool *owner,
+		       struct maru_cluster_pool *previous);
+/* membership changes seen since open */
+uint64_t maru_cluster_changes(struct maru_cluster *c);
+
 const char *maru_strerror(int err);	/* text for a -errno from this API */
 const char *maru_version(void);
 

@@ -33,7 +33,7 @@ enum { PLACE_KEYED = 0, PLACE_UNKNOWN = 1 };
 
 struct place_pool {
 	uint64_t seed;		/* from the pool's UUID: place_seed() */
-	uint32_t weight;	/* 0: takes no new names (draining) */
+	double weight;		/* 0: takes no new names (draining) */
 };
 
 /* a pool's seed from its 16-byte UUID */

@@ -204,6 +204,27 @@ static const struct pin lib_actual[] = {
 	FIELD(maru_event_v1, name2),
 	FIELD(maru_event_v1, path),
 	FIELD(maru_event_v1, path2),
+	/* MARU_0.3: a cluster's membership */
+	STRUCT(maru_cluster_opts),
+	FIELD(maru_cluster_opts, opts_size),
+	FIELD(maru_cluster_opts, uri),
+	FIELD(maru_cluster_opts, etcd_ca),
+	FIELD(maru_cluster_opts, etcd_cert),
+	FIELD(maru_cluster_opts, etcd_key),
+	FIELD(maru_cluster_opts, etcd_user),
+	FIELD(maru_cluster_opts, etcd_password),
+	FIELD(maru_cluster_opts, refresh_ms),
+	FIELD(maru_cluster_opts, timeout_ms),
+	FIELD(maru_cluster_opts, settle_s),
+	STRUCT(maru_cluster_pool),
+	FIELD(maru_cluster_pool, pool_size),
+	FIELD(maru_cluster_pool, uuid),
+	FIELD(maru_cluster_pool, uri),
+	FIELD(maru_cluster_pool, capacity),
+	FIELD(maru_cluster_pool, weight),
+	FIELD(maru_cluster_pool, draining),
+	FIELD(maru_cluster_pool, zone),
+	FIELD(maru_cluster_pool, since),
 };
 
 static const struct pin ext_actual[] = {
@@ -406,6 +427,26 @@ static const struct pin lib_pinned[] = {
 	{ "maru_event_v1", "name2", 304, 256 },
 	{ "maru_event_v1", "path", 560, 4096 },
 	{ "maru_event_v1", "path2", 4656, 4096 },
+	{ "maru_cluster_opts", NULL, 72, 8 },
+	{ "maru_cluster_opts", "opts_size", 0, 8 },
+	{ "maru_cluster_opts", "uri", 8, 8 },
+	{ "maru_cluster_opts", "etcd_ca", 16, 8 },
+	{ "maru_cluster_opts", "etcd_cert", 24, 8 },
+	{ "maru_cluster_opts", "etcd_key", 32, 8 },
+	{ "maru_cluster_opts", "etcd_user", 40, 8 },
+	{ "maru_cluster_opts", "etcd_password", 48, 8 },
+	{ "maru_cluster_opts", "refresh_ms", 56, 4 },
+	{ "maru_cluster_opts", "timeout_ms", 60, 4 },
+	{ "maru_cluster_opts", "settle_s", 64, 4 },
+	{ "maru_cluster_pool", NULL, 408, 8 },
+	{ "maru_cluster_pool", "pool_size", 0, 8 },
+	{ "maru_cluster_pool", "uuid", 8, 40 },
+	{ "maru_cluster_pool", "uri", 48, 272 },
+	{ "maru_cluster_pool", "capacity", 320, 8 },
+	{ "maru_cluster_pool", "weight", 328, 4 },
+	{ "maru_cluster_pool", "draining", 332, 4 },
+	{ "maru_cluster_pool", "zone", 336, 64 },
+	{ "maru_cluster_pool", "since", 400, 8 },
 };
 
 static const struct pin ext_pinned[] = {
@@ -446,6 +487,8 @@ static const struct {
 	{ "MARU_0.1", 0x58064f5f70f8db02ull },	/* before the size fields */
 	/* the size fields, opts.lease_cache, opts.stream_bytes */
 	{ "MARU_0.2", 0xeb2d3759b1afdabeull },
+	/* struct maru_cluster_opts, struct maru_cluster_pool */
+	{ "MARU_0.3", 0x2583dc26d1ab41edull },
 };
 
 /* The extension: each ABI version and struct size, and its table's digest. */

@@ -32,7 +32,7 @@ static void make_pools(const uint32_t *w, unsigned int n)
 		uuid[0] = (uint8_t)(0x40 + i);
 		uuid[15] = (uint8_t)(7 * i + 1);
 		pools[i].seed = place_seed(uuid);
-		pools[i].weight = w[i];
+		pools[i].weight = (double)w[i];
 	}
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/cluster/etcd.c: etcd v3 through its JSON gateway (etcd.h). Every
+ * lib/cluster/etcd.c: etcd v3 through its JSON gateway (etcd.h). Every
  * call is one POST of a JSON body to /v3/<service>/<method>; keys and
  * values travel base64-encoded and 64-bit integers as strings, as the
  * gateway's JSON mapping of etcd's protobuf messages wants. An answer with
@@ -461,4 +461,72 @@ int etcd_delete(struct etcd *e, const char *key)
 	if (!rc)
 		json_object_put(r);
 	return rc;
+}
+
+void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; kvs && i < n; i++) {
+		free(kvs[i].key);
+		free(kvs[i].value);
+	}
+	free(kvs);
+}
+
+int etcd_list(struct etcd *e, const char *prefix, struct etcd_kv **kvs, size_t *n,
+	      int64_t *revision)
+{
+	json_object *req = json_object_new_object(), *r, *arr, *kv, *v, *hdr;
+	size_t len = strlen(prefix), i, cnt;
+	char *end;
+	int rc;
+
+	*kvs = NULL;
+	*n = 0;
+	if (!len)
+		return -EINVAL;
+	/* range_end: the prefix with its last byte one higher */
+	end = strdup(prefix);
+	if (!end || (unsigned char)end[len - 1] == 0xff) {
+		free(end);
+		return end ? -EINVAL : -ENOMEM;
+	}
+	end[len - 1]++;
+	json_object_object_add(req, "key", b64(prefix));
+	json_object_object_add(req, "range_end", b64(end));
+	free(end);
+	rc = call(e, "/v3/kv/range", req, &r);
+	if (rc)
+		return rc;
+	if (revision)
+		*revision = json_object_object_get_ex(r, "header", &hdr) &&
+			    json_object_object_get_ex(hdr, "revision", &v) ?
+			    json_object_get_int64(v) : 0;
+	arr = field(r, "kvs");
+	cnt = arr && json_object_is_type(arr, json_type_array) ?
+	      json_object_array_length(arr) : 0;
+	if (cnt && !(*kvs = calloc(cnt, sizeof(**kvs)))) {
+		json_object_put(r);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cnt; i++) {
+		struct etcd_kv *o = &(*kvs)[*n];
+
+		kv = json_object_array_get_idx(arr, i);
+		if (!json_object_object_get_ex(kv, "key", &v) ||
+		    !(o->key = unb64(json_object_get_string(v))))
+			continue;
+		o->value = json_object_object_get_ex(kv, "value", &v) ?
+			   unb64(json_object_get_string(v)) : strdup("");
+		if (!o->value) {
+			free(o->key);
+			o->key = NULL;
+			continue;
+		}
+		o->lease = json_object_object_get_ex(kv, "lease", &v) ? json_object_get_int64(v) : 0;
+		(*n)++;
+	}
+	json_object_put(r);
+	return 0;
 }

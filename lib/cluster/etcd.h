@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/cluster/etcd.h: the few etcd v3 calls marud needs to keep its
- * pool's membership record (member.c): leases, put, get. It talks to
+ * lib/cluster/etcd.h: the few etcd v3 calls a cluster needs: marud keeps
+ * its pool's membership record with leases, put and get
+ * (daemon/cluster/member.c); libmaru's cluster client lists the records
+ * under a prefix (lib/cluster/members.c). It talks to
  * etcd's JSON gateway (the grpc-gateway every etcd 3.4 server serves on its
  * client port, under /v3/) with libcurl and json-c, so TLS, proxies and
  * HTTP details are kept libraries' and etcd's own TLS and user/password
@@ -50,5 +52,17 @@ int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease);
  * 0 none; -ENOENT: no such key */
 int etcd_get(struct etcd *e, const char *key, char **value, int64_t *lease);
 int etcd_delete(struct etcd *e, const char *key);
+
+struct etcd_kv {
+	char *key, *value;	/* NUL-terminated */
+	int64_t lease;		/* 0: none */
+};
+/*
+ * Every key under prefix, in key order: *kvs (etcd_kvs_free it) and *n;
+ * *revision (may be NULL) the store's revision the list is of.
+ */
+int etcd_list(struct etcd *e, const char *prefix, struct etcd_kv **kvs, size_t *n,
+	      int64_t *revision);
+void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
 
 #endif
