@@ -87,9 +87,12 @@ static int server_init(struct server *srv, const struct config *cfg, const uint8
 	atomic_store(&srv->hs_timeout_ms, cfg->handshake_timeout_ms);
 	atomic_store(&srv->hs_max, cfg->handshake_max);
 	atomic_store(&srv->hs_per_source, cfg->handshake_per_source);
-	rc = conns_init(srv);
+	rc = tenants_init(&srv->tenants);
 	if (rc)
 		return rc;
+	rc = conns_init(srv);
+	if (rc)
+		goto out_tenants;
 	rc = admit_init(srv);
 	if (rc)
 		goto out_conns;
@@ -104,6 +107,8 @@ out_admit:
 	admit_destroy(srv);
 out_conns:
 	conns_destroy(srv);
+out_tenants:
+	tenants_fini(&srv->tenants);
 	return rc;
 }
 
@@ -297,6 +302,7 @@ void server_destroy(struct server *srv)
 	pthread_mutex_destroy(&srv->reborn_lock);
 	admit_destroy(srv);
 	conns_destroy(srv);
+	tenants_fini(&srv->tenants);
 	sodium_memzero(srv->key, sizeof(srv->key));
 	free(srv);
 }
