@@ -21,6 +21,7 @@
 
 #include "admit.h"
 #include "conn.h"
+#include "keys.h"
 #include "dir.h"
 #include "ext.h"
 #include "listen.h"
@@ -220,6 +221,10 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 		goto out_destroy;
 	dir_set_persist(srv->dir, srv->persist);
 	rc = sessions_new(srv->dir, cfg->grace_ms, &srv->sessions);
+	if (rc)
+		goto out_destroy;
+	/* scoped keys: their roots are directories of the (restored) namespace */
+	rc = keys_load(srv, 0);
 	if (rc)
 		goto out_destroy;
 	rc = listen_open_all(srv);

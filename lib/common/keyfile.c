@@ -245,6 +245,7 @@ int keyfile_parse(const char *file, const char *text, size_t len, struct keyfile
 {
 	struct kp p = { file ? file : "key file", 1, err, errlen };
 	char line[KEYFILE_LINE_MAX + 1];
+	const char *nl;
 	size_t at, n;
 	int rc = 0;
 
@@ -253,8 +254,9 @@ int keyfile_parse(const char *file, const char *text, size_t len, struct keyfile
 		err[0] = '\0';
 	if (!keyfile_is_v1(text, len))
 		return kerr(&p, "first line is not \"%s\"", KEYFILE_MAGIC);
-	at = strcspn(text, "\n");	/* the magic line is checked */
-	at = at < len ? at + 1 : len;
+	/* the magic line is checked; text need not end in a NUL */
+	nl = memchr(text, '\n', len);
+	at = nl ? (size_t)(nl - text) + 1 : len;
 	while (at < len && !rc) {
 		p.line++;
 		for (n = 0; at + n < len && text[at + n] != '\n'; n++)
