@@ -304,10 +304,11 @@ static void note_up(struct maru_client *c)
 		clog_info(c, "marud at %s reachable again", c->uri);
 }
 
-/* Errors that no retry can fix. */
+/* Errors that no retry can fix (EPERM: data=shm refused to a scoped key). */
 static int fatal_err(int rc)
 {
-	return rc == -EACCES || rc == -EINVAL || rc == -ENOMEM || rc == -EPROTO;
+	return rc == -EACCES || rc == -EINVAL || rc == -ENOMEM || rc == -EPROTO ||
+	       rc == -EPERM;
 }
 
 /*
