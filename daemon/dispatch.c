@@ -99,6 +99,8 @@ static int replay(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 	if (!r->too_large || r->status)
 		return wire_reply(c, h, r->status, r->payload, r->len);
 	rc = hdl_reply_extents(c, r->ino, 0, out);
+	if (!rc)
+		confine_reply(c, h->op, out);	/* rebuilt: the root shown as 1 again */
 	return wire_reply(c, h, rc, out->data, out->len);
 }
 
