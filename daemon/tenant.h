@@ -69,7 +69,7 @@ struct tenants {
 	struct tenant **live;		/* current keys, by file order */
 	unsigned int nlive;
 	struct tenant *all;		/* every record, live or revoked */
-	int have_admin;			/* the file has an administrator key */
+	int have_admin;			/* an administrator key (admin line, legacy file) */
 	uint8_t admin_key[KEYFILE_KEY_BYTES];
 };
 
