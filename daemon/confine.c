@@ -160,12 +160,29 @@ static int has_attr(uint16_t op)
 	}
 }
 
+/*
+ * STATFS: the pool's byte totals stay (free space is shared), the counts
+ * of names, directories and versions, which are other tenants', go.
+ */
+static void statfs_fix(uint8_t *p)
+{
+	struct proto_statfs st;
+
+	memcpy(&st, p, sizeof(st));
+	st.names = st.dirs = st.versions = 0;
+	memcpy(p, &st, sizeof(st));
+}
+
 void confine_reply(struct conn *c, uint16_t op, struct pbuf *out)
 {
 	const struct tenant *tn = c->tenant;
 	struct proto_attr a;
 	size_t second;
 
+	if (tn && op == OP_STATFS && out->len >= sizeof(struct proto_statfs)) {
+		statfs_fix(out->data);
+		return;
+	}
 	if (!tn || !has_attr(op) || out->len < sizeof(a))
 		return;
 	attr_fix(tn, out->data);

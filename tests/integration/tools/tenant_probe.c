@@ -62,6 +62,7 @@ static int confine(const char *uri, const char *akey, const char *key, const cha
 {
 	struct maru_client *adm, *c;
 	struct maru_hint_range r;
+	struct maru_statfs st;
 	struct maru_file *f = NULL;
 	struct maru_attr a;
 	uint64_t d, v;
@@ -109,6 +110,11 @@ static int confine(const char *uri, const char *akey, const char *key, const cha
 	rc = maru_stats_text(c, buf, sizeof(buf));
 	CHECK(rc == -EACCES);
 	printf("STATS: EACCES\n");
+	OK(maru_statfs(c, &st));
+	CHECK(st.capacity > 0 && st.names == 0 && st.dirs == 0);
+	OK(maru_statfs(adm, &st));
+	CHECK(st.names > 0);
+	printf("STATFS: byte totals, no counts of other trees\n");
 	/* nothing moved outside */
 	OK(maru_lookup(adm, d, file, &a));
 	CHECK(a.ino == v);
