@@ -56,6 +56,9 @@ struct config {
 	 * pool's data bytes; 0: pins refused) and the longest pin (clamped). */
 	uint64_t pin_max_bytes;
 	uint32_t pin_max_seconds;
+	/* each tenant's pinned bytes (CONFIG_PIN_BYTES_HALF: half its quota,
+	 * no cap of its own without one), never more than its quota */
+	uint64_t pin_tenant_max_bytes;
 	char pidfile[PATH_MAX];
 	uint32_t ack_publish_ms;	/* PUBLISH waits for other mounts' acks */
 	uint32_t ack_ms;		/* RENAME, UNLINK, MKDIR, RMDIR, SETATTR */

@@ -218,6 +218,11 @@ static int set_pin_max_bytes(struct config *c, const char *v, int layer)
 	return parse_size(v, &c->pin_max_bytes);
 }
 
+static int set_pin_tenant_max_bytes(struct config *c, const char *v, int layer)
+{
+	return parse_size(v, &c->pin_tenant_max_bytes);
+}
+
 static int set_pin_max_seconds(struct config *c, const char *v, int layer)
 {
 	uint64_t n;
@@ -371,6 +376,7 @@ static const struct config_key config_keys[] = {
 	{ "max-pending", set_max_pending },
 	{ "pin-max-bytes", set_pin_max_bytes },
 	{ "pin-max-seconds", set_pin_max_seconds },
+	{ "pin-tenant-max-bytes", set_pin_tenant_max_bytes },
 	{ "pidfile", set_pidfile },
 	{ "verbose", set_verbose },
 	{ "ack-timeout-publish-ms", set_ack_publish_ms },
@@ -405,6 +411,7 @@ void config_defaults(struct config *c)
 	c->max_pending = 0;
 	c->pin_max_bytes = CONFIG_PIN_BYTES_HALF;
 	c->pin_max_seconds = 86400;
+	c->pin_tenant_max_bytes = CONFIG_PIN_BYTES_HALF;
 	c->ack_publish_ms = 1000;
 	c->ack_ms = 50;
 	c->memgen_poll_ms = 100;

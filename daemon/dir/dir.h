@@ -358,16 +358,18 @@ int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
  * same version) for that long, clamped to pin_max_seconds, or give an
  * already pinned version a new deadline. seconds == 0: unpin (no pin: 0).
  * *left (may be NULL): seconds granted, 0 after an unpin. tenant: the
- * caller's tenant for its cap, 0 none. -ENOENT unknown; -EISDIR
+ * caller's tenant (its root directory id) for its cap, 0 none. -ENOENT unknown; -EISDIR
  * directory; -EINVAL symlink or special file; -EBUSY a pending version
  * (not published yet); -ESTALE replaced or unlinked (orphaned);
  * -ENOSPC over the pool's or the tenant's cap (nothing else changes).
  */
-int dir_pin(struct dir *d, uint64_t ino, uint32_t seconds, uint32_t tenant, uint32_t *left);
+int dir_pin(struct dir *d, uint64_t ino, uint32_t seconds, uint64_t tenant, uint32_t *left);
 /* Seconds left of ino's pin (0: none); -ENOENT unknown ino, -EISDIR. */
 int dir_pin_left(struct dir *d, uint64_t ino, uint32_t *left);
-/* Cap the pinned bytes of tenant (not 0); 0 lifts its cap. */
-int dir_pin_tenant_cap(struct dir *d, uint32_t tenant, uint64_t max_bytes);
+/* Cap the pinned bytes of tenant (its root id, not 0); 0 lifts its cap. */
+int dir_pin_tenant_cap(struct dir *d, uint64_t tenant, uint64_t max_bytes);
+/* Bytes tenant has pinned now. */
+uint64_t dir_pin_tenant_bytes(struct dir *d, uint64_t tenant);
 
 /* ---- bulk copies outside the lock ----
  *

@@ -35,14 +35,16 @@ static int pin_target(struct dir *d, uint64_t ino, struct ver **out)
 	return 0;
 }
 
-static void pin_record(struct dir *d, uint64_t id, uint64_t until_ns, const char *op)
+static void pin_record(struct dir *d, uint64_t id, uint64_t until_ns, uint64_t tenant,
+		       const char *op)
 {
-	struct persist_item it = { .type = JR_PIN, .id = id, .until = until_ns };
+	struct persist_item it = { .type = JR_PIN, .id = id, .until = until_ns,
+				   .tenant = tenant };
 
 	persist_write(d->p, &it, op, 0);
 }
 
-static int pin_set_locked(struct dir *d, struct ver *v, uint32_t seconds, uint32_t tenant,
+static int pin_set_locked(struct dir *d, struct ver *v, uint32_t seconds, uint64_t tenant,
 			  uint32_t *left)
 {
 	uint64_t now = dir_wall_ns(), until;
@@ -53,16 +55,18 @@ static int pin_set_locked(struct dir *d, struct ver *v, uint32_t seconds, uint32
 	rc = ttlpin_set(&d->pins, v->id, ver_reserved(v), tenant, now, seconds, &until);
 	if (rc == -ENOSPC)
 		log_info("pin: version %llu (%llu bytes) refused: pinned bytes would pass "
-			 "the cap (pool %llu of %llu pinned)", (unsigned long long)v->id,
-			 (unsigned long long)ver_reserved(v), (unsigned long long)d->pins.bytes,
-			 (unsigned long long)d->pins.max_bytes);
+			 "a cap (pool %llu of %llu pinned; tenant %llu: %llu)",
+			 (unsigned long long)v->id, (unsigned long long)ver_reserved(v),
+			 (unsigned long long)d->pins.bytes, (unsigned long long)d->pins.max_bytes,
+			 (unsigned long long)tenant,
+			 (unsigned long long)ttlpin_tenant_bytes(&d->pins, tenant));
 	if (rc)
 		return rc;
 	if (!v->pinned) {
 		v->pinned = 1;
 		dir_lru_del(d, v);
 	}
-	pin_record(d, v->id, until, "pin");
+	pin_record(d, v->id, until, ttlpin_find(&d->pins, v->id)->tenant, "pin");
 	if (left)
 		*left = ttlpin_left(&d->pins, v->id, now);
 	return 0;
@@ -75,10 +79,10 @@ static void pin_clear_locked(struct dir *d, struct ver *v)
 	ttlpin_clear(&d->pins, v->id);
 	v->pinned = 0;
 	dir_lru_settle(d, ver_node(v));
-	pin_record(d, v->id, 0, "unpin");
+	pin_record(d, v->id, 0, 0, "unpin");
 }
 
-int dir_pin(struct dir *d, uint64_t ino, uint32_t seconds, uint32_t tenant, uint32_t *left)
+int dir_pin(struct dir *d, uint64_t ino, uint32_t seconds, uint64_t tenant, uint32_t *left)
 {
 	struct ver *v;
 	int rc;
@@ -115,7 +119,7 @@ int dir_pin_left(struct dir *d, uint64_t ino, uint32_t *left)
 	return rc;
 }
 
-int dir_pin_tenant_cap(struct dir *d, uint32_t tenant, uint64_t max_bytes)
+int dir_pin_tenant_cap(struct dir *d, uint64_t tenant, uint64_t max_bytes)
 {
 	int rc;
 
@@ -123,6 +127,16 @@ int dir_pin_tenant_cap(struct dir *d, uint32_t tenant, uint64_t max_bytes)
 	rc = ttlpin_tenant_cap(&d->pins, tenant, max_bytes);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
+}
+
+uint64_t dir_pin_tenant_bytes(struct dir *d, uint64_t tenant)
+{
+	uint64_t b;
+
+	pthread_mutex_lock(&d->lock);
+	b = ttlpin_tenant_bytes(&d->pins, tenant);
+	pthread_mutex_unlock(&d->lock);
+	return b;
 }
 
 /*
@@ -148,7 +162,8 @@ int dir_pin_replay(struct dir *d, const struct persist_item *it)
 	}
 	if (!ver_regular(v))
 		return -EINVAL;
-	rc = ttlpin_set_until(&d->pins, v->id, ver_reserved(v), 0, dir_wall_ns(), it->until);
+	rc = ttlpin_set_until(&d->pins, v->id, ver_reserved(v), it->tenant, dir_wall_ns(),
+			      it->until);
 	if (rc == -ETIME)
 		return 0;
 	if (rc)

@@ -276,7 +276,8 @@ struct pin_emit {
 static int emit_pin(void *arg, const struct ttlpin *p)
 {
 	struct pin_emit *e = arg;
-	struct persist_item it = { .type = JR_PIN, .id = p->id, .until = p->until_ns };
+	struct persist_item it = { .type = JR_PIN, .id = p->id, .until = p->until_ns,
+				   .tenant = p->tenant };
 
 	return e->emit(e->arg, &it);
 }

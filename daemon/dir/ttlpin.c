@@ -51,7 +51,7 @@ void ttlpin_fini(struct ttlpins *t)
 	t->bytes = t->count = 0;
 }
 
-static struct ttlpin_tenant *tenant_of(const struct ttlpins *t, uint32_t tenant)
+static struct ttlpin_tenant *tenant_of(const struct ttlpins *t, uint64_t tenant)
 {
 	uint32_t i;
 
@@ -61,23 +61,32 @@ static struct ttlpin_tenant *tenant_of(const struct ttlpins *t, uint32_t tenant)
 	return NULL;
 }
 
-int ttlpin_tenant_cap(struct ttlpins *t, uint32_t tenant, uint64_t max_bytes)
+/* tenant's entry, made (with no cap) if new; NULL when the table is full. */
+static struct ttlpin_tenant *tenant_entry(struct ttlpins *t, uint64_t tenant)
 {
 	struct ttlpin_tenant *tt = tenant_of(t, tenant);
 
-	if (!tenant)
-		return -EINVAL;
-	if (!tt) {
-		if (t->ntenants == TTLPIN_MAX_TENANTS)
-			return -ENOSPC;
+	if (!tt && t->ntenants < TTLPIN_MAX_TENANTS) {
 		tt = &t->tenants[t->ntenants++];
 		*tt = (struct ttlpin_tenant){ .tenant = tenant };
 	}
+	return tt;
+}
+
+int ttlpin_tenant_cap(struct ttlpins *t, uint64_t tenant, uint64_t max_bytes)
+{
+	struct ttlpin_tenant *tt;
+
+	if (!tenant)
+		return -EINVAL;
+	tt = tenant_entry(t, tenant);
+	if (!tt)
+		return -ENOSPC;
 	tt->max_bytes = max_bytes;
 	return 0;
 }
 
-uint64_t ttlpin_tenant_bytes(const struct ttlpins *t, uint32_t tenant)
+uint64_t ttlpin_tenant_bytes(const struct ttlpins *t, uint64_t tenant)
 {
 	const struct ttlpin_tenant *tt = tenant_of(t, tenant);
 
@@ -92,7 +101,7 @@ struct ttlpin *ttlpin_find(const struct ttlpins *t, uint64_t id)
 }
 
 /* Room for bytes more pinned bytes of tenant: 0 or -ENOSPC. */
-static int caps_allow(struct ttlpins *t, uint64_t bytes, uint32_t tenant)
+static int caps_allow(struct ttlpins *t, uint64_t bytes, uint64_t tenant)
 {
 	const struct ttlpin_tenant *tt = tenant_of(t, tenant);
 
@@ -121,7 +130,7 @@ static void account(struct ttlpins *t, const struct ttlpin *p, int sign)
 	}
 }
 
-int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint32_t tenant,
+int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t tenant,
 		     uint64_t now_ns, uint64_t until_ns)
 {
 	struct ttlpin *p = ttlpin_find(t, id);
@@ -135,7 +144,8 @@ int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint32_t te
 		rb_insert(&t->by_until, &p->by_until, until_cmp);
 		return 0;
 	}
-	if (caps_allow(t, bytes, tenant)) {
+	/* a tenant's pins are counted whether or not it has a cap yet */
+	if (caps_allow(t, bytes, tenant) || (tenant && !tenant_entry(t, tenant))) {
 		t->refused++;
 		return -ENOSPC;
 	}
@@ -152,7 +162,7 @@ int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint32_t te
 	return 0;
 }
 
-int ttlpin_set(struct ttlpins *t, uint64_t id, uint64_t bytes, uint32_t tenant,
+int ttlpin_set(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t tenant,
 	       uint64_t now_ns, uint32_t seconds, uint64_t *until_ns)
 {
 	uint64_t until;

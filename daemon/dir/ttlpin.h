@@ -19,16 +19,16 @@
 #include "rbtree.h"
 
 #define TTLPIN_NS	1000000000ull
-#define TTLPIN_MAX_TENANTS	64	/* tenants whose pinned bytes are kept */
+#define TTLPIN_MAX_TENANTS	256	/* tenants whose pinned bytes are kept */
 
 struct ttlpin {
 	struct rb_node by_id, by_until;
 	uint64_t id, until_ns, bytes;
-	uint32_t tenant;	/* 0: none (no tenant model, or the admin) */
+	uint64_t tenant;	/* the tenant's root directory id; 0: none (the admin) */
 };
 
 struct ttlpin_tenant {
-	uint32_t tenant;
+	uint64_t tenant;
 	uint64_t bytes, max_bytes;	/* max 0: no cap of its own */
 };
 
@@ -45,8 +45,11 @@ struct ttlpins {
 void ttlpin_init(struct ttlpins *t, uint64_t max_bytes, uint32_t max_seconds);
 /* Free every pin. */
 void ttlpin_fini(struct ttlpins *t);
-/* Cap pinned bytes of tenant (not 0); max 0 lifts it. -ENOSPC: table full. */
-int ttlpin_tenant_cap(struct ttlpins *t, uint32_t tenant, uint64_t max_bytes);
+/*
+ * Cap pinned bytes of tenant (not 0); max 0 lifts it. -ENOSPC: table full.
+ * A tenant a pin names before its cap was set is counted, with no cap.
+ */
+int ttlpin_tenant_cap(struct ttlpins *t, uint64_t tenant, uint64_t max_bytes);
 struct ttlpin *ttlpin_find(const struct ttlpins *t, uint64_t id);
 /*
  * Pin id (bytes, of tenant) until now + seconds (clamped to max_seconds;
@@ -55,13 +58,13 @@ struct ttlpin *ttlpin_find(const struct ttlpins *t, uint64_t id);
  * cap: nothing else changes (no other pin is dropped). -ENOMEM. *until_ns
  * (may be NULL) = the deadline granted.
  */
-int ttlpin_set(struct ttlpins *t, uint64_t id, uint64_t bytes, uint32_t tenant,
+int ttlpin_set(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t tenant,
 	       uint64_t now_ns, uint32_t seconds, uint64_t *until_ns);
 /*
  * Pin id until the absolute deadline until_ns (a replayed record), with
  * the same caps; -ETIME if it has passed already.
  */
-int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint32_t tenant,
+int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t tenant,
 		     uint64_t now_ns, uint64_t until_ns);
 /* Drop id's pin: 0, or -ENOENT when it had none. */
 int ttlpin_clear(struct ttlpins *t, uint64_t id);
@@ -73,7 +76,7 @@ uint32_t ttlpin_left(const struct ttlpins *t, uint64_t id, uint64_t now_ns);
  */
 uint64_t ttlpin_expired(struct ttlpins *t, uint64_t now_ns);
 /* Pinned bytes of tenant (0: none). */
-uint64_t ttlpin_tenant_bytes(const struct ttlpins *t, uint32_t tenant);
+uint64_t ttlpin_tenant_bytes(const struct ttlpins *t, uint64_t tenant);
 /* In deadline order; a non-zero return stops the walk and is returned. */
 int ttlpin_walk(const struct ttlpins *t, int (*cb)(void *arg, const struct ttlpin *p),
 		void *arg);

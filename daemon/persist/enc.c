@@ -100,7 +100,7 @@ static void enc_fixed(const struct persist_item *it, void *f)
 		*(struct jb_ids *)f = (struct jb_ids){ it->id };
 		break;
 	case JR_PIN:
-		*(struct jb_pin *)f = (struct jb_pin){ it->id, it->until };
+		*(struct jb_pin *)f = (struct jb_pin){ it->id, it->until, it->tenant };
 		break;
 	}
 }
@@ -267,7 +267,8 @@ int persist_dec(uint32_t type, const void *body, uint32_t blen, struct persist_i
 		return 0;
 	case JR_PIN:
 		memcpy(&pin, body, sizeof(pin));
-		*it = (struct persist_item){ .type = type, .id = pin.id, .until = pin.until_ns };
+		*it = (struct persist_item){ .type = type, .id = pin.id, .until = pin.until_ns,
+			.tenant = pin.tenant };
 		return 0;
 	}
 	return dec_named(type, body, blen, it);

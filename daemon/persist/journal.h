@@ -115,12 +115,16 @@ struct jb_special {
 	/* char target[tlen]; char name[nlen] */
 };
 
-/* until_ns: CLOCK_REALTIME ns, so a restart does not extend the pin; 0: unpin. */
+/*
+ * until_ns: CLOCK_REALTIME ns, so a restart does not extend the pin; 0:
+ * unpin. tenant: the root directory id of the tenant whose cap it counts
+ * against, 0 none.
+ */
 struct jb_pin {
-	uint64_t id, until_ns;
+	uint64_t id, until_ns, tenant;
 };
 
-_Static_assert(sizeof(struct jb_pin) == 16, "pin body");
+_Static_assert(sizeof(struct jb_pin) == 24, "pin body");
 _Static_assert(sizeof(struct jrec_hdr) == 24, "record header");
 _Static_assert(sizeof(struct jb_dir) == 56 && sizeof(struct jb_file) == 80, "bodies");
 _Static_assert(sizeof(struct jb_link) == 32 && sizeof(struct jb_unname) == 24 &&

@@ -4,8 +4,9 @@
  * (maru_pin_set, maru_pin_get) on a path of the pool, for the security
  * suite's pin cases.
  *
- *   usage: maru_pin URI PATH [SECONDS]
+ *   usage: maru_pin URI PATH|#INO [SECONDS]
  *
+ * #INO names a version id as is, unresolved (a client that forges ids).
  * Prints the seconds granted (with SECONDS) or left (without) and exits 0;
  * on a refusal prints "error NAME" (ENOSPC, EBUSY...) on stdout and exits 3.
  */
@@ -22,6 +23,7 @@ static const char *err_name(int e)
 	case ENOENT: return "ENOENT";
 	case EISDIR: return "EISDIR";
 	case EINVAL: return "EINVAL";
+	case EROFS: return "EROFS";
 	default: return "OTHER";
 	}
 }
@@ -52,11 +54,16 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: maru_pin URI PATH [SECONDS]\n");
+		fprintf(stderr, "usage: maru_pin URI PATH|#INO [SECONDS]\n");
 		return 2;
 	}
 	c = tool_client(argv[1]);
-	rc = resolve(c, argv[2], &ino);
+	if (argv[2][0] == '#') {
+		ino = strtoull(argv[2] + 1, &end, 10);
+		rc = 0;
+	} else {
+		rc = resolve(c, argv[2], &ino);
+	}
 	if (rc == 0 && argc == 4)
 		rc = maru_pin_set(c, ino, (uint32_t)strtoul(argv[3], &end, 10));
 	else if (rc == 0)
