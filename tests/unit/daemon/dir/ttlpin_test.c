@@ -92,6 +92,11 @@ static void test_tenant_cap(void **state)
 	assert_int_equal(ttlpin_clear(&t, 1), 0);
 	assert_true(ttlpin_tenant_bytes(&t, 5) == 0);
 	assert_int_equal(ttlpin_set(&t, 2, 2 * MB, 5, now, 10, NULL), 0);
+	/* a tenant with no cap set yet (a replayed pin) is counted, not capped */
+	assert_int_equal(ttlpin_set(&t, 8, 40 * MB, 9, now, 10, NULL), 0);
+	assert_true(ttlpin_tenant_bytes(&t, 9) == 40 * MB);
+	assert_int_equal(ttlpin_tenant_cap(&t, 9, MB), 0);
+	assert_int_equal(ttlpin_set(&t, 9, 1, 9, now, 10, NULL), -ENOSPC);
 	/* lifting the cap */
 	assert_int_equal(ttlpin_tenant_cap(&t, 5, 0), 0);
 	assert_int_equal(ttlpin_set(&t, 7, 50 * MB, 5, now, 10, NULL), 0);
