@@ -34,6 +34,17 @@ static int changes(uint16_t op)
 	}
 }
 
+/* A PIN that sets or clears a pin (user.maru.pin written), not a query. */
+static int pin_set(uint16_t op, const uint8_t *p, uint32_t len)
+{
+	struct proto_pin_req r;
+
+	if (op != OP_PIN || len < sizeof(r))
+		return 0;
+	memcpy(&r, p, sizeof(r));
+	return !(r.flags & PIN_F_QUERY);
+}
+
 /*
  * Ops on a version the session holds (its own pending version, or a lease):
  * the directory checks that, so a version with no name now (orphaned,
@@ -129,7 +140,7 @@ int confine_request(struct conn *c, const struct proto_hdr *h, uint8_t *p, uint3
 		return 0;
 	if (h->op == OP_STATS)
 		return -EACCES;
-	if (changes(h->op) && tenant_ro(tn))
+	if ((changes(h->op) || pin_set(h->op, p, len)) && tenant_ro(tn))
 		return -EROFS;
 	return ids_check(c, tn, h->op, p, len);
 }
