@@ -209,7 +209,7 @@ static int path_fix(const struct tenant *tn, char *path, size_t cap)
 {
 	size_t n = strlen(tn->root_path);
 
-	if (!path[0])
+	if (!path[0] || !strcmp(tn->root_path, "/"))
 		return 1;
 	if (strncmp(path, tn->root_path, n) || (path[n] && path[n] != '/'))
 		return 0;
