@@ -27,6 +27,7 @@
 #define CONFIG_DEFAULT_POOL	"shm:marud-pool"
 #define CONFIG_DEFAULT_UNIX	"unix:/run/marud/marud.sock"
 #define CONFIG_DEFAULT_TCP	"tcp://127.0.0.1:7450"
+#define CONFIG_PIN_BYTES_HALF	UINT64_MAX	/* pin-max-bytes unset */
 
 struct config {
 	/* Process-level flags (command line only). */
@@ -51,6 +52,13 @@ struct config {
 	uint32_t max_frame;
 	uint32_t max_leases;
 	uint64_t max_pending;
+	/* TTL pins: pinned bytes per pool (CONFIG_PIN_BYTES_HALF: half the
+	 * pool's data bytes; 0: pins refused) and the longest pin (clamped). */
+	uint64_t pin_max_bytes;
+	uint32_t pin_max_seconds;
+	/* each tenant's pinned bytes (CONFIG_PIN_BYTES_HALF: half its quota,
+	 * no cap of its own without one), never more than its quota */
+	uint64_t pin_tenant_max_bytes;
 	char pidfile[PATH_MAX];
 	uint32_t ack_publish_ms;	/* PUBLISH waits for other mounts' acks */
 	uint32_t ack_ms;		/* RENAME, UNLINK, MKDIR, RMDIR, SETATTR */
@@ -111,8 +119,17 @@ int config_set(struct config *c, const char *key, const char *value, int layer);
  */
 int config_validate(const struct config *c, uint8_t key[CONFIG_KEY_BYTES],
 		    int *have_key, FILE *err);
-/* Read and hash the key file: regular, mode 0600 (no group/other bits). */
+/*
+ * Read and hash the key file: regular, mode 0600 (no group/other bits).
+ * key: the administrator (unscoped) key. A file in the keyfile.h format
+ * is parsed strictly ("FILE:LINE: what" to err); config_load_keys() also
+ * hands its named keys to kf (may be NULL; keyfile_free() it), which a
+ * legacy file leaves empty.
+ */
+struct keyfile;
 int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err);
+int config_load_keys(const char *path, uint8_t key[CONFIG_KEY_BYTES], struct keyfile *kf,
+		     FILE *err);
 /* 1 if a tcp listen host is a loopback address (127/8, ::1, localhost). */
 int config_host_is_loopback(const char *host);
 void config_print(const struct config *c, FILE *out);

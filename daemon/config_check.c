@@ -24,6 +24,7 @@
 #include "rdma.h"
 #include "log.h"
 #include "addr.h"
+#include "keyfile.h"
 
 #define KEY_FILE_MAX	(64U << 10)	/* same bound as libmaru */
 
@@ -69,12 +70,41 @@ int config_host_is_loopback(const char *host)
 	return !strcasecmp(h, "localhost");
 }
 
-int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err)
+/*
+ * A key file in the keyfile.h format: the administrator key is its admin
+ * line, or random bytes nobody holds when it has none (only named keys).
+ */
+static int keys_parse(const char *path, const uint8_t *buf, size_t len,
+		      uint8_t key[CONFIG_KEY_BYTES], struct keyfile *kf, FILE *err)
+{
+	struct keyfile tmp, *k = kf ? kf : &tmp;
+	char why[512];
+	int rc;
+
+	rc = keyfile_parse(path, (const char *)buf, len, k, why, sizeof(why));
+	if (rc) {
+		config_errf(err, "%s", why);
+		return rc;
+	}
+	if (k->have_admin)
+		crypto_generichash(key, CONFIG_KEY_BYTES, (const uint8_t *)k->admin.secret,
+				   k->admin.secret_len, NULL, 0);
+	else
+		randombytes_buf(key, CONFIG_KEY_BYTES);
+	if (!kf)
+		keyfile_free(&tmp);
+	return 0;
+}
+
+int config_load_keys(const char *path, uint8_t key[CONFIG_KEY_BYTES], struct keyfile *kf,
+		     FILE *err)
 {
 	struct stat st;
 	uint8_t *buf;
 	int fd, rc;
 
+	if (kf)
+		memset(kf, 0, sizeof(*kf));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
@@ -112,15 +142,23 @@ int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err)
 		config_errf(err, "key file %s: short read", path);
 		goto out_free;
 	}
-	crypto_generichash(key, CONFIG_KEY_BYTES, buf, (unsigned long long)st.st_size,
-			   NULL, 0);
 	rc = 0;
+	if (keyfile_is_v1((const char *)buf, (size_t)st.st_size))
+		rc = keys_parse(path, buf, (size_t)st.st_size, key, kf, err);
+	else	/* a legacy file: its bytes are the administrator's secret */
+		crypto_generichash(key, CONFIG_KEY_BYTES, buf, (unsigned long long)st.st_size,
+				   NULL, 0);
 out_free:
 	sodium_memzero(buf, (size_t)st.st_size);
 	free(buf);
 out_close:
 	close(fd);
 	return rc;
+}
+
+int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err)
+{
+	return config_load_keys(path, key, NULL, err);
 }
 
 static int validate_listen(const char *uri, int have_key, FILE *err)
@@ -206,6 +244,17 @@ void config_print(const struct config *c, FILE *out)
 		c->max_leases ? "" : " (unlimited)");
 	fprintf(out, "max-pending: %llu bytes per session%s\n",
 		(unsigned long long)c->max_pending, c->max_pending ? "" : " (unlimited)");
+	if (c->pin_max_bytes == CONFIG_PIN_BYTES_HALF)
+		fprintf(out, "pin-max-bytes: half the pool\n");
+	else
+		fprintf(out, "pin-max-bytes: %llu bytes%s\n", (unsigned long long)c->pin_max_bytes,
+			c->pin_max_bytes ? "" : " (pins refused)");
+	fprintf(out, "pin-max-seconds: %u\n", c->pin_max_seconds);
+	if (c->pin_tenant_max_bytes == CONFIG_PIN_BYTES_HALF)
+		fprintf(out, "pin-tenant-max-bytes: half each tenant's quota\n");
+	else
+		fprintf(out, "pin-tenant-max-bytes: %llu bytes (at most its quota)\n",
+			(unsigned long long)c->pin_tenant_max_bytes);
 	fprintf(out, "pidfile: %s\n", c->pidfile[0] ? c->pidfile : "(none)");
 	fprintf(out, "ack-timeout-publish-ms: %u\n", c->ack_publish_ms);
 	fprintf(out, "ack-timeout-ms: %u\n", c->ack_ms);
@@ -290,6 +339,10 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("eviction", o->eviction != n->eviction);
 	restart += restart_needed("max-leases", o->max_leases != n->max_leases);
 	restart += restart_needed("max-pending", o->max_pending != n->max_pending);
+	restart += restart_needed("pin-max-bytes", o->pin_max_bytes != n->pin_max_bytes);
+	restart += restart_needed("pin-max-seconds", o->pin_max_seconds != n->pin_max_seconds);
+	restart += restart_needed("pin-tenant-max-bytes",
+				  o->pin_tenant_max_bytes != n->pin_tenant_max_bytes);
 	restart += restart_needed("pool", strcmp(o->pool, n->pool) != 0);
 	restart += restart_needed("size", o->size != n->size);
 	restart += restart_needed("meta-size", o->meta_size != n->meta_size);

@@ -87,6 +87,7 @@ enum proto_op {
 	OP_HINTV = 43,		/* proto_hintv_req+request+ranges -> -          */
 	OP_HINT_WAIT = 44,	/* proto_hintv_req+request+ranges -> proto_hint_wait_rep */
 	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
+	OP_PIN = 56,		/* proto_pin_req           -> proto_pin_rep     */
 	OP_MAX
 };
 
@@ -108,6 +109,13 @@ _Static_assert(sizeof(struct proto_hdr) == PROTO_HDR_SIZE, "header size");
 /* A PUBLISH reply holds a second proto_attr: the directory's, as the
  * publish left it (a marud that does not know the flag sends one). */
 #define HELLO_F_DIRATTR	(1u << 30)
+/*
+ * The client will only map the pool (data=shm): a session of a scoped key
+ * (marud.conf(5), issue 26) is refused with -EPERM and a log line, since
+ * marud never hands a scoped session the pool mapping (its HELLO reply has
+ * an empty pool_path and backend 0: data goes over tcp).
+ */
+#define HELLO_F_SHM	(1u << 29)
 
 struct proto_hello_req {
 	uint32_t flags;
@@ -222,6 +230,21 @@ struct proto_auth {
 	uint8_t mac[32];
 };
 _Static_assert(sizeof(struct proto_auth) == 64, "auth size");
+
+/*
+ * Scoped keys (issue 26, marud.conf(5) KEY FILE): a client proving a named
+ * key sends both AUTH requests as proto_auth_named, the key's name
+ * NUL-padded in key_name (1..63 bytes, the same in both); key is then that
+ * named key's. marud answers as above; an unknown name is a wrong key
+ * (-EACCES, closed). A 64-byte AUTH proves the administrator key. The
+ * replies are unchanged (64 bytes, then status alone).
+ */
+#define PROTO_KEY_NAME_MAX 64
+struct proto_auth_named {
+	struct proto_auth a;
+	char key_name[PROTO_KEY_NAME_MAX];
+};
+_Static_assert(sizeof(struct proto_auth_named) == 128, "auth_named size");
 
 struct proto_statfs {
 	uint64_t capacity, free, evictable, used, pending, orphaned;
@@ -446,6 +469,30 @@ struct proto_hint_wait_rep {
 	uint32_t ready;		/* leading ranges ready */
 	uint32_t pad;
 };
+
+/*
+ * TTL pins (marufs-design(7) §4.3, marufs-protocol(7)). PIN {ino, seconds}
+ * keeps the published version ino from eviction for that long (clamped to
+ * marud's pin-max-seconds), or gives it a new deadline; seconds 0 unpins.
+ * PIN_F_QUERY changes nothing (seconds must be 0). The reply says the
+ * seconds left (0: not pinned). -ENOSPC: the pool's or the tenant's
+ * pinned bytes would pass their cap (no other pin is dropped); -EBUSY a
+ * pending version; -ESTALE a version replaced or unlinked; -EISDIR,
+ * -EINVAL (symlink, special file), -ENOENT.
+ */
+#define PIN_F_QUERY	1u
+struct proto_pin_req {
+	uint64_t ino;
+	uint32_t seconds;
+	uint32_t flags;		/* PIN_F_* */
+};
+_Static_assert(sizeof(struct proto_pin_req) == 16, "pin_req size");
+
+struct proto_pin_rep {
+	uint32_t left;		/* seconds, rounded up */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct proto_pin_rep) == 8, "pin_rep size");
 
 struct proto_subscribe_req {
 	uint64_t after_seq;	/* 0: from now */
