@@ -18,6 +18,7 @@
 #include "keyfile.h"
 #include "keys.h"
 #include "log.h"
+#include "quotas.h"
 #include "server_priv.h"
 #include "tenant.h"
 
@@ -57,6 +58,8 @@ static int keys_apply(struct server *srv, FILE *err)
 	if (rc)
 		return rc;
 	rc = tenants_apply(&srv->tenants, srv->dir, &kf, &revoked, err);
+	if (!rc)
+		rc = quotas_sync(&srv->tenants, srv->dir);
 	if (!rc) {
 		pthread_mutex_lock(&srv->tenants.lock);
 		memcpy(srv->key, key, sizeof(key));
