@@ -79,6 +79,9 @@ HANDLER(hdl_rkey);
  * table, passes it.
  */
 int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out);
+/* tenant_stats.c: the marud_tenant_* families, labelled tenant="NAME". */
+struct prom;
+void hdl_put_tenant_stats(struct dir *d, struct prom *p);
 
 /* ---- common.c ---- */
 

@@ -161,6 +161,7 @@ static int put_rest(struct server *srv, const unsigned char served[OP_MAX], stru
 	put_loops(srv, p);
 	put_acks(srv, p);
 	put_hints(srv, p);
+	hdl_put_tenant_stats(srv->dir, p);
 	put_ops(srv, served, p);
 	return flush(p, out);
 }
