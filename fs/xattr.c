@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs/xattr.c: the user.maru.* extended attributes (marufs-xattr(7)). Read-only facts about a version (id, extents, checksum,
- * leases, state, pool generation), two writable hints (hint, size) and
- * per-directory counters. Names outside user.maru. are not stored: get says
+ * leases, state, pool generation), two writable hints (hint, size),
+ * per-directory counters and, on a tenant's root, the tenant's usage
+ * against its quota (maru_ns_usage). Names outside user.maru. are not stored: get says
  * ENODATA at once (the kernel asks for security.capability on every write,
  * so that path must stay cheap), set says ENOTSUP. Values are read through
  * pending.c (this mount's own pending version of a file first) and libmaru;
@@ -27,13 +28,16 @@
 
 enum xa_id {
 	XA_VERSION, XA_EXTENT, XA_XXH3, XA_LEASES, XA_STATE, XA_GENERATION,
-	XA_HINT, XA_SIZE, XA_NS_NAMES, XA_NS_BYTES, XA_COUNT
+	XA_HINT, XA_SIZE, XA_NS_NAMES, XA_NS_BYTES,
+	XA_NS_TENANT, XA_NS_QUOTA, XA_NS_USED, XA_NS_PENDING, XA_NS_EVICTABLE,
+	XA_NS_EVICTIONS, XA_NS_ENOSPC, XA_COUNT
 };
 
 enum {
 	XF_FILE = 1,	/* applies to regular files */
 	XF_DIR = 2,	/* applies to directories */
 	XF_RO = 4,	/* cannot be set or removed */
+	XF_TENANT = 8,	/* only on a tenant's root directory (maru_ns_usage) */
 };
 
 static const struct {
@@ -50,6 +54,13 @@ static const struct {
 	[XA_SIZE] = { "size", XF_FILE },
 	[XA_NS_NAMES] = { "ns.names", XF_DIR | XF_RO },
 	[XA_NS_BYTES] = { "ns.bytes", XF_DIR | XF_RO },
+	[XA_NS_TENANT] = { "ns.tenant", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_QUOTA] = { "ns.quota", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_USED] = { "ns.used", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_PENDING] = { "ns.pending", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_EVICTABLE] = { "ns.evictable", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_EVICTIONS] = { "ns.evictions", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_ENOSPC] = { "ns.enospc", XF_DIR | XF_RO | XF_TENANT },
 };
 
 static const char *const hint_names[HINT_COUNT] = {
@@ -226,6 +237,41 @@ static int xa_ns(struct mfs *m, uint64_t dir, int id, struct strbuf *sb)
 	return rc;
 }
 
+/* A tenant's usage, on its root directory only (ENODATA elsewhere). */
+static int xa_tenant(struct mfs *m, uint64_t dir, int id, struct strbuf *sb)
+{
+	struct maru_ns_usage u;
+	uint64_t v;
+	int rc;
+
+	rc = maru_ns_usage(m->c, dir, &u);
+	if (rc < 0)
+		return rc;
+	switch (id) {
+	case XA_NS_TENANT:
+		return sb_printf(sb, "%s", u.tenant);
+	case XA_NS_QUOTA:
+		v = u.quota;
+		break;
+	case XA_NS_USED:
+		v = u.used;
+		break;
+	case XA_NS_PENDING:
+		v = u.pending;
+		break;
+	case XA_NS_EVICTABLE:
+		v = u.evictable;
+		break;
+	case XA_NS_EVICTIONS:
+		v = u.evictions;
+		break;
+	default:
+		v = u.enospc;
+		break;
+	}
+	return sb_printf(sb, "%" PRIu64, v);
+}
+
 static const char *state_name(uint32_t state)
 {
 	switch (state) {
@@ -259,6 +305,14 @@ static int xa_value(struct mfs *m, uint64_t ino, int id, const struct maru_attr 
 	case XA_NS_NAMES:
 	case XA_NS_BYTES:
 		return xa_ns(m, ino, id, sb);
+	case XA_NS_TENANT:
+	case XA_NS_QUOTA:
+	case XA_NS_USED:
+	case XA_NS_PENDING:
+	case XA_NS_EVICTABLE:
+	case XA_NS_EVICTIONS:
+	case XA_NS_ENOSPC:
+		return xa_tenant(m, ino, id, sb);
 	}
 	return -ENODATA;
 }
@@ -386,10 +440,11 @@ void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value
 void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 {
 	struct mfs *m = req_mfs(req);
+	struct maru_ns_usage u;
 	struct maru_attr a;
-	char buf[512];
+	char buf[1024];
 	size_t len = 0, n;
-	int i, rc, hint;
+	int i, rc, hint, root;
 
 	rc = pend_ino_attr(m, ino, &a);
 	if (rc < 0) {
@@ -397,8 +452,9 @@ void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 		return;
 	}
 	hint = itab_get_hint(m->tab, ino);
+	root = S_ISDIR(a.mode) && maru_ns_usage(m->c, ino, &u) == 0;
 	for (i = 0; i < XA_COUNT; i++) {
-		if (!xa_applies(i, &a, hint))
+		if (!xa_applies(i, &a, hint) || ((xa_tab[i].flags & XF_TENANT) && !root))
 			continue;
 		n = XA_PREFIX_LEN + strlen(xa_tab[i].name) + 1;
 		memcpy(buf + len, XA_PREFIX, XA_PREFIX_LEN);

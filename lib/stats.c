@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/stats.c: what a client reports about the pool and itself: statfs
- * (marud's numbers), and the Prometheus text of maru_stats_text(), which is
+ * (marud's numbers), a tenant's usage (maru_ns_usage), and the Prometheus text of maru_stats_text(), which is
  * marud's STATS text followed by this client's own counters (bytes and
  * transfers per data path, requests, reconnects, timeouts, sessions),
  * gauges (data path in use, connected, generation) and the lines each data
@@ -41,6 +41,33 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 	out->names = p->names;
 	out->dirs = p->dirs;
 	out->block = p->block;
+	frame_req_done(&r);
+	return 0;
+}
+
+int maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out)
+{
+	struct proto_ino_req q = { .ino = dir };
+	struct req r = { .op = OP_NS_USAGE, .p1 = &q, .n1 = sizeof(q) };
+	const struct proto_ns_usage *p;
+	int rc;
+
+	if (!c || !out)
+		return -EINVAL;
+	rc = transport_call(c, &r);
+	if (rc)
+		return rc;
+	p = r.rep;
+	memset(out, 0, sizeof(*out));
+	out->usage_size = sizeof(*out);
+	memcpy(out->tenant, p->tenant, sizeof(out->tenant) - 1);
+	out->quota = p->quota;
+	out->used = p->used;
+	out->pending = p->pending;
+	out->evictable = p->evictable;
+	out->evictions = p->evictions;
+	out->evicted_bytes = p->evicted_bytes;
+	out->enospc = p->enospc;
 	frame_req_done(&r);
 	return 0;
 }

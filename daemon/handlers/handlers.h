@@ -72,6 +72,8 @@ HANDLER(hdl_hint_wait);
 HANDLER(hdl_statfs);
 /* rdma.c */
 HANDLER(hdl_rkey);
+/* tenant_stats.c */
+HANDLER(hdl_ns_usage);
 
 /*
  * stats.c: the Prometheus text of STATS. served[op] != 0 for every op that

@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/handlers/tenant_stats.c: the tenants' usage in the Prometheus text
- * of STATS, one sample per tenant labelled tenant="NAME" in each family
- * (marud(8) METRICS): quota, published and pending bytes, evictable bytes,
- * evictions and refusals. Read from the directory (dir_tenant_usages) in
- * one lock hold, so a tenant's figures agree with each other. With no
- * tenant configured it writes nothing. No lock of its own.
+ * daemon/handlers/tenant_stats.c: the tenants' usage (quotas, issue 26) as
+ * marud reports it: in the Prometheus text of STATS, one sample per tenant
+ * labelled tenant="NAME" in each family (marud(8) METRICS): quota,
+ * published and pending bytes, evictable bytes, evictions and refusals;
+ * and NS_USAGE, one tenant's usage by its root directory, which marufs
+ * shows as user.maru.ns.* on that directory (marufs-xattr(7)). Each is read
+ * from the directory in one lock hold, so a tenant's figures agree with
+ * each other. With no tenant configured STATS gets nothing from here. No
+ * lock of its own.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dir.h"
 #include "handlers.h"
 #include "prom.h"
+#include "server_priv.h"
+#include "session.h"
+#include "tenant.h"
 
 struct tenant_family {
 	const char *name, *type, *help;
@@ -58,4 +65,37 @@ void hdl_put_tenant_stats(struct dir *d, struct prom *p)
 				   *(const uint64_t *)((const char *)&u[i] + families[f].off));
 	}
 	free(u);
+}
+
+/*
+ * A scoped session sees only its own root, which it may name by its id or
+ * as the root of its view (DIR_ROOT_ID); the administrator names any.
+ */
+HANDLER(hdl_ns_usage)
+{
+	const struct proto_ino_req *r = (const void *)p;
+	const struct tenant *tn = session_tenant(c->sess);
+	struct dir_tenant_usage u;
+	struct proto_ns_usage rep;
+	uint64_t root = r->ino;
+	int rc;
+
+	if (tn) {
+		if (root != tn->root && root != DIR_ROOT_ID)
+			return -ENODATA;
+		root = tn->root;
+	}
+	rc = dir_tenant_usage_of(c->srv->dir, root, &u);
+	if (rc)
+		return rc;
+	memset(&rep, 0, sizeof(rep));
+	memcpy(rep.tenant, u.name, sizeof(rep.tenant) - 1);
+	rep.quota = u.quota;
+	rep.used = u.used;
+	rep.pending = u.pending;
+	rep.evictable = u.evictable;
+	rep.evictions = u.evictions;
+	rep.evicted_bytes = u.evicted_bytes;
+	rep.enospc = u.enospc;
+	return proto_buf_put(out, &rep, sizeof(rep));
 }

@@ -108,6 +108,16 @@ static const struct pin lib_actual[] = {
 	FIELD(maru_statfs, names),
 	FIELD(maru_statfs, dirs),
 	FIELD(maru_statfs, block),
+	STRUCT(maru_ns_usage),
+	FIELD(maru_ns_usage, usage_size),
+	FIELD(maru_ns_usage, tenant),
+	FIELD(maru_ns_usage, quota),
+	FIELD(maru_ns_usage, used),
+	FIELD(maru_ns_usage, pending),
+	FIELD(maru_ns_usage, evictable),
+	FIELD(maru_ns_usage, evictions),
+	FIELD(maru_ns_usage, evicted_bytes),
+	FIELD(maru_ns_usage, enospc),
 	STRUCT(maru_extent),
 	FIELD(maru_extent, off),
 	FIELD(maru_extent, len),
@@ -310,6 +320,16 @@ static const struct pin lib_pinned[] = {
 	{ "maru_statfs", "names", 56, 8 },
 	{ "maru_statfs", "dirs", 64, 8 },
 	{ "maru_statfs", "block", 72, 8 },
+	{ "maru_ns_usage", NULL, 128, 8 },
+	{ "maru_ns_usage", "usage_size", 0, 8 },
+	{ "maru_ns_usage", "tenant", 8, 64 },
+	{ "maru_ns_usage", "quota", 72, 8 },
+	{ "maru_ns_usage", "used", 80, 8 },
+	{ "maru_ns_usage", "pending", 88, 8 },
+	{ "maru_ns_usage", "evictable", 96, 8 },
+	{ "maru_ns_usage", "evictions", 104, 8 },
+	{ "maru_ns_usage", "evicted_bytes", 112, 8 },
+	{ "maru_ns_usage", "enospc", 120, 8 },
 	{ "maru_extent", NULL, 16, 8 },
 	{ "maru_extent", "off", 0, 8 },
 	{ "maru_extent", "len", 8, 8 },
@@ -446,6 +466,8 @@ static const struct {
 	{ "MARU_0.1", 0x58064f5f70f8db02ull },	/* before the size fields */
 	/* the size fields, opts.lease_cache, opts.stream_bytes */
 	{ "MARU_0.2", 0xeb2d3759b1afdabeull },
+	/* struct maru_ns_usage (maru_ns_usage, tenants' quotas) */
+	{ "MARU_0.3", 0xe38ed7764941dbabull },
 };
 
 /* The extension: each ABI version and struct size, and its table's digest. */
