@@ -13,6 +13,7 @@
 : "${ALPHA_QUOTA:=4M}"
 : "${BETA_QUOTA:=64M}"
 MIB=1048576
+quota_setup_args=()	# more marud arguments
 
 quota_setup()
 {
@@ -26,7 +27,7 @@ key beta root=/beta rights=rw quota=$BETA_QUOTA secret=beta-secret-0123456789
 KEYS
 	printf '%s' admin-secret-0123456789 >"$T/admin.key"
 	chmod 600 "$T/keys" "$T/admin.key"
-	marud_start --key-file "$T/keys"
+	marud_start --key-file "$T/keys" "${quota_setup_args[@]}"
 	marufs_mount -o "key_file=$T/admin.key"
 	[ -d "$MNT/alpha" ] && [ -d "$MNT/beta" ] || fail "marud did not make the tenant roots"
 }
