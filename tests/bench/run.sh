@@ -290,7 +290,8 @@ row "longest lookup while $SCALE_NAMES names are inserted ($(val stall_over_5ms 
 	"$(ms "$SMAX")" "same lookups, no inserts, as long: $(ms "$CMAX") ($(val control_stall_over_5ms "$CN") of $(val control_stall_lookups "$CN") over 5 ms)" \
 	"$(ratio "$CMAX" "$SMAX") (peer/marufs)" \
 	"no stall over 5 ms: $(met "$SMAX <= 5000")"
-CJ=$T/ctl_journal JHOLD=$(val marud_journal_checkpoint_hold_max_microseconds "$T/ctl_journal")
+CJ=$T/ctl_journal
+JHOLD=$(awk -v s="$(val marud_journal_checkpoint_hold_max_seconds "$CJ")" 'BEGIN { printf "%d", s * 1e6 }')
 row "longest directory-lock hold of a journal checkpoint step while $JNAMES names go in ($(val marud_journal_background_checkpoints_total "$CJ") in the background, $(($(val marud_journal_checkpoints_total "$CJ") - 1)) walked under the lock)" \
 	"$(ms "$JHOLD")" "longest lookup meanwhile $(ms "$(val stall_max_us "$CJ")"); lookups only, as long: $(ms "$(val control_stall_max_us "$CJ")")" \
 	"$(ratio "$(val control_stall_max_us "$CJ")" "$(val stall_max_us "$CJ")") (longest lookup, peer/marufs)" \
