@@ -140,9 +140,12 @@ int prom_label_text(char *dst, size_t cap, const char *key, const char *val)
 	if (n < 0 || (size_t)n >= cap)
 		return -ENAMETOOLONG;
 	for (o = (size_t)n; *val; val++) {
-		if (o + 3 >= cap)
+		int esc = *val == '\\' || *val == '"' || *val == '\n';
+
+		/* this character, the closing quote and the NUL */
+		if (o + (size_t)esc + 3 > cap)
 			return -ENAMETOOLONG;
-		if (*val == '\\' || *val == '"' || *val == '\n')
+		if (esc)
 			dst[o++] = '\\';
 		dst[o++] = *val == '\n' ? 'n' : *val;
 	}
