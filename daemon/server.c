@@ -252,7 +252,9 @@ int server_start(struct server *srv)
 	rc = listen_accept_start(srv);
 	if (rc)
 		return rc;
-	hist_enable(srv->cfg.histograms);
+	/* off by the option; else as MARU_HISTOGRAMS says (default on) */
+	if (!srv->cfg.histograms)
+		hist_enable(0);
 	return metrics_start(srv);
 }
 
