@@ -440,7 +440,10 @@ int dir_tenant_usage_of(struct dir *d, uint64_t root, struct dir_tenant_usage *o
 
 /* ---- accounting, events ---- */
 
+struct hist;
 void dir_stats(struct dir *d, struct dir_stats *out);
+/* How old (now - mtime) the versions evicted were; read without the lock. */
+const struct hist *dir_evicted_age(struct dir *d);
 /* Verify the invariants above; 0 or -EUCLEAN with a log line saying which. */
 int dir_check(struct dir *d);
 

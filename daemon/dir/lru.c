@@ -67,8 +67,12 @@ static void evict_one(struct dir *d, uint32_t t)
 {
 	struct ver *v = container_of(d->tq[t].lru.next, struct ver, lru);
 	struct node *n = ver_node(v);
-	uint64_t r = ver_reserved(v);
+	uint64_t r = ver_reserved(v), now;
 
+	if (hist_on()) {
+		now = now_ns();
+		hist_observe_age(&d->evicted_age, now > v->mtime ? now - v->mtime : 0);
+	}
 	/* Every name of the version goes with it. */
 	if (v->links)
 		dir_link_drop_all(d, v, DEV_EVICT);
@@ -148,6 +152,11 @@ static void evict_for_pool(struct dir *d, uint32_t t, uint64_t need)
 		evict_one(d, 0);
 	while (t && alloc_free_bytes(a) < need && !lru_empty(d, t))
 		evict_one(d, t);
+}
+
+const struct hist *dir_evicted_age(struct dir *d)
+{
+	return &d->evicted_age;
 }
 
 /*
