@@ -259,6 +259,29 @@ static void test_rename_moves_charge(void **state)
 	fx_close(&q.f);
 }
 
+/* A hard-linked version counts where the name holding it is; that moves. */
+static void test_link_holder_moves(void **state)
+{
+	struct qfx q;
+	struct dir_attr at;
+	uint64_t ino;
+
+	(void)state;
+	open2(&q, 64, 16 * BLK, 16 * BLK);
+	put_sized(&q.f, q.f.s1, q.a, "f", 2 * BLK);
+	assert_int_equal(lookup(&q.f, NULL, q.a, "f", &at), 0);
+	ino = at.ino;
+	assert_int_equal(dir_link(q.f.d, q.f.s1, ino, q.b, "l", 1, &at), 0);
+	assert_int_equal(usage(&q, q.a).used, 2 * BLK);
+	assert_int_equal(usage(&q, q.b).used, 0);
+	assert_int_equal(dir_unlink(q.f.d, q.f.s1, q.a, "f", 1), 0);
+	assert_int_equal(usage(&q, q.a).used, 0);
+	assert_int_equal(usage(&q, q.b).used, 2 * BLK);
+	assert_int_equal(usage(&q, q.b).evictable, 2 * BLK);
+	assert_int_equal(dir_check(q.f.d), 0);
+	fx_close(&q.f);
+}
+
 /* Files first, tenants after (recovery): usage recomputed; dropping a tenant frees it. */
 static void test_set_after_files(void **state)
 {
@@ -300,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_pool_pressure),
 		cmocka_unit_test(test_over_quota_first),
 		cmocka_unit_test(test_rename_moves_charge),
+		cmocka_unit_test(test_link_holder_moves),
 		cmocka_unit_test(test_set_after_files),
 	};
 
