@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "confine.h"
 #include "dir.h"
 #include "dispatch.h"
 #include "ext.h"
@@ -106,6 +107,8 @@ static int replay(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 	if (!r->too_large || r->status)
 		return wire_reply(c, h, r->status, r->payload, r->len);
 	rc = hdl_reply_extents(c, r->ino, 0, out);
+	if (!rc)
+		confine_reply(c, h->op, out);	/* rebuilt: the root shown as 1 again */
 	return wire_reply(c, h, rc, out->data, out->len);
 }
 
@@ -190,8 +193,13 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 		ack_ms = 0;
 	if (ack_ms)
 		seq0 = dir_event_seq(c->srv->dir);
-	status = hd->fn(c, h, p, len, out);
+	/* a scoped session's ids and rights (confine.h); p is c's own buffer */
+	status = confine_request(c, h, (uint8_t *)p, len);
+	if (!status)
+		status = hd->fn(c, h, p, len, out);
 	hit_or_miss(c->srv, h->op, status);
+	if (!status)
+		confine_reply(c, h->op, out);
 	if (!status && out->len > atomic_load(&c->srv->max_frame))
 		status = -EOVERFLOW;
 	refused(c, h, p, len, status);

@@ -146,6 +146,7 @@ struct maru_client {
 	char name[32];
 	uint8_t key[32];
 	int has_key;
+	char key_name[64];		/* scoped key (keyfile.h): its name; "": admin */
 
 	pthread_mutex_t lock;		/* session, conns, files, down */
 	pthread_cond_t cond;		/* a socket became idle */
