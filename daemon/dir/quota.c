@@ -340,7 +340,8 @@ static const char *census_vers(struct dir *d, struct qcount *c)
 		struct ver *v = (struct ver *)it;
 		uint64_t r;
 
-		if ((it & TAG) || !it || v->state == DIR_ST_ORPHANED)
+		/* Symlinks and special files hold no pool bytes: charged nowhere. */
+		if ((it & TAG) || !it || v->state == DIR_ST_ORPHANED || !ver_regular(v))
 			continue;
 		r = ver_reserved(v);
 		if (v->state == DIR_ST_PENDING) {

@@ -274,6 +274,10 @@ static void test_link_holder_moves(void **state)
 	assert_int_equal(dir_link(q.f.d, q.f.s1, ino, q.b, "l", 1, &at), 0);
 	assert_int_equal(usage(&q, q.a).used, 2 * BLK);
 	assert_int_equal(usage(&q, q.b).used, 0);
+	/* symlinks and device nodes hold no bytes: charged nowhere */
+	assert_int_equal(dir_symlink(q.f.d, q.f.s1, q.a, "s", 1, "f", 1, 0, 0, &at), 0);
+	assert_int_equal(dir_mknod(q.f.d, q.f.s1, q.b, "p", 1, 010644, 0, 0, 0, &at), 0);
+	assert_int_equal(dir_check(q.f.d), 0);
 	assert_int_equal(dir_unlink(q.f.d, q.f.s1, q.a, "f", 1), 0);
 	assert_int_equal(usage(&q, q.a).used, 0);
 	assert_int_equal(usage(&q, q.b).used, 2 * BLK);
