@@ -87,6 +87,7 @@ enum proto_op {
 	OP_HINTV = 43,		/* proto_hintv_req+request+ranges -> -          */
 	OP_HINT_WAIT = 44,	/* proto_hintv_req+request+ranges -> proto_hint_wait_rep */
 	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
+	OP_NS_USAGE = 54,	/* proto_ino_req           -> proto_ns_usage    */
 	OP_PIN = 56,		/* proto_pin_req           -> proto_pin_rep     */
 	OP_MAX
 };
@@ -251,6 +252,21 @@ struct proto_statfs {
 	uint64_t names, dirs, versions, block;
 };
 _Static_assert(sizeof(struct proto_statfs) == 80, "statfs size");
+
+/*
+ * NS_USAGE (issue 26, quotas): the usage of the tenant whose root is the
+ * directory `ino` (marufs-xattr(7) user.maru.ns.*). -ENODATA if no
+ * tenant's root is that directory. A scoped session may ask only about
+ * its own root (ino: that root's id, or the namespace root it sees as
+ * `/`); any other id is -ENODATA.
+ */
+struct proto_ns_usage {
+	char tenant[64];		/* NUL-padded */
+	uint64_t quota;			/* bytes; 0: none */
+	uint64_t used, pending, evictable;
+	uint64_t evictions, evicted_bytes, enospc;
+};
+_Static_assert(sizeof(struct proto_ns_usage) == 120, "ns_usage size");
 
 /* Requests naming an entry: the name (namelen bytes, no NUL) follows. */
 struct proto_name_req {
