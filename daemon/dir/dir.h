@@ -323,6 +323,14 @@ int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
  */
 int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
 		    struct dir_attr *out, struct extent_list *ext);
+/*
+ * dir_reserve_ext for bytes ahead of what the writer needs now: granted
+ * only from free room (within the tenant's quota and the pool), never by
+ * evicting anything; -ENOSPC otherwise (not counted as a refusal). The
+ * writer then asks again for what it needs (dir_reserve_ext).
+ */
+int dir_reserve_ahead_ext(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, struct dir_attr *out, struct extent_list *ext);
 /* dir_truncate (the zero-fill runs outside the lock) + the extents. */
 int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
 		     struct dir_attr *out, struct extent_list *ext);
