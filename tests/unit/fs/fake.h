@@ -59,6 +59,9 @@ struct fake {
 	 * (0: never); each is cleared once it fired */
 	int pwrite_err, sync_err, truncate_err;
 	size_t pwrite_part;
+	/* maru_ns_usage: the one tenant root (0: none) and its usage */
+	uint64_t ns_root;
+	struct maru_ns_usage ns;
 	/* the last fuse_req_interrupt_func() registration */
 	fuse_req_t intr_req;
 	fuse_interrupt_func_t intr_func;
