@@ -426,8 +426,10 @@ struct dir_tenant {
 /*
  * Replace the tenant set (n <= DIR_TENANTS_MAX, distinct roots, each an
  * existing directory). A root already set keeps its counters and LRU
- * order. Recharges every version to its tenant: O(versions), so usage is
- * exact after recovery and after every reload. A tenant already over a
+ * order. The first call, and one that adds or drops a root, recharges
+ * every version to its tenant, O(versions) under the lock: so usage is
+ * exact after recovery; a set of the same roots (new quotas or names)
+ * costs O(tenants). A tenant already over a
  * lowered quota is evicted down to it by its next reservation or by pool
  * pressure. -EINVAL, -E2BIG, -ENOENT (a root that is no directory).
  */

@@ -206,6 +206,7 @@ struct dir {
 	struct dir_tq *tq;		/* DIR_TQ_SLOTS slots, each with its LRU (quota.c) */
 	struct dir_root_ix *roots;	/* tenant roots by id, sorted; nroots of them */
 	uint32_t nroots;
+	uint8_t charged;		/* every version charged by a dir_set_tenants */
 	struct rb_root links;		/* NODE_LINK nodes by (target, cookie) */
 	struct dir_session *sessions;
 	uint64_t next_id, next_cookie, next_sid;
