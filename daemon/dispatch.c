@@ -89,6 +89,7 @@ static const struct handler handlers[OP_MAX] = {
 	[OP_LINK] = { hdl_link, H_SESSION | H_CACHED },
 	[OP_MKNOD] = { hdl_mknod, H_SESSION | H_CACHED },
 	[OP_NS_USAGE] = { hdl_ns_usage, H_SESSION },
+	[OP_PIN] = { hdl_pin, H_SESSION },
 };
 
 static const struct handler *handler_of(uint16_t op)

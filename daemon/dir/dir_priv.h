@@ -55,6 +55,7 @@
 #include "htab.h"
 #include "proto.h"
 #include "rbtree.h"
+#include "ttlpin.h"
 
 #define container_of(p, type, member) \
 	((type *)((char *)(p) - offsetof(type, member)))
@@ -76,7 +77,8 @@ struct ver {
 	uint32_t mode, uid, gid;
 	uint32_t leases;
 	uint32_t next;		/* extents; 0 or 1: ext.one, else ext.xl */
-	uint8_t state;		/* enum dir_state */
+	uint8_t state : 7;	/* enum dir_state */
+	uint8_t pinned : 1;	/* in d->pins (ttlpin.c): kept off the LRU */
 	uint8_t tenant;		/* quota.c: slot of d->tq it is charged to (0: none) */
 	uint16_t links;		/* names bound besides the node holding it (link.c) */
 	/*
@@ -217,6 +219,7 @@ struct dir {
 	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
 	struct persist *p;		/* record.c: the journal, when kept warm (persist/) */
 	struct hist evicted_age;	/* lru.c: age (since mtime) of evicted versions */
+	struct ttlpins pins;		/* TTL pins (ttlpin.c; pinver.c, lru.c) */
 };
 
 struct nkey {
@@ -416,7 +419,22 @@ void dir_ev_fini(struct dir *d);
 
 /* ---- lru.c: the LRU of evictable versions, eviction ---- */
 
+/* A published version is on the LRU iff unleased, unpinned, regular and not ".tmp". */
+static inline int ver_evictable(const struct ver *v, const struct node *n)
+{
+	return !v->leases && !v->pinned && ver_regular(v) && !name_is_tmp(n->name, n->nlen);
+}
+
 void dir_lru_del(struct dir *d, struct ver *v);
+/*
+ * Lazy pin expiry: every pin whose deadline passed is taken out of
+ * d->pins and its version, if still published, joins the LRU at its head
+ * (the pin kept it, it did not make it recently used). Called before
+ * eviction needs room, before stats and before a pin call.
+ */
+void dir_pins_expire(struct dir *d);
+/* Wall-clock now in ns: pin deadlines are wall-clock (they outlive a restart). */
+uint64_t dir_wall_ns(void);
 void dir_lru_settle(struct dir *d, struct node *n);
 void dir_lru_touch(struct dir *d, struct ver *v);
 /*
@@ -446,6 +464,11 @@ void dir_quota_follow(struct dir *d, struct node *n);
 void dir_quota_moved(struct dir *d, struct node *n, uint64_t from, uint64_t to);
 /* check.c: recount per slot; NULL or what is wrong. */
 const char *dir_quota_census(struct dir *d);
+
+/* ---- pinver.c: TTL pins ---- */
+
+/* Replay one JR_PIN record (replay.c). */
+int dir_pin_replay(struct dir *d, const struct persist_item *it);
 
 /* ---- lease.c: leases ---- */
 

@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/dir/lru.c: the LRUs of evictable versions and eviction. A
- * published version is on an LRU iff it has no lease and its name is not
- * ".tmp" (dir_lru_settle keeps that true): the LRU of the tenant slot it is
- * charged to (quota.c; slot 0: under no tenant root), and d->evictable and
- * the slot's evictable count its bytes. Two kinds of room are made here,
- * each by evicting from the head of an LRU (least recently used), one O(1)
- * unbind each, telling subscribers with DEV_EVICT:
+ * published version is on an LRU iff it has no lease, no TTL pin and its
+ * name is not ".tmp" (dir_lru_settle keeps that true): the LRU of the
+ * tenant slot it is charged to (quota.c; slot 0: under no tenant root), and
+ * d->evictable and the slot's evictable count its bytes. Two kinds of room
+ * are made here, each by evicting from the head of an LRU (least recently
+ * used), one O(1) unbind each, telling subscribers with DEV_EVICT:
  *  - quota room (dir_quota_room): a tenant over its quota loses its own
  *    oldest versions, never anyone else's;
  *  - pool room (dir_get_bytes): when the allocator is short, tenants over
  *    their quota first, then versions under no tenant, then the writer's
  *    own tenant's; a tenant within its quota is never evicted for another.
+ * Before either evicts, pins that ran out go (dir_pins_expire: lazy, no
+ * timer thread). A pinned version is never on an LRU, so eviction cannot
+ * reach it, and bytes pinned are not counted evictable (they still count
+ * as the tenant's used bytes).
  * Called with d->lock held, except dir_touch() which takes it.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "clock.h"
 #include "dir_priv.h"
@@ -45,11 +50,23 @@ static void lru_add_tail(struct dir *d, struct ver *v)
 	t->evictable += ver_reserved(v);
 }
 
-/* Put a published version where it belongs: on the LRU iff unleased and not ".tmp". */
+static void lru_add_head(struct dir *d, struct ver *v)
+{
+	struct dir_tq *t = ver_tq(d, v);
+
+	v->lru.next = t->lru.next;
+	v->lru.prev = &t->lru;
+	t->lru.next->prev = &v->lru;
+	t->lru.next = &v->lru;
+	d->evictable += ver_reserved(v);
+	t->evictable += ver_reserved(v);
+}
+
+/* Put a published version where it belongs: on the LRU iff ver_evictable. */
 void dir_lru_settle(struct dir *d, struct node *n)
 {
 	struct ver *v = &n->u.v;
-	int want = !v->leases && ver_regular(v) && !name_is_tmp(n->name, n->nlen);
+	int want = ver_evictable(v, n);
 
 	if (want && !v->lru.prev)
 		lru_add_tail(d, v);
@@ -118,6 +135,7 @@ int dir_quota_room(struct dir *d, uint32_t t, uint64_t got, int evict)
 		return 0;
 	if (!evict)
 		return -ENOSPC;
+	dir_pins_expire(d);
 	/* Refused at once, evicting nothing, when even all of its own would not do. */
 	if (d->o.eviction == DIR_EVICT_NONE ||
 	    q->used - q->evictable + q->pending + got > q->quota) {
@@ -177,6 +195,7 @@ int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l
 	if (!evict && alloc_free_bytes(d->o.alloc) < need)
 		return -ENOSPC;
 	if (alloc_free_bytes(d->o.alloc) < need) {
+		dir_pins_expire(d);
 		if (d->o.eviction == DIR_EVICT_NONE ||
 		    alloc_free_bytes(d->o.alloc) + pool_evictable(d, t) < need) {
 			d->st.enospc++;
@@ -188,6 +207,29 @@ int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l
 	if (rc == -ENOSPC)
 		d->st.enospc++;
 	return rc;
+}
+
+uint64_t dir_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void dir_pins_expire(struct dir *d)
+{
+	uint64_t now = dir_wall_ns(), id;
+	struct ver *v;
+
+	while ((id = ttlpin_expired(&d->pins, now))) {
+		v = dir_id_ver(d, id);
+		if (!v)
+			continue;
+		v->pinned = 0;
+		if (v->state == DIR_ST_PUBLISHED && !v->lru.prev && ver_evictable(v, ver_node(v)))
+			lru_add_head(d, v);
+	}
 }
 
 /* v was used: move it to the LRU tail if it is on the LRU. */

@@ -466,7 +466,7 @@ static const struct {
 	{ "MARU_0.1", 0x58064f5f70f8db02ull },	/* before the size fields */
 	/* the size fields, opts.lease_cache, opts.stream_bytes */
 	{ "MARU_0.2", 0xeb2d3759b1afdabeull },
-	/* struct maru_ns_usage (maru_ns_usage, tenants' quotas) */
+	/* struct maru_ns_usage (maru_ns_usage, tenants' quotas); the TTL pin calls */
 	{ "MARU_0.3", 0xe38ed7764941dbabull },
 };
 
