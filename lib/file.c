@@ -336,7 +336,10 @@ static int reserve_req(struct maru_file *f, uint64_t size)
 /*
  * Room for need bytes, asked for before any byte moves so that -ENOSPC
  * leaves nothing written. Grows geometrically: few round trips for a chunk
- * written in many small pieces. Eightfold where marud moves the bytes
+ * written in many small pieces; the part ahead of need is asked for
+ * with PROTO_RESERVE_AHEAD (granted from free room only: nothing of this
+ * tenant's or the pool's is evicted for a guess), then need alone if that
+ * fails. Eightfold where marud moves the bytes
  * (tcp): each RESERVE there is a round trip over a network that the
  * writes streamed behind it wait for (an 8 MiB chunk: 4, not 8), and
  * publish gives what was not written back.
@@ -352,8 +355,9 @@ static int file_grow(struct maru_file *f, const struct dp_ops *dp, uint64_t need
 	want = grown > need ? grown : need;
 	if (want < GROW_MIN)
 		want = GROW_MIN;
-	rc = reserve_req(f, want);
-	if (rc == -ENOSPC && want > need)
+	/* The bytes ahead only from free room: never evict for a guess. */
+	rc = reserve_req(f, want > need ? want | PROTO_RESERVE_AHEAD : want);
+	if ((rc == -ENOSPC || rc == -EDQUOT) && want > need)
 		rc = reserve_req(f, need);
 	return rc;
 }

@@ -330,6 +330,14 @@ int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
  */
 int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
 		    struct dir_attr *out, struct extent_list *ext);
+/*
+ * dir_reserve_ext for bytes ahead of what the writer needs now: granted
+ * only from free room (within the tenant's quota and the pool), never by
+ * evicting anything; -ENOSPC otherwise (not counted as a refusal). The
+ * writer then asks again for what it needs (dir_reserve_ext).
+ */
+int dir_reserve_ahead_ext(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, struct dir_attr *out, struct extent_list *ext);
 /* dir_truncate (the zero-fill runs outside the lock) + the extents. */
 int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
 		     struct dir_attr *out, struct extent_list *ext);
@@ -452,8 +460,10 @@ struct dir_tenant {
 /*
  * Replace the tenant set (n <= DIR_TENANTS_MAX, distinct roots, each an
  * existing directory). A root already set keeps its counters and LRU
- * order. Recharges every version to its tenant: O(versions), so usage is
- * exact after recovery and after every reload. A tenant already over a
+ * order. The first call, and one that adds or drops a root, recharges
+ * every version to its tenant, O(versions) under the lock: so usage is
+ * exact after recovery; a set of the same roots (new quotas or names)
+ * costs O(tenants). A tenant already over a
  * lowered quota is evicted down to it by its next reservation or by pool
  * pressure. -EINVAL, -E2BIG, -ENOENT (a root that is no directory).
  */

@@ -208,6 +208,7 @@ struct dir {
 	struct dir_tq *tq;		/* DIR_TQ_SLOTS slots, each with its LRU (quota.c) */
 	struct dir_root_ix *roots;	/* tenant roots by id, sorted; nroots of them */
 	uint32_t nroots;
+	uint8_t charged;		/* every version charged by a dir_set_tenants */
 	struct rb_root links;		/* NODE_LINK nodes by (target, cookie) */
 	struct dir_session *sessions;
 	uint64_t next_id, next_cookie, next_sid;
@@ -441,13 +442,15 @@ void dir_lru_touch(struct dir *d, struct ver *v);
  * marufs-design(7) "Tenants"): evicts tenants over their quota, then files
  * under no tenant, then t's own, never a tenant's under its quota.
  */
-int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l);
+int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l, int evict);
 /*
  * Quota room: slot t may take `got` more bytes (published + pending <=
  * quota), evicting t's own least recently used versions; else -ENOSPC and
- * a rate-limited log line naming the tenant.
+ * a rate-limited log line naming the tenant. evict == 0 (a reservation
+ * ahead of the writer, PROTO_RESERVE_AHEAD): -ENOSPC instead of evicting,
+ * neither logged nor counted; the same for dir_get_bytes.
  */
-int dir_quota_room(struct dir *d, uint32_t t, uint64_t got);
+int dir_quota_room(struct dir *d, uint32_t t, uint64_t got, int evict);
 
 /* ---- quota.c: tenant slots ---- */
 
@@ -486,7 +489,8 @@ struct create_args {
 
 int dir_own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
 int dir_own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
-int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
+/* evict == 0: only from free room, in the quota and in the pool (else -ENOSPC). */
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes, int evict);
 /* *srcp: the published version to copy (the caller copies it), or NULL. */
 int dir_create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
 		  struct pend **pp, struct node **srcp);

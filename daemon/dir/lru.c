@@ -127,12 +127,14 @@ static void quota_refused(struct dir *d, uint32_t t, uint64_t got)
 	q->log_quiet = 0;
 }
 
-int dir_quota_room(struct dir *d, uint32_t t, uint64_t got)
+int dir_quota_room(struct dir *d, uint32_t t, uint64_t got, int evict)
 {
 	struct dir_tq *q = &d->tq[t];
 
 	if (!t || !q->quota || q->used + q->pending + got <= q->quota)
 		return 0;
+	if (!evict)
+		return -ENOSPC;
 	dir_pins_expire(d);
 	/* Refused at once, evicting nothing, when even all of its own would not do. */
 	if (d->o.eviction == DIR_EVICT_NONE ||
@@ -185,11 +187,13 @@ const struct hist *dir_evicted_age(struct dir *d)
  * that slot t may evict could not make room. Each eviction is O(1) plus
  * the allocator.
  */
-int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l)
+int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l, int evict)
 {
 	uint64_t need = round_up(len, d->block);
 	int rc;
 
+	if (!evict && alloc_free_bytes(d->o.alloc) < need)
+		return -ENOSPC;
 	if (alloc_free_bytes(d->o.alloc) < need) {
 		dir_pins_expire(d);
 		if (d->o.eviction == DIR_EVICT_NONE ||

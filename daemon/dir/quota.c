@@ -242,7 +242,7 @@ static int set_locked(struct dir *d, const struct dir_tenant *t, uint32_t n)
 {
 	struct dir_root_ix *ix;
 	uint32_t i, s;
-	int rc;
+	int rc, added = 0;
 
 	rc = tenants_valid(d, t, n);
 	if (rc)
@@ -264,13 +264,18 @@ static int set_locked(struct dir *d, const struct dir_tenant *t, uint32_t n)
 			s = free_slot(d);
 			slot_reset(&d->tq[s]);
 			d->tq[s].root = t[i].root;
+			added = 1;
 		}
 		d->tq[s].quota = t[i].quota;
 		strncpy(d->tq[s].name, t[i].name, DIR_TENANT_NAME_MAX);
 		d->tq[s].name[DIR_TENANT_NAME_MAX] = '\0';
 	}
 	index_roots(d, ix);
-	recharge_all(d);
+	/* Same roots (a reload that changed quotas or names): charges stand.
+	 * Before any root, every version is slot 0's already. */
+	if (added || (!d->charged && d->nroots))
+		recharge_all(d);
+	d->charged = 1;
 	return 0;
 }
 

@@ -35,7 +35,7 @@ static int pad_over(const struct dir *d, const struct pend *p, uint64_t have)
  * session's pending limit (-EDQUOT), its tenant's quota (dir_quota_room:
  * its own LRU first, then -ENOSPC) and the pool (dir_get_bytes).
  */
-int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes, int evict)
 {
 	struct dir_session *s = p->owner;
 	uint64_t have = ver_reserved(&p->v), got;
@@ -47,13 +47,13 @@ int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
 	got = round_up(bytes - have, d->block);
 	if (d->o.max_pending_bytes && s->pending_bytes + got > d->o.max_pending_bytes)
 		return -EDQUOT;
-	rc = dir_quota_room(d, p->v.tenant, got);
+	rc = dir_quota_room(d, p->v.tenant, got, evict);
 	if (rc)
 		return rc;
 	rc = dir_ver_take_list(&p->v, &l);
 	if (rc)
 		return rc;
-	rc = dir_get_bytes(d, p->v.tenant, bytes - have, &l);
+	rc = dir_get_bytes(d, p->v.tenant, bytes - have, &l, evict);
 	dir_ver_put_list(&p->v, &l);
 	if (rc)
 		return rc;
@@ -142,7 +142,7 @@ static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t
 
 	if (pinned)
 		dir_lru_del(d, &src->u.v);
-	rc = dir_pend_grow(d, p, want);
+	rc = dir_pend_grow(d, p, want, 1);
 	if (pinned)
 		dir_lru_settle(d, src);
 	return rc;
@@ -220,18 +220,39 @@ static int pend_out(struct pend *p, struct dir_attr *out, struct extent_list *ex
 	return 0;
 }
 
-int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
-		    struct dir_attr *out, struct extent_list *ext)
+static int reserve_locked(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, int evict, struct dir_attr *out,
+			  struct extent_list *ext)
 {
 	struct pend *p;
 	int rc;
 
-	pthread_mutex_lock(&d->lock);
 	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (!rc)
-		rc = dir_pend_grow(d, p, bytes);
+		rc = dir_pend_grow(d, p, bytes, evict);
 	if (!rc)
 		rc = pend_out(p, out, ext);
+	return rc;
+}
+
+int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
+		    struct dir_attr *out, struct extent_list *ext)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = reserve_locked(d, s, ino, bytes, 1, out, ext);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_reserve_ahead_ext(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, struct dir_attr *out, struct extent_list *ext)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = reserve_locked(d, s, ino, bytes, 0, out, ext);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }

@@ -741,6 +741,7 @@ static void proto_req_seeds(void)
 	proto_save("req", OP_LINK, buf, link_req(buf, 2, 1, "g"), NULL, 0);
 	proto_save("req", OP_MKNOD, buf, mknod_req(buf, 1, "p", 0010644, 0), NULL, 0);
 	proto_save("req", OP_RKEY, &rkey, sizeof(rkey), NULL, 0);
+	proto_save("req", OP_NS_USAGE, &ino, sizeof(ino), NULL, 0);
 	{
 		struct proto_pin_req pin = { .ino = 2, .seconds = 600 };
 

@@ -60,6 +60,7 @@ static long fixed_req_size(uint16_t op)
 	case OP_RELEASE:
 	case OP_EXTENTS:
 	case OP_READLINK:
+	case OP_NS_USAGE:
 		return sizeof(struct proto_ino_req);
 	case OP_SETATTR:
 		return sizeof(struct proto_setattr_req);

@@ -3,12 +3,14 @@
 # tests/security/quota_lib.sh: what the quota cases share (sourced, not a
 # case): the integration harness, a key file with two tenants, alpha
 # (/alpha, quota $ALPHA_QUOTA) and beta (/beta, quota $BETA_QUOTA), a real
-# marud serving it and a real marufs mounted with the administrator key.
+# marud serving it (keys_write, lib/tenants.sh) and a real marufs mounted
+# with the administrator key.
 # The administrator's writes into a tenant's root count against that
 # tenant's quota (the bytes are charged where they live), so these cases
 # need no scoped mount; the files are 1 MiB, past the lease cache, so that
 # closing one leaves it unleased and evictable.
 . "$(dirname "$0")/../integration/lib/common.sh"
+. "$(dirname "$0")/lib/tenants.sh"
 
 : "${ALPHA_QUOTA:=4M}"
 : "${BETA_QUOTA:=64M}"
@@ -18,17 +20,9 @@ quota_setup_args=()	# more marud arguments
 quota_setup()
 {
 	skip_unless_fuse
-	umask 077
-	cat >"$T/keys" <<KEYS
-marud-keys 1
-admin secret=admin-secret-0123456789
-key alpha root=/alpha rights=rw quota=$ALPHA_QUOTA secret=alpha-secret-0123456789
-key beta root=/beta rights=rw quota=$BETA_QUOTA secret=beta-secret-0123456789
-KEYS
-	printf '%s' admin-secret-0123456789 >"$T/admin.key"
-	chmod 600 "$T/keys" "$T/admin.key"
+	keys_write "alpha /alpha rw $ALPHA_QUOTA" "beta /beta rw $BETA_QUOTA"
 	marud_start --key-file "$T/keys" "${quota_setup_args[@]}"
-	marufs_mount -o "key_file=$T/admin.key"
+	marufs_mount -o "key_file=$(key_client admin)"
 	[ -d "$MNT/alpha" ] && [ -d "$MNT/beta" ] || fail "marud did not make the tenant roots"
 }
 

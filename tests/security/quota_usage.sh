@@ -45,7 +45,7 @@ marufs_umount
 marud_restart
 grep -q "tenant alpha: quota $((8 * MIB)) bytes, used $((5 * MIB)) + pending 0" "$T/marud.log" ||
 	fail "no usage recounted at restart"
-marufs_mount -o "key_file=$T/admin.key"
+marufs_mount -o "key_file=$(key_client admin)"
 MNT=$LAST_MNT
 assert_eq "$(ns alpha used)" $((5 * MIB)) "ns.used after a restart"
 assert_eq "$(tstat used_bytes beta)" $((3 * MIB)) "beta's usage after a restart"

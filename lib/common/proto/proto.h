@@ -388,6 +388,15 @@ struct proto_create_req {
 };
 _Static_assert(sizeof(struct proto_create_req) == 48, "create size");
 
+/*
+ * RESERVE: bit 63 of size set (PROTO_RESERVE_AHEAD) asks for bytes ahead of
+ * what the writer needs now: marud grants them only from free room (the
+ * pool's and the tenant's quota), never by evicting, else -ENOSPC; the
+ * writer then asks again without it for what it needs. (A marud before
+ * the bit sees an impossible size and refuses it the same way.)
+ */
+#define PROTO_RESERVE_AHEAD	(1ULL << 63)
+
 struct proto_size_req {
 	uint64_t ino;
 	uint64_t size;

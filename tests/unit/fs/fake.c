@@ -525,6 +525,15 @@ int __wrap_maru_statfs(struct maru_client *c, struct maru_statfs *out)
 	return 0;
 }
 
+int __wrap_maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out);
+int __wrap_maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out)
+{
+	if (!fk.ns_root || dir != fk.ns_root)
+		return -ENODATA;
+	*out = fk.ns;
+	return 0;
+}
+
 ssize_t __wrap_maru_stats_text(struct maru_client *c, char *buf, size_t len);
 ssize_t __wrap_maru_stats_text(struct maru_client *c, char *buf, size_t len)
 {

@@ -259,6 +259,36 @@ static void test_rename_moves_charge(void **state)
 	fx_close(&q.f);
 }
 
+/* Bytes asked ahead of the writer come from free room only, never by evicting. */
+static void test_reserve_ahead(void **state)
+{
+	struct qfx q;
+	struct dir_attr at;
+	uint64_t ino;
+
+	(void)state;
+	open2(&q, 16, 4 * BLK, 0);
+	put_sized(&q.f, q.f.s1, q.a, "a1", 2 * BLK);
+	put_sized(&q.f, q.f.s1, ROOT, "u1", 8 * BLK);
+	ino = do_create(&q.f, q.f.s1, q.a, "w", 0, BLK);
+	/* past the quota: refused, a1 kept, nothing counted */
+	assert_int_equal(dir_reserve_ahead_ext(q.f.d, q.f.s1, ino, 3 * BLK, &at, NULL), -ENOSPC);
+	assert_true(exists(&q, q.a, "a1"));
+	assert_int_equal(usage(&q, q.a).enospc, 0);
+	/* within it, from free room */
+	assert_int_equal(dir_reserve_ahead_ext(q.f.d, q.f.s1, ino, 2 * BLK, &at, NULL), 0);
+	assert_int_equal(at.reserved, 2 * BLK);
+	/* the pool short (16 blocks: 2 + 8 + 2 + 4 asked): u1 kept */
+	ino = do_create(&q.f, q.f.s2, q.b, "v", 0, BLK);
+	assert_int_equal(dir_reserve_ahead_ext(q.f.d, q.f.s2, ino, 6 * BLK, &at, NULL), -ENOSPC);
+	assert_true(exists(&q, ROOT, "u1"));
+	assert_int_equal(stats(&q.f).evictions, 0);
+	/* what it needs, asked plainly, evicts */
+	assert_int_equal(dir_reserve(q.f.d, q.f.s2, ino, 6 * BLK, &at), 0);
+	assert_false(exists(&q, ROOT, "u1"));
+	fx_close(&q.f);
+}
+
 /* A hard-linked version counts where the name holding it is; that moves. */
 static void test_link_holder_moves(void **state)
 {
@@ -327,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_pool_pressure),
 		cmocka_unit_test(test_over_quota_first),
 		cmocka_unit_test(test_rename_moves_charge),
+		cmocka_unit_test(test_reserve_ahead),
 		cmocka_unit_test(test_link_holder_moves),
 		cmocka_unit_test(test_set_after_files),
 	};

@@ -28,7 +28,7 @@ static const uint16_t req_ops[] = {
 	OP_LOOKUP, OP_GETATTR, OP_SETATTR, OP_RENAME, OP_UNLINK, OP_READDIR,
 	OP_EXISTS, OP_CREATE, OP_RESERVE, OP_TRUNCATE, OP_PUBLISH, OP_ABANDON,
 	OP_OPEN, OP_RELEASE, OP_EXTENTS, OP_READ, OP_WRITE, OP_HINT, OP_SUBSCRIBE,
-	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT, OP_RKEY,
+	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT, OP_RKEY, OP_NS_USAGE,
 };
 #define NREQ (sizeof(req_ops) / sizeof(req_ops[0]))
 
@@ -122,7 +122,8 @@ static void build_req(uint16_t op, struct pbuf *b)
 	case OP_RENAME: case OP_EXISTS: case OP_CREATE: case OP_OPEN:
 		build_named(op, "0123abcd.bin", 12, b);
 		break;
-	case OP_GETATTR: case OP_ABANDON: case OP_RELEASE: case OP_EXTENTS: {
+	case OP_GETATTR: case OP_ABANDON: case OP_RELEASE: case OP_EXTENTS:
+	case OP_NS_USAGE: {
 		struct proto_ino_req r = { .ino = 77 };
 		put(b, &r, sizeof(r));
 		break;
