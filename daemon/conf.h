@@ -85,6 +85,10 @@ struct config {
 	char cluster_etcd_user[64];
 	char cluster_etcd_password_file[PATH_MAX];
 	int drain;			/* take no new names (--drain) */
+	/* The HTTP /metrics endpoint (daemon/metrics.c, lib/common/httpd.c). */
+	char metrics_listen[256];	/* ADDR:PORT, "" none */
+	int metrics_remote;		/* a non-loopback metrics address allowed */
+	int histograms;			/* latency histograms observed (default yes) */
 };
 
 /* One command-line override; value points into argv. */

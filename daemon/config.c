@@ -294,6 +294,21 @@ static int set_journal(struct config *c, const char *v, int layer)
 	return parse_yesno(v, &c->journal);
 }
 
+static int set_metrics_listen(struct config *c, const char *v, int layer)
+{
+	return set_string(c->metrics_listen, sizeof(c->metrics_listen), v);
+}
+
+static int set_metrics_remote(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->metrics_remote);
+}
+
+static int set_histograms(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->histograms);
+}
+
 static int set_meta_size(struct config *c, const char *v, int layer)
 {
 	uint64_t n;
@@ -488,6 +503,9 @@ static const struct config_key config_keys[] = {
 	{ "cluster-etcd-user", set_cluster_etcd_user },
 	{ "cluster-etcd-password-file", set_cluster_etcd_password_file },
 	{ "drain", set_drain },
+	{ "metrics-listen", set_metrics_listen },
+	{ "metrics-remote", set_metrics_remote },
+	{ "histograms", set_histograms },
 };
 
 void config_defaults(struct config *c)
@@ -516,6 +534,7 @@ void config_defaults(struct config *c)
 	c->memgen_grace_ms = 2000;
 	c->cluster_ttl_s = 10;
 	c->cluster_weight = 1;
+	c->histograms = 1;
 }
 
 int config_set(struct config *c, const char *key, const char *value, int layer)

@@ -18,6 +18,7 @@
 #include "keyfile.h"
 #include "keys.h"
 #include "log.h"
+#include "quotas.h"
 #include "server_priv.h"
 #include "tenant.h"
 
@@ -64,6 +65,8 @@ static int keys_apply(struct server *srv, FILE *err)
 	had_admin = srv->tenants.have_admin;
 	pthread_mutex_unlock(&srv->tenants.lock);
 	rc = tenants_apply(&srv->tenants, srv->dir, &kf, &revoked, err);
+	if (!rc)
+		rc = quotas_sync(&srv->tenants, srv->dir);
 	if (!rc) {
 		pthread_mutex_lock(&srv->tenants.lock);
 		/* a file with keys but no admin line has a random admin key that

@@ -26,7 +26,9 @@
 #include "ext.h"
 #include "join.h"
 #include "listen.h"
+#include "hist.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool.h"
 #include "rdma.h"
 #include "persist.h"
@@ -262,6 +264,12 @@ int server_start(struct server *srv)
 			return rc;
 	}
 	rc = listen_accept_start(srv);
+	if (rc)
+		return rc;
+	/* off by the option; else as MARU_HISTOGRAMS says (default on) */
+	if (!srv->cfg.histograms)
+		hist_enable(0);
+	rc = metrics_start(srv);
 	if (rc || !srv->cfg.cluster_etcd[0])
 		return rc;
 	/* last: a pool joins only once it serves */
@@ -277,6 +285,7 @@ int server_stop(struct server *srv)
 	/* first: clients stop sending new names here */
 	member_stop(srv->member);
 	srv->member = NULL;
+	metrics_stop(srv);
 	ext_watch_stop(srv->ext);
 	listen_accept_stop(srv);
 	listen_close_all(srv);
@@ -299,6 +308,7 @@ void server_destroy(struct server *srv)
 		return;
 	if (srv->accepting || atomic_load(&srv->nconns))
 		server_stop(srv);
+	metrics_stop(srv);
 	listen_close_all(srv);
 	sessions_destroy(srv->sessions);
 	rdma_srv_close(srv->rdma);

@@ -3,8 +3,9 @@
  * fs/xattr.c: the user.maru.* extended attributes (marufs-xattr(7)). Read-only facts about a version (id, extents, checksum,
  * leases, state, pool generation), two writable hints (hint, size), the
  * TTL pin of a file's version (pin: set, read back as seconds left, removed
- * = unpinned; a promise with caps, so its ENOSPC is returned) and
- * per-directory counters. Names outside user.maru. are not stored: get says
+ * = unpinned; a promise with caps, so its ENOSPC is returned),
+ * per-directory counters and, on a tenant's root, the tenant's usage
+ * against its quota (maru_ns_usage). Names outside user.maru. are not stored: get says
  * ENODATA at once (the kernel asks for security.capability on every write,
  * so that path must stay cheap), set says ENOTSUP. Values are read through
  * pending.c (this mount's own pending version of a file first) and libmaru;
@@ -29,14 +30,17 @@
 
 enum xa_id {
 	XA_VERSION, XA_EXTENT, XA_XXH3, XA_LEASES, XA_STATE, XA_GENERATION,
-	XA_HINT, XA_SIZE, XA_NS_NAMES, XA_NS_BYTES, XA_PIN, XA_COUNT
+	XA_HINT, XA_SIZE, XA_NS_NAMES, XA_NS_BYTES,
+	XA_NS_TENANT, XA_NS_QUOTA, XA_NS_USED, XA_NS_PENDING, XA_NS_EVICTABLE,
+	XA_NS_EVICTIONS, XA_NS_ENOSPC, XA_PIN, XA_COUNT
 };
 
 enum {
 	XF_FILE = 1,	/* applies to regular files */
 	XF_DIR = 2,	/* applies to directories */
 	XF_RO = 4,	/* cannot be set or removed */
-	XF_HIDDEN = 8,	/* readable and writable, not in listxattr */
+	XF_TENANT = 8,	/* only on a tenant's root directory (maru_ns_usage) */
+	XF_HIDDEN = 16,	/* readable and writable, not in listxattr */
 };
 
 static const struct {
@@ -53,6 +57,13 @@ static const struct {
 	[XA_SIZE] = { "size", XF_FILE },
 	[XA_NS_NAMES] = { "ns.names", XF_DIR | XF_RO },
 	[XA_NS_BYTES] = { "ns.bytes", XF_DIR | XF_RO },
+	[XA_NS_TENANT] = { "ns.tenant", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_QUOTA] = { "ns.quota", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_USED] = { "ns.used", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_PENDING] = { "ns.pending", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_EVICTABLE] = { "ns.evictable", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_EVICTIONS] = { "ns.evictions", XF_DIR | XF_RO | XF_TENANT },
+	[XA_NS_ENOSPC] = { "ns.enospc", XF_DIR | XF_RO | XF_TENANT },
 	/* not listed: reading it asks marud (0 when unpinned) */
 	[XA_PIN] = { "pin", XF_FILE | XF_HIDDEN },
 };
@@ -231,6 +242,41 @@ static int xa_ns(struct mfs *m, uint64_t dir, int id, struct strbuf *sb)
 	return rc;
 }
 
+/* A tenant's usage, on its root directory only (ENODATA elsewhere). */
+static int xa_tenant(struct mfs *m, uint64_t dir, int id, struct strbuf *sb)
+{
+	struct maru_ns_usage u;
+	uint64_t v;
+	int rc;
+
+	rc = maru_ns_usage(m->c, dir, &u);
+	if (rc < 0)
+		return rc;
+	switch (id) {
+	case XA_NS_TENANT:
+		return sb_printf(sb, "%s", u.tenant);
+	case XA_NS_QUOTA:
+		v = u.quota;
+		break;
+	case XA_NS_USED:
+		v = u.used;
+		break;
+	case XA_NS_PENDING:
+		v = u.pending;
+		break;
+	case XA_NS_EVICTABLE:
+		v = u.evictable;
+		break;
+	case XA_NS_EVICTIONS:
+		v = u.evictions;
+		break;
+	default:
+		v = u.enospc;
+		break;
+	}
+	return sb_printf(sb, "%" PRIu64, v);
+}
+
 static const char *state_name(uint32_t state)
 {
 	switch (state) {
@@ -269,6 +315,14 @@ static int xa_value(struct mfs *m, uint64_t ino, int id, const struct maru_attr 
 
 		return left < 0 ? left : sb_printf(sb, "%d", left);
 	}
+	case XA_NS_TENANT:
+	case XA_NS_QUOTA:
+	case XA_NS_USED:
+	case XA_NS_PENDING:
+	case XA_NS_EVICTABLE:
+	case XA_NS_EVICTIONS:
+	case XA_NS_ENOSPC:
+		return xa_tenant(m, ino, id, sb);
 	}
 	return -ENODATA;
 }
@@ -448,10 +502,11 @@ void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value
 void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 {
 	struct mfs *m = req_mfs(req);
+	struct maru_ns_usage u;
 	struct maru_attr a;
-	char buf[512];
+	char buf[1024];
 	size_t len = 0, n;
-	int i, rc, hint;
+	int i, rc, hint, root;
 
 	rc = pend_ino_attr(m, ino, &a);
 	if (rc < 0) {
@@ -459,8 +514,10 @@ void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 		return;
 	}
 	hint = itab_get_hint(m->tab, ino);
+	root = S_ISDIR(a.mode) && maru_ns_usage(m->c, ino, &u) == 0;
 	for (i = 0; i < XA_COUNT; i++) {
-		if (!xa_applies(i, &a, hint) || (xa_tab[i].flags & XF_HIDDEN))
+		if (!xa_applies(i, &a, hint) || ((xa_tab[i].flags & XF_TENANT) && !root) ||
+		    (xa_tab[i].flags & XF_HIDDEN))
 			continue;
 		n = XA_PREFIX_LEN + strlen(xa_tab[i].name) + 1;
 		memcpy(buf + len, XA_PREFIX, XA_PREFIX_LEN);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/stats.c: what a client reports about the pool and itself: statfs
- * (marud's numbers), and the Prometheus text of maru_stats_text(), which is
+ * (marud's numbers), a tenant's usage (maru_ns_usage), and the Prometheus text of maru_stats_text(), which is
  * marud's STATS text followed by this client's own counters (bytes and
  * transfers per data path, requests, reconnects, timeouts, sessions),
  * gauges (data path in use, connected, generation) and the lines each data
@@ -45,6 +45,33 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 	return 0;
 }
 
+int maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out)
+{
+	struct proto_ino_req q = { .ino = dir };
+	struct req r = { .op = OP_NS_USAGE, .p1 = &q, .n1 = sizeof(q) };
+	const struct proto_ns_usage *p;
+	int rc;
+
+	if (!c || !out)
+		return -EINVAL;
+	rc = transport_call(c, &r);
+	if (rc)
+		return rc;
+	p = r.rep;
+	memset(out, 0, sizeof(*out));
+	out->usage_size = sizeof(*out);
+	memcpy(out->tenant, p->tenant, sizeof(out->tenant) - 1);
+	out->quota = p->quota;
+	out->used = p->used;
+	out->pending = p->pending;
+	out->evictable = p->evictable;
+	out->evictions = p->evictions;
+	out->evicted_bytes = p->evicted_bytes;
+	out->enospc = p->enospc;
+	frame_req_done(&r);
+	return 0;
+}
+
 /* ---- stats text ---- */
 
 static const enum maru_data_path stat_paths[] = { MARU_DATA_SHM, MARU_DATA_RDMA, MARU_DATA_TCP };
@@ -80,6 +107,31 @@ static void stats_paths(struct prom *t, struct maru_client *c)
 		if (dp->stats)
 			dp->stats(c, t);
 	}
+}
+
+/* The histograms: each request op from its first call, each path's transfers. */
+static void stats_latency(struct prom *t, struct maru_client *c)
+{
+	static const char *const dirs[2] = { "read", "write" };
+	char labels[64];
+	unsigned int op;
+	size_t i, w;
+
+	prom_head(t, "maru_client_request_duration_seconds", "histogram",
+		  "Round trip of a request to marud (retries included), by op.");
+	for (op = 1; op < OP_MAX; op++)
+		if (!hist_empty(&c->st.call_lat[op]))
+			hist_put_label(t, "maru_client_request_duration_seconds", "op",
+				       proto_op_name((uint16_t)op), &c->st.call_lat[op]);
+	prom_head(t, "maru_client_transfer_duration_seconds", "histogram",
+		  "Time of one transfer (one pread or pwrite) by data path and direction.");
+	for (i = 0; i < N_STAT_PATHS; i++)
+		for (w = 0; w < 2; w++) {
+			snprintf(labels, sizeof(labels), "path=\"%s\",dir=\"%s\"",
+				 session_dp_name(stat_paths[i]), dirs[w]);
+			hist_put(t, "maru_client_transfer_duration_seconds", labels,
+				 &c->st.dp_lat[stat_paths[i]][w]);
+		}
 }
 
 static void stats_client(struct prom *t, struct maru_client *c)
@@ -119,6 +171,7 @@ static void stats_client(struct prom *t, struct maru_client *c)
 	prom_gauge(t, "maru_client_connected", "1 while marud answers, 0 during an outage.",
 		   !down);
 	prom_gauge(t, "maru_client_generation", "Pool generation of the current session.", gen);
+	stats_latency(t, c);
 }
 
 ssize_t maru_stats_text(struct maru_client *c, char *buf, size_t len)

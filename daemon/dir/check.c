@@ -3,7 +3,8 @@
  * daemon/dir/check.c: the directory's accounting read out: dir_stats(), a
  * snapshot of the counters, and dir_check(), which recounts every byte and
  * object from the records (the tables, the sessions, the LRU) and compares
- * the recount with the counters and with the allocator. It changes nothing.
+ * the recount with the counters and with the allocator, and per tenant
+ * (quota.c's census: "accounting exact" per tenant too). It changes nothing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,9 +147,11 @@ static void census_lru(struct dir *d, struct census *c)
 {
 	const struct lru_link *l;
 	uint64_t bytes = 0;
+	uint32_t t;
 
-	for (l = d->lru.next; l != &d->lru; l = l->next)
-		bytes += ver_reserved(container_of(l, struct ver, lru));
+	for (t = 0; t < DIR_TQ_SLOTS; t++)
+		for (l = d->tq[t].lru.next; l != &d->tq[t].lru; l = l->next)
+			bytes += ver_reserved(container_of(l, struct ver, lru));
 	if (bytes != c->evictable)
 		c->bad = "LRU bytes differ from evictable versions";
 }
@@ -185,6 +188,8 @@ static const char *check_locked(struct dir *d)
 	census_sessions(d, &c);
 	census_lru(d, &c);
 	census_links(d, &c);
+	if (!c.bad)
+		c.bad = dir_quota_census(d);
 	if (c.bad)
 		return c.bad;
 	if (c.used != d->used || c.pending != d->pending || c.orphaned != d->orphaned ||

@@ -42,6 +42,7 @@ static int dir_conds_init(struct dir *d)
 int dir_new(const struct dir_opts *opts, struct dir **out)
 {
 	struct dir *d;
+	uint32_t i;
 
 	if (!opts || !opts->alloc || !opts->copy || !out)
 		return -EINVAL;
@@ -51,7 +52,11 @@ int dir_new(const struct dir_opts *opts, struct dir **out)
 	d->o = *opts;
 	d->block = alloc_block(opts->alloc);
 	d->ev.max = opts->event_ring ? opts->event_ring : EVENT_RING_DEFAULT;
-	d->lru.prev = d->lru.next = &d->lru;
+	d->tq = calloc(DIR_TQ_SLOTS, sizeof(*d->tq));
+	if (!d->tq)
+		goto out_free;
+	for (i = 0; i < DIR_TQ_SLOTS; i++)
+		d->tq[i].lru.prev = d->tq[i].lru.next = &d->tq[i].lru;
 	d->next_id = 2;
 	d->next_cookie = 1;
 	d->next_sid = 1;
@@ -73,6 +78,7 @@ out_root:
 out_index:
 	dir_index_fini(d);
 out_free:
+	free(d->tq);
 	free(d);
 	return -ENOMEM;
 }
@@ -100,6 +106,8 @@ void dir_destroy(struct dir *d)
 	pthread_cond_destroy(&d->fill_cond);
 	pthread_cond_destroy(&d->cond);
 	pthread_mutex_destroy(&d->lock);
+	free(d->roots);
+	free(d->tq);
 	free(d);
 }
 
@@ -190,7 +198,8 @@ static void scratch_free(void *h)
 static int scratch_new(uint64_t data_off, uint64_t data_len, uint64_t align,
 		       struct persist_owner *own, void **h)
 {
-	struct dir_opts o = { .copy = no_copy };
+	/* no pin cap: a check restores every pin the journal holds */
+	struct dir_opts o = { .copy = no_copy, .pin_max_bytes = UINT64_MAX };
 	struct scratch *s = calloc(1, sizeof(*s));
 	int rc;
 

@@ -330,6 +330,14 @@ int dir_create_ext(struct dir *d, struct dir_session *s, uint64_t parent,
  */
 int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
 		    struct dir_attr *out, struct extent_list *ext);
+/*
+ * dir_reserve_ext for bytes ahead of what the writer needs now: granted
+ * only from free room (within the tenant's quota and the pool), never by
+ * evicting anything; -ENOSPC otherwise (not counted as a refusal). The
+ * writer then asks again for what it needs (dir_reserve_ext).
+ */
+int dir_reserve_ahead_ext(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, struct dir_attr *out, struct extent_list *ext);
 /* dir_truncate (the zero-fill runs outside the lock) + the extents. */
 int dir_truncate_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t size,
 		     struct dir_attr *out, struct extent_list *ext);
@@ -426,9 +434,60 @@ void dir_fill_run(struct dir *d, const struct dir_fill *f);
 int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int err,
 		  struct dir_attr *out, struct extent_list *ext);
 
+/* ---- tenant quotas (quota.c; marufs-design(7) "Tenants") ----
+ *
+ * A tenant is a root directory (by id) with a byte quota. Every published
+ * and pending version is charged to the tenant whose root holds its
+ * directory (roots do not nest; none: charged to no tenant), and a
+ * tenant's published + pending bytes never exceed its quota: a
+ * reservation over it first evicts that tenant's own least recently used
+ * unleased versions (its own LRU), then answers -ENOSPC. Under pool
+ * pressure a reservation evicts, in this order: versions of tenants over
+ * their quota (down to it), versions under no tenant root, then its own
+ * tenant's; never a version of another tenant within its quota. With no
+ * tenant set everything is under no tenant: the plain pool-wide LRU.
+ * Orphaned bytes (unlinked, still leased) count against no quota.
+ */
+#define DIR_TENANTS_MAX 255u
+#define DIR_TENANT_NAME_MAX 63u
+
+struct dir_tenant {
+	const char *name;	/* for logs and stats; truncated to DIR_TENANT_NAME_MAX */
+	uint64_t root;		/* a directory id */
+	uint64_t quota;		/* bytes; 0: no quota (still never evicted by others) */
+};
+
+/*
+ * Replace the tenant set (n <= DIR_TENANTS_MAX, distinct roots, each an
+ * existing directory). A root already set keeps its counters and LRU
+ * order. The first call, and one that adds or drops a root, recharges
+ * every version to its tenant, O(versions) under the lock: so usage is
+ * exact after recovery; a set of the same roots (new quotas or names)
+ * costs O(tenants). A tenant already over a
+ * lowered quota is evicted down to it by its next reservation or by pool
+ * pressure. -EINVAL, -E2BIG, -ENOENT (a root that is no directory).
+ */
+int dir_set_tenants(struct dir *d, const struct dir_tenant *t, uint32_t n);
+
+struct dir_tenant_usage {
+	char name[DIR_TENANT_NAME_MAX + 1];
+	uint64_t root, quota;
+	uint64_t used, pending, evictable;	/* bytes */
+	uint64_t evictions, evicted_bytes;	/* evicted to make room in its quota or the pool */
+	uint64_t enospc;			/* reservations refused over its quota */
+};
+
+/* Usage of every tenant, set order not kept: at most max into out; returns the count. */
+uint32_t dir_tenant_usages(struct dir *d, struct dir_tenant_usage *out, uint32_t max);
+/* Usage of the tenant whose root is directory id: 0, or -ENODATA (no tenant's root). */
+int dir_tenant_usage_of(struct dir *d, uint64_t root, struct dir_tenant_usage *out);
+
 /* ---- accounting, events ---- */
 
+struct hist;
 void dir_stats(struct dir *d, struct dir_stats *out);
+/* How old (now - mtime) the versions evicted were; read without the lock. */
+const struct hist *dir_evicted_age(struct dir *d);
 /* Verify the invariants above; 0 or -EUCLEAN with a log line saying which. */
 int dir_check(struct dir *d);
 

@@ -51,6 +51,7 @@
 #include <sys/types.h>
 
 #include "dir.h"
+#include "hist.h"
 #include "htab.h"
 #include "proto.h"
 #include "rbtree.h"
@@ -76,8 +77,9 @@ struct ver {
 	uint32_t mode, uid, gid;
 	uint32_t leases;
 	uint32_t next;		/* extents; 0 or 1: ext.one, else ext.xl */
-	uint8_t state;		/* enum dir_state */
-	uint8_t pinned;		/* in d->pins (ttlpin.c): kept off the LRU */
+	uint8_t state : 7;	/* enum dir_state */
+	uint8_t pinned : 1;	/* in d->pins (ttlpin.c): kept off the LRU */
+	uint8_t tenant;		/* quota.c: slot of d->tq it is charged to (0: none) */
 	uint16_t links;		/* names bound besides the node holding it (link.c) */
 	/*
 	 * A regular file's extents. Symlinks and special files (link.c) have
@@ -90,6 +92,29 @@ struct ver {
 		char *target;
 		uint64_t rdev;
 	} ext;
+};
+
+/*
+ * quota.c: one slot per tenant root (tenants' byte quotas, marufs-design(7)),
+ * slot 0 for files under no tenant root. A published version is on the LRU
+ * of the slot it is charged to; published and pending bytes are counted per
+ * slot beside the pool-wide counters. Orphaned bytes are charged to no one.
+ */
+#define DIR_TQ_SLOTS 256u	/* slot 0 + DIR_TENANTS_MAX tenants (ver.tenant is a byte) */
+
+struct dir_tq {
+	struct lru_link lru;	/* its evictable versions; head: least recently used */
+	uint64_t root;		/* the tenant's root directory id; 0: no tenant */
+	uint64_t quota;		/* bytes; 0: none */
+	uint64_t used, pending, evictable;
+	uint64_t evictions, evicted_bytes, enospc;
+	uint64_t log_ms, log_quiet;	/* the rate-limited ENOSPC line (lru.c) */
+	char name[DIR_TENANT_NAME_MAX + 1];
+};
+
+struct dir_root_ix {
+	uint64_t root;
+	uint32_t slot;
 };
 
 struct dnode {
@@ -180,7 +205,10 @@ struct dir {
 	uint64_t block;
 	struct htab names, ids;
 	struct node *root;
-	struct lru_link lru;		/* head: least recently used */
+	struct dir_tq *tq;		/* DIR_TQ_SLOTS slots, each with its LRU (quota.c) */
+	struct dir_root_ix *roots;	/* tenant roots by id, sorted; nroots of them */
+	uint32_t nroots;
+	uint8_t charged;		/* every version charged by a dir_set_tenants */
 	struct rb_root links;		/* NODE_LINK nodes by (target, cookie) */
 	struct dir_session *sessions;
 	uint64_t next_id, next_cookie, next_sid;
@@ -190,6 +218,7 @@ struct dir {
 	struct evring ev;
 	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
 	struct persist *p;		/* record.c: the journal, when kept warm (persist/) */
+	struct hist evicted_age;	/* lru.c: age (since mtime) of evicted versions */
 	struct ttlpins pins;		/* TTL pins (ttlpin.c; pinver.c, lru.c) */
 };
 
@@ -216,6 +245,12 @@ static inline uint64_t round_up(uint64_t v, uint64_t b)
 static inline int name_is_tmp(const char *name, size_t nlen)
 {
 	return memmem(name, nlen, ".tmp", 4) != NULL;
+}
+
+/* The slot whose quota v's bytes count against. */
+static inline struct dir_tq *ver_tq(const struct dir *d, const struct ver *v)
+{
+	return &d->tq[v->tenant];
 }
 
 static inline struct node *ver_node(struct ver *v)
@@ -402,7 +437,33 @@ void dir_pins_expire(struct dir *d);
 uint64_t dir_wall_ns(void);
 void dir_lru_settle(struct dir *d, struct node *n);
 void dir_lru_touch(struct dir *d, struct ver *v);
-int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
+/*
+ * Pool room for a pending version charged to slot t (the rule of
+ * marufs-design(7) "Tenants"): evicts tenants over their quota, then files
+ * under no tenant, then t's own, never a tenant's under its quota.
+ */
+int dir_get_bytes(struct dir *d, uint32_t t, uint64_t len, struct extent_list *l, int evict);
+/*
+ * Quota room: slot t may take `got` more bytes (published + pending <=
+ * quota), evicting t's own least recently used versions; else -ENOSPC and
+ * a rate-limited log line naming the tenant. evict == 0 (a reservation
+ * ahead of the writer, PROTO_RESERVE_AHEAD): -ENOSPC instead of evicting,
+ * neither logged nor counted; the same for dir_get_bytes.
+ */
+int dir_quota_room(struct dir *d, uint32_t t, uint64_t got, int evict);
+
+/* ---- quota.c: tenant slots ---- */
+
+/* The slot of the tenant whose root holds directory id (0: none). */
+uint32_t dir_quota_slot(const struct dir *d, uint64_t id);
+/* Charge v to slot t instead (its LRU membership follows). */
+void dir_quota_retag(struct dir *d, struct ver *v, uint32_t t);
+/* A file node's version: charge it to the tenant of the node's directory. */
+void dir_quota_follow(struct dir *d, struct node *n);
+/* After a rename moved node n (may be NULL: pending only) between directories. */
+void dir_quota_moved(struct dir *d, struct node *n, uint64_t from, uint64_t to);
+/* check.c: recount per slot; NULL or what is wrong. */
+const char *dir_quota_census(struct dir *d);
 
 /* ---- pinver.c: TTL pins ---- */
 
@@ -428,7 +489,8 @@ struct create_args {
 
 int dir_own_pend(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
 int dir_own_pend_idle(struct dir *d, struct dir_session *s, uint64_t ino, struct pend **out);
-int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes);
+/* evict == 0: only from free room, in the quota and in the pool (else -ENOSPC). */
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes, int evict);
 /* *srcp: the published version to copy (the caller copies it), or NULL. */
 int dir_create_locked(struct dir *d, struct dir_session *s, const struct create_args *a,
 		  struct pend **pp, struct node **srcp);

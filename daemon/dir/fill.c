@@ -130,7 +130,7 @@ static int truncate_begin_locked(struct dir *d, struct dir_session *s, uint64_t 
 
 	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (!rc)
-		rc = dir_pend_grow(d, p, size);
+		rc = dir_pend_grow(d, p, size, 1);
 	if (rc)
 		return rc;
 	f->kind = FILL_TRUNCATE;

@@ -66,6 +66,8 @@ void dir_link_drop_name(struct dir *d, struct node *n)
 		l->kind = NODE_FILE;
 		ver_lost_name(d, l);
 		dir_lru_settle(d, l);
+		/* Its bytes now count where the name that holds it lives. */
+		dir_quota_follow(d, l);
 	}
 	d->nnames--;
 	free(n);

@@ -307,6 +307,7 @@ int dir_ver_unbind(struct dir *d, struct node *n, struct ver *orphan)
 		v->pinned = 0;
 	}
 	d->used -= r;
+	ver_tq(d, v)->used -= r;
 	if (v->leases) {
 		dir_ver_move(d, v, orphan);
 		orphan->state = DIR_ST_ORPHANED;
@@ -381,6 +382,7 @@ void dir_pend_abandon(struct dir *d, struct pend *p)
 	dir_ver_free_bytes(d, &p->v);
 	d->pending -= r;
 	p->owner->pending_bytes -= r;
+	ver_tq(d, &p->v)->pending -= r;
 	htab_del(&d->ids, (uintptr_t)&p->v);
 	d->nvers--;
 	d->st.abandons++;

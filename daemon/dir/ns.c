@@ -389,6 +389,7 @@ static uint64_t rename_commit(struct dir *d, struct dir_session *s, struct renam
 		if (!ino)
 			ino = p->v.id;
 	}
+	dir_quota_moved(d, op->src, op->from.parent, op->to.parent);
 	if (!visible_change)
 		return 0;
 	dir_ev_push(d, DEV_RENAME, ino, &a, &b);

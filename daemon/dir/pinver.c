@@ -52,6 +52,12 @@ static int pin_set_locked(struct dir *d, struct ver *v, uint32_t seconds, uint64
 
 	if (!ver_regular(v))
 		return -EINVAL;
+	/* a new pin is one more checkpoint line: the metadata area must hold it */
+	if (!v->pinned) {
+		rc = dir_record_room(d, JR_PIN, 0, 0);
+		if (rc)
+			return rc;
+	}
 	rc = ttlpin_set(&d->pins, v->id, ver_reserved(v), tenant, now, seconds, &until);
 	if (rc == -ENOSPC)
 		log_info("pin: version %llu (%llu bytes) refused: pinned bytes would pass "

@@ -95,6 +95,7 @@ static void rm_primary(struct dir *d, struct node *n)
 	l->kind = NODE_FILE;
 	l->u.v.links--;
 	dir_lru_settle(d, l);
+	dir_quota_follow(d, l);
 	d->nnames--;
 	free(n);
 }
@@ -213,7 +214,9 @@ static int file_bind(struct dir *d, const struct persist_item *it, struct nkey *
 	rattach(d, pd, n);
 	d->nnames++;
 	d->nvers++;
+	v->tenant = (uint8_t)dir_quota_slot(d, n->parent);
 	d->used += ver_reserved(v);
+	ver_tq(d, v)->used += ver_reserved(v);
 	dir_lru_settle(d, n);
 	return 0;
 }

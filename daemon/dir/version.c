@@ -19,8 +19,23 @@
 #include "dir_priv.h"
 #include "persist.h"
 
-/* Grow pending version p of s to at least `bytes` reserved. */
-int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
+/* The allocator may pad to the pool's alignment: never past a limit. */
+static int pad_over(const struct dir *d, const struct pend *p, uint64_t have)
+{
+	const struct dir_tq *q = ver_tq(d, &p->v);
+	uint64_t grew = ver_reserved(&p->v) - have;
+
+	return (d->o.max_pending_bytes &&
+		p->owner->pending_bytes + grew > d->o.max_pending_bytes) ||
+	       (q->quota && q->used + q->pending + grew > q->quota);
+}
+
+/*
+ * Grow pending version p of s to at least `bytes` reserved: within the
+ * session's pending limit (-EDQUOT), its tenant's quota (dir_quota_room:
+ * its own LRU first, then -ENOSPC) and the pool (dir_get_bytes).
+ */
+int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes, int evict)
 {
 	struct dir_session *s = p->owner;
 	uint64_t have = ver_reserved(&p->v), got;
@@ -32,20 +47,22 @@ int dir_pend_grow(struct dir *d, struct pend *p, uint64_t bytes)
 	got = round_up(bytes - have, d->block);
 	if (d->o.max_pending_bytes && s->pending_bytes + got > d->o.max_pending_bytes)
 		return -EDQUOT;
+	rc = dir_quota_room(d, p->v.tenant, got, evict);
+	if (rc)
+		return rc;
 	rc = dir_ver_take_list(&p->v, &l);
 	if (rc)
 		return rc;
-	rc = dir_get_bytes(d, bytes - have, &l);
+	rc = dir_get_bytes(d, p->v.tenant, bytes - have, &l, evict);
 	dir_ver_put_list(&p->v, &l);
 	if (rc)
 		return rc;
-	/* The allocator may pad to the pool's alignment; never past the limit. */
-	if (d->o.max_pending_bytes &&
-	    s->pending_bytes + ver_reserved(&p->v) - have > d->o.max_pending_bytes)
+	if (pad_over(d, p, have))
 		dir_ver_trim(d, &p->v, bytes);
 	got = ver_reserved(&p->v) - have;
 	d->pending += got;
 	s->pending_bytes += got;
+	ver_tq(d, &p->v)->pending += got;
 	return 0;
 }
 
@@ -125,7 +142,7 @@ static int create_fill(struct dir *d, struct pend *p, struct node *src, uint64_t
 
 	if (pinned)
 		dir_lru_del(d, &src->u.v);
-	rc = dir_pend_grow(d, p, want);
+	rc = dir_pend_grow(d, p, want, 1);
 	if (pinned)
 		dir_lru_settle(d, src);
 	return rc;
@@ -174,6 +191,7 @@ int dir_create_locked(struct dir *d, struct dir_session *s, const struct create_
 	dir_pend_attach(d, p, &k);
 	k.name = p->name;
 	p->owner = s;
+	p->v.tenant = (uint8_t)dir_quota_slot(d, p->parent);
 	rc = create_fill(d, p, src, want);
 	if (rc) {
 		dir_pend_detach(d, p);
@@ -202,18 +220,39 @@ static int pend_out(struct pend *p, struct dir_attr *out, struct extent_list *ex
 	return 0;
 }
 
-int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
-		    struct dir_attr *out, struct extent_list *ext)
+static int reserve_locked(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, int evict, struct dir_attr *out,
+			  struct extent_list *ext)
 {
 	struct pend *p;
 	int rc;
 
-	pthread_mutex_lock(&d->lock);
 	rc = dir_own_pend_idle(d, s, ino, &p);
 	if (!rc)
-		rc = dir_pend_grow(d, p, bytes);
+		rc = dir_pend_grow(d, p, bytes, evict);
 	if (!rc)
 		rc = pend_out(p, out, ext);
+	return rc;
+}
+
+int dir_reserve_ext(struct dir *d, struct dir_session *s, uint64_t ino, uint64_t bytes,
+		    struct dir_attr *out, struct extent_list *ext)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = reserve_locked(d, s, ino, bytes, 1, out, ext);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dir_reserve_ahead_ext(struct dir *d, struct dir_session *s, uint64_t ino,
+			  uint64_t bytes, struct dir_attr *out, struct extent_list *ext)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = reserve_locked(d, s, ino, bytes, 0, out, ext);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
@@ -259,6 +298,7 @@ static struct ver *publish_bind(struct dir *d, struct pend *p, struct node *old,
 	dir_pend_unlink_session(p);
 	d->pending -= r;
 	p->owner->pending_bytes -= r;
+	ver_tq(d, &p->v)->pending -= r;
 	if (old) {
 		dir_pend_detach(d, p);
 		dir_lru_del(d, &old->u.v);
@@ -278,6 +318,7 @@ static struct ver *publish_bind(struct dir *d, struct pend *p, struct node *old,
 	dir_ver_move(d, &p->v, &n->u.v);
 	n->u.v.state = DIR_ST_PUBLISHED;
 	d->used += r;
+	ver_tq(d, &n->u.v)->used += r;
 	free(p);
 	return &n->u.v;
 }
@@ -324,6 +365,7 @@ static int publish_locked(struct dir *d, struct dir_session *s, uint64_t ino,
 	freed = dir_ver_trim(d, &p->v, size);
 	d->pending -= freed;
 	s->pending_bytes -= freed;
+	ver_tq(d, &p->v)->pending -= freed;
 	v = publish_bind(d, p, old, &m);
 	v->size = size;
 	v->xxh3 = xxh3;

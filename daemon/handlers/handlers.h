@@ -74,6 +74,8 @@ HANDLER(hdl_pin);
 HANDLER(hdl_statfs);
 /* rdma.c */
 HANDLER(hdl_rkey);
+/* tenant_stats.c */
+HANDLER(hdl_ns_usage);
 
 /*
  * stats.c: the Prometheus text of STATS. served[op] != 0 for every op that
@@ -81,6 +83,9 @@ HANDLER(hdl_rkey);
  * table, passes it.
  */
 int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struct pbuf *out);
+/* tenant_stats.c: the marud_tenant_* families, labelled tenant="NAME". */
+struct prom;
+void hdl_put_tenant_stats(struct dir *d, struct prom *p);
 
 /* ---- common.c ---- */
 

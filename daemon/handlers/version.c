@@ -84,7 +84,12 @@ HANDLER(hdl_reserve)
 	struct dir_attr a;
 	int rc;
 
-	rc = dir_reserve_ext(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a, &ext);
+	if (r->size & PROTO_RESERVE_AHEAD)
+		rc = dir_reserve_ahead_ext(c->srv->dir, session_dir(c->sess), r->ino,
+					   r->size & ~PROTO_RESERVE_AHEAD, &a, &ext);
+	else
+		rc = dir_reserve_ext(c->srv->dir, session_dir(c->sess), r->ino, r->size, &a,
+				     &ext);
 	return rc ? rc : hdl_reply_attr_extents(c, &a, &ext, out);
 }
 

@@ -138,13 +138,16 @@ static uint32_t room_body_len(uint32_t type, size_t nlen, uint32_t next)
 		return (uint32_t)(sizeof(struct jb_special) + nlen);
 	if (type == JR_LINK)
 		return (uint32_t)(sizeof(struct jb_link) + nlen);
+	if (type == JR_PIN)
+		return (uint32_t)sizeof(struct jb_pin);
 	return (uint32_t)(sizeof(struct jb_rename) + nlen + sizeof(uint64_t));
 }
 
-/* A new name grows the state; a rename only moves one. */
+/* A new name (or pin: a checkpoint lists it) grows the state; a rename only moves one. */
 static int room_grows(uint32_t type)
 {
-	return type == JR_FILE || type == JR_DIR || type == JR_SPECIAL || type == JR_LINK;
+	return type == JR_FILE || type == JR_DIR || type == JR_SPECIAL || type == JR_LINK ||
+	       type == JR_PIN;
 }
 
 /* Room now, and not tight after the last checkpoint. */

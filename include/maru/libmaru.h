@@ -346,6 +346,25 @@ struct maru_statfs {
 int maru_statfs(struct maru_client *c, struct maru_statfs *out);
 
 /*
+ * The usage of the tenant whose root is directory dir (MARU_0.3; tenants
+ * and their quotas: marud.conf(5)): what marufs shows as user.maru.ns.*
+ * on that directory. -ENODATA if dir is no tenant's root (a client of a
+ * scoped key may ask only about its own root, also as MARU_ROOT_ID).
+ */
+struct maru_ns_usage {
+	size_t usage_size;	/* set by libmaru: the bytes it filled */
+	char tenant[64];	/* the key's name, NUL-terminated */
+	uint64_t quota;		/* bytes; 0: none */
+	uint64_t used;		/* bytes of its published files */
+	uint64_t pending;	/* bytes reserved by its files being written */
+	uint64_t evictable;	/* its published bytes with no lease */
+	uint64_t evictions;	/* its files evicted (own quota or pool pressure) */
+	uint64_t evicted_bytes;
+	uint64_t enospc;	/* its reservations refused over the quota */
+};
+int maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out);
+
+/*
  * Pool and client metrics as Prometheus text exposition (NUL-terminated).
  * Writes at most len bytes; returns the full length (call again with a larger
  * buffer if it is >= len).

@@ -741,6 +741,12 @@ static void proto_req_seeds(void)
 	proto_save("req", OP_LINK, buf, link_req(buf, 2, 1, "g"), NULL, 0);
 	proto_save("req", OP_MKNOD, buf, mknod_req(buf, 1, "p", 0010644, 0), NULL, 0);
 	proto_save("req", OP_RKEY, &rkey, sizeof(rkey), NULL, 0);
+	proto_save("req", OP_NS_USAGE, &ino, sizeof(ino), NULL, 0);
+	{
+		struct proto_pin_req pin = { .ino = 2, .seconds = 600 };
+
+		proto_save("req", OP_PIN, &pin, sizeof(pin), NULL, 0);
+	}
 	hintv_seeds();
 }
 
@@ -805,6 +811,11 @@ static void proto_rep_seeds(void)
 	proto_save("rep", OP_READLINK, "target", 6, NULL, 0);
 	proto_save("rep", OP_SYMLINK, &a, sizeof(a), NULL, 0);
 	proto_save("rep", OP_RKEY, &rk, sizeof(rk), keys, sizeof(keys));
+	{
+		struct proto_pin_rep pin_r = { .left = 600 };
+
+		proto_save("rep", OP_PIN, &pin_r, sizeof(pin_r), NULL, 0);
+	}
 	/* a HELLO answered with the rdma listener (HELLO_F_RDMA) */
 	hello_r->rdma_port = 18515;
 	hello_r->rdma_flags = RDMA_F_WINDOWS;

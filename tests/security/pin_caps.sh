@@ -28,7 +28,7 @@ out=$(setfattr -n user.maru.pin -v 60 "$MNT/b" 2>&1) && fail "a pin over the cap
 [[ "$out" == *"No space left on device"* ]] || fail "over the cap, not ENOSPC: $out"
 assert_eq "$(left "$MNT/b")" 0 "the refused pin is not there"
 [ "$(left "$MNT/a")" -ge 59 ] || fail "the refusal touched the other pin: $(left "$MNT/a")"
-[ "$(stat_value marud_pin_refused_total)" -ge 1 ] || fail "the refusal was not counted"
+[ "$(stat_value marud_ttl_pin_refused_total)" -ge 1 ] || fail "the refusal was not counted"
 
 # the same through .maru/hints and through libmaru
 printf 'pin 60 b\n' >"$T/line"

@@ -34,9 +34,9 @@ assert_eq "$(left "$MNT/p")" 0 "an unpinned file reads 0"
 pin 4 "$MNT/p" || fail "pin 4"
 l=$(left "$MNT/p")
 [ "$l" -ge 3 ] && [ "$l" -le 4 ] || fail "seconds left after pin 4: $l"
-assert_eq "$(stat_value marud_pins)" 1 "one pin in stats"
-[ "$(stat_value marud_pool_pinned_bytes)" -ge $((2 << 20)) ] ||
-	fail "pinned bytes in stats: $(stat_value marud_pool_pinned_bytes)"
+assert_eq "$(stat_value marud_ttl_pins)" 1 "one pin in stats"
+[ "$(stat_value marud_pool_ttl_pinned_bytes)" -ge $((2 << 20)) ] ||
+	fail "pinned bytes in stats: $(stat_value marud_pool_ttl_pinned_bytes)"
 
 # pressure: 3x the pool; the pinned file stays, older unpinned ones go
 fill 40
@@ -50,8 +50,8 @@ sleep 4.2
 assert_eq "$(left "$MNT/p")" 0 "seconds left after the deadline"
 fill 2
 wait_for 5 gone "$MNT/p" || fail "an expired pin still held its file under pressure"
-assert_eq "$(stat_value marud_pins)" 0 "no pin left in stats"
-[ "$(stat_value marud_pin_expired_total)" -ge 1 ] || fail "the expiry was not counted"
+assert_eq "$(stat_value marud_ttl_pins)" 0 "no pin left in stats"
+[ "$(stat_value marud_ttl_pin_expired_total)" -ge 1 ] || fail "the expiry was not counted"
 
 # 0 unpins; a request over pin-max-seconds is clamped
 cp "$T/p" "$MNT/q"
@@ -60,7 +60,7 @@ l=$(left "$MNT/q")
 [ "$l" -ge 29 ] && [ "$l" -le 30 ] || fail "pin 1000 not clamped to pin-max-seconds 30: $l"
 pin 0 "$MNT/q" || fail "pin 0"
 assert_eq "$(left "$MNT/q")" 0 "0 unpins"
-assert_eq "$(stat_value marud_pins)" 0 "unpinned: no pin in stats"
+assert_eq "$(stat_value marud_ttl_pins)" 0 "unpinned: no pin in stats"
 pin 20 "$MNT/q" || fail "pin again"
 setfattr -x user.maru.pin "$MNT/q" || fail "removexattr unpins"
 assert_eq "$(left "$MNT/q")" 0 "removed: unpinned"
@@ -76,7 +76,7 @@ mv "$MNT/q" "$MNT/q2" || fail "rename"
 [ "$(left "$MNT/q2")" -ge 19 ] || fail "a renamed version lost its pin"
 echo new >"$MNT/q2"
 assert_eq "$(left "$MNT/q2")" 0 "a new version under the name is not pinned"
-assert_eq "$(stat_value marud_pins)" 0 "the replaced version's pin is gone"
+assert_eq "$(stat_value marud_ttl_pins)" 0 "the replaced version's pin is gone"
 wait_accounting_ok
 marufs_umount
 marud_stop

@@ -35,7 +35,7 @@ g=$("$TOOLS/maru_pin" "$MARU_URI" d 60) || fail "maru_pin_set: $g"
 g=$("$TOOLS/maru_pin" "$MARU_URI" d) || fail "maru_pin_get: $g"
 [ "$g" -ge 59 ] && [ "$g" -le 60 ] || fail "maru_pin_get read $g"
 assert_eq "$("$TOOLS/maru_pin" "$MARU_URI" a)" "$(left "$MNT/a")" "libmaru and the xattr agree"
-assert_eq "$(stat_value marud_pins)" 4 "four pins"
+assert_eq "$(stat_value marud_ttl_pins)" 4 "four pins"
 
 sleep 2.2		# b's deadline passes; restart with the others held
 marud_restart
@@ -47,7 +47,7 @@ for f in a c d; do
 		fail "$f: $l seconds left after the restart (wall-clock deadline: 58 at most)"
 done
 assert_eq "$(left "$MNT/b")" 0 "a pin that ran out before the restart"
-assert_eq "$(stat_value marud_pins)" 3 "three pins after the restart"
+assert_eq "$(stat_value marud_ttl_pins)" 3 "three pins after the restart"
 
 for i in $(seq 1 40); do
 	head -c $((1 << 20)) /dev/zero >"$MNT/lru$i" || fail "pressure write $i"
@@ -63,7 +63,7 @@ marud_restart kill
 wait_for 10 answers "$MNT/a" || fail "the mount did not come back after SIGKILL"
 [ "$(left "$MNT/a")" -ge 40 ] || fail "a lost its pin across SIGKILL"
 assert_eq "$(left "$MNT/d")" 0 "an unpin survives SIGKILL too"
-assert_eq "$(stat_value marud_pins)" 2 "two pins after SIGKILL"
+assert_eq "$(stat_value marud_ttl_pins)" 2 "two pins after SIGKILL"
 wait_accounting_ok
 marufs_umount
 marud_stop

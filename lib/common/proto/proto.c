@@ -34,7 +34,8 @@ static const char *const op_names[OP_MAX] = {
 	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK", [OP_RKEY] = "RKEY",
 	[OP_SYMLINK] = "SYMLINK", [OP_READLINK] = "READLINK", [OP_LINK] = "LINK",
 	[OP_MKNOD] = "MKNOD",
-	[OP_HINTV] = "HINTV", [OP_HINT_WAIT] = "HINT_WAIT", [OP_PIN] = "PIN",
+	[OP_HINTV] = "HINTV", [OP_HINT_WAIT] = "HINT_WAIT",
+	[OP_NS_USAGE] = "NS_USAGE", [OP_PIN] = "PIN",
 };
 
 const char *proto_op_name(uint16_t op)
@@ -321,6 +322,7 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 	case OP_RELEASE:
 	case OP_EXTENTS:
 	case OP_READLINK:
+	case OP_NS_USAGE:
 		return check_fixed(len, sizeof(struct proto_ino_req));
 	case OP_SYMLINK:
 		return check_symlink_req(p, len);
@@ -522,6 +524,8 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 		return len == 0 ? 0 : check_fixed(len, sizeof(struct proto_auth));
 	case OP_STATFS:
 		return check_fixed(len, sizeof(struct proto_statfs));
+	case OP_NS_USAGE:
+		return check_fixed(len, sizeof(struct proto_ns_usage));
 	case OP_STATS:
 		return 0;
 	case OP_MKDIR:

@@ -87,6 +87,7 @@ enum proto_op {
 	OP_HINTV = 43,		/* proto_hintv_req+request+ranges -> -          */
 	OP_HINT_WAIT = 44,	/* proto_hintv_req+request+ranges -> proto_hint_wait_rep */
 	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
+	OP_NS_USAGE = 54,	/* proto_ino_req           -> proto_ns_usage    */
 	OP_PIN = 56,		/* proto_pin_req           -> proto_pin_rep     */
 	OP_MAX
 };
@@ -252,6 +253,21 @@ struct proto_statfs {
 };
 _Static_assert(sizeof(struct proto_statfs) == 80, "statfs size");
 
+/*
+ * NS_USAGE (issue 26, quotas): the usage of the tenant whose root is the
+ * directory `ino` (marufs-xattr(7) user.maru.ns.*). -ENODATA if no
+ * tenant's root is that directory. A scoped session may ask only about
+ * its own root (ino: that root's id, or the namespace root it sees as
+ * `/`); any other id is -ENODATA.
+ */
+struct proto_ns_usage {
+	char tenant[64];		/* NUL-padded */
+	uint64_t quota;			/* bytes; 0: none */
+	uint64_t used, pending, evictable;
+	uint64_t evictions, evicted_bytes, enospc;
+};
+_Static_assert(sizeof(struct proto_ns_usage) == 120, "ns_usage size");
+
 /* Requests naming an entry: the name (namelen bytes, no NUL) follows. */
 struct proto_name_req {
 	uint64_t parent;
@@ -371,6 +387,15 @@ struct proto_create_req {
 	uint16_t pad[3];
 };
 _Static_assert(sizeof(struct proto_create_req) == 48, "create size");
+
+/*
+ * RESERVE: bit 63 of size set (PROTO_RESERVE_AHEAD) asks for bytes ahead of
+ * what the writer needs now: marud grants them only from free room (the
+ * pool's and the tenant's quota), never by evicting, else -ENOSPC; the
+ * writer then asks again without it for what it needs. (A marud before
+ * the bit sees an impossible size and refuses it the same way.)
+ */
+#define PROTO_RESERVE_AHEAD	(1ULL << 63)
 
 struct proto_size_req {
 	uint64_t ino;

@@ -59,6 +59,14 @@ struct fake {
 	 * (0: never); each is cleared once it fired */
 	int pwrite_err, sync_err, truncate_err;
 	size_t pwrite_part;
+	/* maru_ns_usage: the one tenant root (0: none) and its usage */
+	uint64_t ns_root;
+	struct maru_ns_usage ns;
+	/* maru_pin_set/get: pin_rc (0: none) fails the next set; the seconds
+	 * set are what get answers; the last set's version and seconds */
+	int pin_rc, pin_sets;
+	uint32_t pin_left, last_pin_seconds;
+	uint64_t last_pin_ino;
 	/* the last fuse_req_interrupt_func() registration */
 	fuse_req_t intr_req;
 	fuse_interrupt_func_t intr_func;

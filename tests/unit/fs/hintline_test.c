@@ -55,6 +55,31 @@ static void test_verbs(void **state)
 	assert_int_equal(parse("reads r a", &why), -EINVAL);
 }
 
+/* pin SECONDS PATH...: a TTL pin line, seconds in place of the request id */
+static void test_pin_line(void **state)
+{
+	const char *why;
+
+	assert_int_equal(parse("pin 600 a.bin d/b.bin", &why), 0);
+	assert_int_equal(l.action, HINT_LINE_PIN);
+	assert_int_equal(l.seconds, 600);
+	assert_int_equal(l.npaths, 2);
+	assert_string_equal(l.path[1], "d/b.bin");
+	assert_int_equal(parse("pin 0 a", &why), 0);	/* unpin */
+	assert_int_equal(l.seconds, 0);
+	assert_int_equal(parse("pin 4294967295 a", &why), 0);
+	assert_true(l.seconds == UINT32_MAX);
+	assert_int_equal(parse("pin 4294967296 a", &why), -EINVAL);
+	assert_non_null(strstr(why, "whole seconds"));
+	assert_int_equal(parse("pin 1.5 a", &why), -EINVAL);
+	assert_int_equal(parse("pin -1 a", &why), -EINVAL);
+	assert_int_equal(parse("pin ten a", &why), -EINVAL);
+	assert_int_equal(parse("pin 60", &why), -EINVAL);
+	assert_non_null(strstr(why, "at least one path"));
+	assert_int_equal(parse("pin 60 ../x", &why), -EINVAL);
+	assert_int_equal(parse("pin", &why), -EINVAL);
+}
+
 static void test_request_id_length(void **state)
 {
 	char line[128], id[65];
@@ -112,6 +137,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verbs),
+		cmocka_unit_test(test_pin_line),
 		cmocka_unit_test(test_request_id_length),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_path_count),

@@ -90,6 +90,7 @@ static int do_reserve(struct fake_req *q, struct store *s)
 	struct proto_size_req r;
 
 	memcpy(&r, q->body, sizeof(r));
+	r.size &= ~PROTO_RESERVE_AHEAD;	/* the fake has room or not, nothing to evict */
 	if (s->nreserves < 32)
 		s->reserves[s->nreserves++] = r.size;
 	if ((s->enospc_above && r.size > s->enospc_above) || r.size > STORE_MAX)
