@@ -261,7 +261,12 @@ static int set_locked(struct dir *d, const struct dir_tenant *t, uint32_t n)
 	for (i = 0; i < n; i++) {
 		s = slot_of_root(d, t[i].root);
 		if (!s) {
+			/* n <= 255 and dropped slots are drained: one is free */
 			s = free_slot(d);
+			if (!s) {
+				free(ix);
+				return -E2BIG;
+			}
 			slot_reset(&d->tq[s]);
 			d->tq[s].root = t[i].root;
 			added = 1;
