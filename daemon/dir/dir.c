@@ -198,7 +198,8 @@ static void scratch_free(void *h)
 static int scratch_new(uint64_t data_off, uint64_t data_len, uint64_t align,
 		       struct persist_owner *own, void **h)
 {
-	struct dir_opts o = { .copy = no_copy };
+	/* no pin cap: a check restores every pin the journal holds */
+	struct dir_opts o = { .copy = no_copy, .pin_max_bytes = UINT64_MAX };
 	struct scratch *s = calloc(1, sizeof(*s));
 	int rc;
 

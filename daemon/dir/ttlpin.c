@@ -137,6 +137,9 @@ int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t te
 
 	if (until_ns <= now_ns)
 		return -ETIME;
+	/* a deadline from before a lowered pin-max-seconds ends at the new bound */
+	if (t->max_seconds && until_ns - now_ns > (uint64_t)t->max_seconds * TTLPIN_NS)
+		until_ns = now_ns + (uint64_t)t->max_seconds * TTLPIN_NS;
 	if (p) {
 		/* a new deadline for the same bytes: no cap to check */
 		rb_erase(&t->by_until, &p->by_until);

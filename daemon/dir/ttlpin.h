@@ -62,7 +62,8 @@ int ttlpin_set(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t tenant,
 	       uint64_t now_ns, uint32_t seconds, uint64_t *until_ns);
 /*
  * Pin id until the absolute deadline until_ns (a replayed record), with
- * the same caps; -ETIME if it has passed already.
+ * the same caps and no later than now + max_seconds; -ETIME if it has
+ * passed already.
  */
 int ttlpin_set_until(struct ttlpins *t, uint64_t id, uint64_t bytes, uint64_t tenant,
 		     uint64_t now_ns, uint64_t until_ns);

@@ -118,6 +118,7 @@ static void accepted_req(uint16_t op, const uint8_t *p, uint32_t len)
 	struct proto_symlink_req sl;
 	struct proto_link_req lk;
 	struct proto_mknod_req mk;
+	struct proto_pin_req pn;
 
 	switch (op) {
 	case OP_SYMLINK:
@@ -167,6 +168,12 @@ static void accepted_req(uint16_t op, const uint8_t *p, uint32_t len)
 		FUZZ_CHECK(len == sizeof(op_) + (size_t)op_.namelen);
 		FUZZ_CHECK(op_.namelen ? name_ok(p + sizeof(op_), op_.namelen) : op_.ino != 0);
 		break;
+	case OP_PIN:
+		FUZZ_CHECK(len == sizeof(pn));
+		memcpy(&pn, p, sizeof(pn));
+		FUZZ_CHECK(!(pn.flags & ~PIN_F_QUERY));
+		FUZZ_CHECK(!(pn.flags & PIN_F_QUERY) || pn.seconds == 0);
+		break;
 	default:
 		break;
 	}
@@ -195,6 +202,8 @@ static long fixed_rep_size(uint16_t op)
 		return sizeof(struct proto_statfs);
 	case OP_WRITE:
 		return sizeof(struct proto_io_rep);
+	case OP_PIN:
+		return sizeof(struct proto_pin_rep);
 	default:
 		return -1;
 	}

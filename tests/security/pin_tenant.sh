@@ -6,7 +6,8 @@
 # no cap of its own without a quota) under the pool's cap: over it, ENOSPC
 # while the pool would still take the pin and the tenant's first pins stay;
 # one tenant's cap does not hold another tenant or the administrator; a ro
-# tenant reads a pin but cannot set one (EROFS); a tenant cannot pin a
+# tenant reads a pin but cannot set one (EROFS); a tenant over its quota
+# loses its own unpinned files, never its pins; a tenant cannot pin a
 # version outside its root by a forged id (ENOENT, libmaru's maru_pin_set).
 . "$(dirname "$0")/../integration/lib/common.sh"
 . "$(dirname "$0")/lib/tenants.sh"
@@ -48,6 +49,16 @@ done
 pin 0 "$ADM/t/alice/a3" || fail "unpin a3"
 pin 0 "$A/a1" || fail "alice unpins a1"
 pin 60 "$A/a3" || fail "alice pins a3 after freeing room under her cap"
+
+# alice writes past her quota: her own unpinned files go, her pins stay
+cp "$A/a2" "$T/a2"
+for i in $(seq 1 8); do
+	head -c $((1 << 20)) /dev/zero >"$A/q$i" || fail "alice's write $i within her quota by eviction"
+done
+cmp "$T/a2" "$A/a2" || fail "quota eviction took alice's pinned a2"
+[ "$(left "$A/a3")" -ge 50 ] || fail "quota eviction took alice's pinned a3"
+gone() { [ ! -e "$1" ]; }
+wait_for 5 gone "$A/q1" || fail "alice's oldest unpinned file was not evicted for her quota"
 
 # carol is read-only: she reads pins, she cannot set one
 two_mib "$ADM/t/carol/c1"

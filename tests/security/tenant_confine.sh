@@ -71,6 +71,11 @@ fi
 	t/bob b.txt >"$T/probe.out" 2>&1 || fail "tenant_probe: $(cat "$T/probe.out")"
 cat "$T/probe.out"
 
+# events held back from a stream are acknowledged for it: no change waited
+# for a stream that would never see it
+! grep -q "did not acknowledge" "$T/marud.log" ||
+	fail "a change waited for a tenant's stream: $(grep "did not acknowledge" "$T/marud.log")"
+
 marufs_umount "$B"
 marufs_umount "$A"
 marufs_umount "$ADM"

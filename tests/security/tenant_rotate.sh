@@ -47,7 +47,7 @@ grep -q "key file $T/keys: 1 key removed or changed, [1-9][0-9]* connections\? c
 	fail "no summary line of the removal"
 # bob's mount can no longer reach its tree: its reconnect is refused
 assert_fails timeout 10 cat "$B/b"
-grep -q "AUTH names key 'bob', which the key file does not hold" "$T/marud.log" ||
+wait_for 10 grep -q "AUTH names key 'bob', which the key file does not hold" "$T/marud.log" ||
 	fail "bob's reconnect was not refused by name"
 # carol mounts at once
 marufs_mount -o "key_file=$(key_client carol /carol rw),data=tcp"

@@ -432,6 +432,27 @@ int __wrap_maru_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *a
 	return 0;
 }
 
+int __wrap_maru_pin_set(struct maru_client *c, uint64_t ino, uint32_t seconds);
+int __wrap_maru_pin_set(struct maru_client *c, uint64_t ino, uint32_t seconds)
+{
+	int rc = fk.pin_rc;
+
+	fk.pin_rc = 0;
+	if (rc)
+		return rc;
+	fk.pin_sets++;
+	fk.last_pin_ino = ino;
+	fk.last_pin_seconds = seconds;
+	fk.pin_left = seconds;
+	return seconds > INT32_MAX ? INT32_MAX : (int)seconds;	/* as libmaru */
+}
+
+int __wrap_maru_pin_get(struct maru_client *c, uint64_t ino);
+int __wrap_maru_pin_get(struct maru_client *c, uint64_t ino)
+{
+	return fk.pin_left > INT32_MAX ? INT32_MAX : (int)fk.pin_left;
+}
+
 int __wrap_maru_setattr(struct maru_client *c, uint64_t ino, const struct maru_setattr *sa,
 			struct maru_attr *a);
 int __wrap_maru_setattr(struct maru_client *c, uint64_t ino, const struct maru_setattr *sa,

@@ -62,6 +62,11 @@ struct fake {
 	/* maru_ns_usage: the one tenant root (0: none) and its usage */
 	uint64_t ns_root;
 	struct maru_ns_usage ns;
+	/* maru_pin_set/get: pin_rc (0: none) fails the next set; the seconds
+	 * set are what get answers; the last set's version and seconds */
+	int pin_rc, pin_sets;
+	uint32_t pin_left, last_pin_seconds;
+	uint64_t last_pin_ino;
 	/* the last fuse_req_interrupt_func() registration */
 	fuse_req_t intr_req;
 	fuse_interrupt_func_t intr_func;

@@ -105,6 +105,51 @@ static void test_hint(void **state)
 	assert_int_equal(fk.last_err, ENODATA);
 }
 
+/* user.maru.pin: parsed here, the pin itself is marud's (maru_pin_set) */
+static void test_pin(void **state)
+{
+	struct maru_file *f;
+	struct pending *p;
+	int act = 0;
+
+	assert_int_equal(get("user.maru.pin", 64), 0);
+	assert_string_equal(fk.last_buf, "0");		/* unpinned: 0, not ENODATA */
+	assert_int_equal(set("user.maru.pin", "600\n"), 0);
+	assert_true(fk.last_pin_ino == ino && fk.last_pin_seconds == 600);
+	assert_int_equal(get("user.maru.pin", 64), 0);
+	assert_string_equal(fk.last_buf, "600");
+	assert_int_equal(set("user.maru.pin", "4294967295"), 0);
+	assert_int_equal(fk.pin_sets, 2);
+	/* not a count of seconds: refused before marud is asked */
+	assert_int_equal(set("user.maru.pin", "4294967296"), EINVAL);
+	assert_int_equal(set("user.maru.pin", "-1"), EINVAL);
+	assert_int_equal(set("user.maru.pin", "1h"), EINVAL);
+	assert_int_equal(set("user.maru.pin", ""), EINVAL);
+	assert_int_equal(fk.pin_sets, 2);
+	/* marud's refusal is the caller's */
+	fk.pin_rc = -ENOSPC;
+	assert_int_equal(set("user.maru.pin", "30"), ENOSPC);
+	/* removing it unpins; removing it again: ENODATA */
+	fk.last_err = -1;
+	xattr_remove(fake_req(&m), ino, "user.maru.pin");
+	assert_int_equal(fk.last_err, 0);
+	assert_int_equal(fk.last_pin_seconds, 0);
+	xattr_remove(fake_req(&m), ino, "user.maru.pin");
+	assert_int_equal(fk.last_err, ENODATA);
+	/* this mount's pending version: not published yet */
+	assert_int_equal(maru_file_create(NULL, 1, "f", 0100644, 0, 0, 0, 0, &f), 0);
+	p = pend_adopt(&m, f, 1, "f", ino, 1);
+	assert_int_equal(pend_attach_writer(p, 0, &act), 0);
+	pend_link_ino(&m, ino, p);
+	assert_int_equal(set("user.maru.pin", "30"), EBUSY);
+	pend_release(p, 1, 0, &act, 1);
+	pend_put(p);
+	/* a directory has no pin */
+	fk.last_err = -1;
+	xattr_set(fake_req(&m), FUSE_ROOT_ID, "user.maru.pin", "5", 1, 0);
+	assert_true(fk.last_err != 0);
+}
+
 static void test_size(void **state)
 {
 	struct maru_file *f;
@@ -185,6 +230,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size, setup, teardown),

@@ -142,10 +142,14 @@ static void test_absolute_deadline(void **state)
 	struct ttlpins t;
 	uint64_t now = 100 * S;
 
-	ttlpin_init(&t, 2, 5);
-	/* a replayed deadline is taken as is (not clamped: it was when set) */
+	ttlpin_init(&t, 2, 60);
+	/* a replayed deadline is taken as is... */
 	assert_int_equal(ttlpin_set_until(&t, 1, 1, 0, now, now + 50 * S), 0);
 	assert_int_equal(ttlpin_left(&t, 1, now), 50);
+	/* ...unless pin-max-seconds was lowered since: then it ends at the new bound */
+	t.max_seconds = 5;
+	assert_int_equal(ttlpin_set_until(&t, 1, 1, 0, now, now + 50 * S), 0);
+	assert_int_equal(ttlpin_left(&t, 1, now), 5);
 	assert_int_equal(ttlpin_set_until(&t, 2, 1, 0, now, now), -ETIME);
 	assert_int_equal(ttlpin_set_until(&t, 3, 1, 0, now, now - S), -ETIME);
 	assert_int_equal(ttlpin_set_until(&t, 4, 5, 0, now, now + S), -ENOSPC);

@@ -26,7 +26,7 @@
 #include "server_priv.h"
 
 /* marud's metrics before the op counters, without an rdma listener */
-#define BASE_METRICS	46
+#define BASE_METRICS	50
 
 struct fx {
 	struct th t;
@@ -128,9 +128,11 @@ static void test_text_matches_the_directory(void **state)
 	dir_stats(f->t.srv->dir, &st);
 	stats_of(f, served);
 	/* 33 pool and server metrics, 4 of journal checkpoints, 2 of the event
-	 * loops, 7 of hints and the region extension */
+	 * loops, 7 of hints and the region extension, 4 of TTL pins */
 	assert_int_equal(check_exposition(f->text), BASE_METRICS);
 	assert_int_equal(value(f->text, "marud_region_in_use"), 1);
+	assert_int_equal(value(f->text, "marud_ttl_pins"), st.pins);
+	assert_int_equal(value(f->text, "marud_pool_ttl_pinned_bytes"), st.pinned_bytes);
 	assert_int_equal(value(f->text, "marud_connection_handoffs_total"), 0);
 	assert_int_equal(value(f->text, "marud_loop_sends_total"), 0);
 	/* no journal in the harness: no checkpoint of either kind */

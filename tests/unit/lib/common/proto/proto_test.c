@@ -28,7 +28,7 @@ static const uint16_t req_ops[] = {
 	OP_LOOKUP, OP_GETATTR, OP_SETATTR, OP_RENAME, OP_UNLINK, OP_READDIR,
 	OP_EXISTS, OP_CREATE, OP_RESERVE, OP_TRUNCATE, OP_PUBLISH, OP_ABANDON,
 	OP_OPEN, OP_RELEASE, OP_EXTENTS, OP_READ, OP_WRITE, OP_HINT, OP_SUBSCRIBE,
-	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT, OP_RKEY, OP_NS_USAGE,
+	OP_EVENT_ACK, OP_HINTV, OP_HINT_WAIT, OP_RKEY, OP_NS_USAGE, OP_PIN,
 };
 #define NREQ (sizeof(req_ops) / sizeof(req_ops[0]))
 
@@ -183,6 +183,11 @@ static void build_req(uint16_t op, struct pbuf *b)
 	}
 	case OP_RKEY: {
 		struct proto_rkey_req r = { .ino = 78, .flags = RKEY_F_WRITE };
+		put(b, &r, sizeof(r));
+		break;
+	}
+	case OP_PIN: {
+		struct proto_pin_req r = { .ino = 79, .seconds = 600 };
 		put(b, &r, sizeof(r));
 		break;
 	}
@@ -543,6 +548,28 @@ static void test_reply_other(void **state)
  * keys, HELLO's appended rdma fields (the layout before them unchanged),
  * the rdma_cm private data.
  */
+/* PIN: one fixed body; flags only PIN_F_QUERY, and a query sets no seconds */
+static void test_pin(void **state)
+{
+	struct proto_pin_req q = { .ino = 5, .seconds = 30 };
+	struct proto_pin_rep r = { .left = 30 };
+
+	assert_string_equal(proto_op_name(OP_PIN), "PIN");
+	assert_int_equal(req_check_exact(OP_PIN, &q, sizeof(q)), 0);
+	assert_int_equal(req_check_exact(OP_PIN, &q, sizeof(q) - 1), -EPROTO);
+	q.seconds = 0;
+	q.flags = PIN_F_QUERY;
+	assert_int_equal(req_check_exact(OP_PIN, &q, sizeof(q)), 0);
+	q.seconds = 1;
+	assert_int_equal(req_check_exact(OP_PIN, &q, sizeof(q)), -EINVAL);
+	q.seconds = 0;
+	q.flags = 2;
+	assert_int_equal(req_check_exact(OP_PIN, &q, sizeof(q)), -EINVAL);
+	assert_int_equal(rep_check_exact(OP_PIN, &r, sizeof(r)), 0);
+	assert_int_equal(rep_check_exact(OP_PIN, &r, sizeof(r) - 1), -EPROTO);
+	assert_int_equal(rep_check_exact(OP_PIN, &r, 0), -EPROTO);
+}
+
 static void test_rdma(void **state)
 {
 	struct proto_rkey_req q = { .ino = 5 };
@@ -810,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_reply_readdir),
 		cmocka_unit_test(test_reply_other),
 		cmocka_unit_test(test_rdma),
+		cmocka_unit_test(test_pin),
 		cmocka_unit_test(test_fuzz_garbage),
 		cmocka_unit_test(test_fuzz_mutated),
 		cmocka_unit_test(test_pbuf),
