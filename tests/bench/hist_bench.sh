@@ -17,7 +17,10 @@
 # ratio on/off beside it. Rows: libmaru lookups (1 and 4 threads: marud's
 # dispatch histogram, the client's per-request one) and, on a marufs mount,
 # 4 KiB creates and reads (FUSE op, libmaru call, marud request and
-# transfer histograms on the path). Then hist_cost: one observation's cost.
+# transfer histograms on the path). Then hist_cost: one observation's cost,
+# and the model rows: the observations each op made (counted from the
+# _count lines of the stats, on rounds) times that cost, against the op's
+# CPU with them off -- the figure this machine's swings cannot move.
 # Output: "| histograms: ..." rows in tests/bench/run.sh's five cells.
 set -euo pipefail
 B=$(cd "${1:?usage: hist_bench.sh BUILD_DIR [--quick]}" && pwd)
@@ -29,6 +32,7 @@ export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 MB=$B/tests/bench/maru_bench
 FB=$B/tests/bench/fs_bench
 HC=$B/tests/bench/hist_cost
+MS=$B/tests/integration/tools/maru_stats
 if [ "$QUICK" = --quick ]; then
 	ROUNDS=1; SECS=1; NAMES=1000; SMALL=200
 else
@@ -64,6 +68,18 @@ timed_cpu() {
 		'BEGIN { printf "%s_cpu_us_per_op %.3f\n", k, (b - a + t) * 1e6 / n }' >>"$out"
 }
 
+# observations FILE: the histograms' observations so far (every _count) in a
+# stats text, those of the STATS request reading it aside
+observations() {
+	awk '/^[a-z_]*_count[{ ]/ && !/op="STATS"/ { n += $NF } END { printf "%d", n }' "$1"
+}
+# observed OUT KEY OPS TEXT0 TEXT1 [PER_OP]: "KEY_obs_per_op V", the
+# observations between the two texts per op, plus PER_OP made outside them
+observed() {
+	awk -v a="$(observations "$4")" -v b="$(observations "$5")" -v n="$3" -v k="$2" -v x="${6:-0}" \
+		'BEGIN { printf "%s_obs_per_op %.2f\n", k, (b - a) / n + x }' >>"$1"
+}
+
 one_round() {	# one_round MODE R
 	local mode=$1 r=$2 out=$T/$1_$2
 
@@ -71,15 +87,26 @@ one_round() {	# one_round MODE R
 	: >"$out"
 	marud_start --size 1G
 	MARUFS_PID=
+	"$MS" "$MARU_URI" >"$T/s0"
 	timed_cpu "$out" lk1 lk1 sh -c '"$1" lookups "$2" "$3" 1 "$4" hb1 | sed "s/^lookups_per_s /lk1 /"' \
 		sh "$MB" "$MARU_URI" "$NAMES" "$SECS"
+	"$MS" "$MARU_URI" >"$T/s1"
+	# marud's per lookup (the fill's creates and publishes spread over them),
+	# and the client's one per call
+	observed "$out" lk1 "$(awk -v r="$(val lk1 "$out")" -v s="$SECS" 'BEGIN { print r * s }')" \
+		"$T/s0" "$T/s1" 1
 	timed_cpu "$out" lk4 lk4 sh -c '"$1" lookups "$2" "$3" 4 "$4" hb4 | sed "s/^lookups_per_s /lk4 /"' \
 		sh "$MB" "$MARU_URI" "$NAMES" "$SECS"
 	marufs_mount
 	MARUFS_PID=${MARUFS_PID_OF[$LAST_MNT]}
 	mkdir "$LAST_MNT/hb"
+	cat "$LAST_MNT/.maru/stats" >"$T/s0"
 	timed_cpu "$out" create "$SMALL" "$FB" create "$LAST_MNT/hb" "$SMALL"
+	cat "$LAST_MNT/.maru/stats" >"$T/s1"
 	timed_cpu "$out" read "$SMALL" "$FB" readback "$LAST_MNT/hb" "$SMALL"
+	cat "$LAST_MNT/.maru/stats" >"$T/s2"
+	observed "$out" create "$SMALL" "$T/s0" "$T/s1"
+	observed "$out" read "$SMALL" "$T/s1" "$T/s2"
 	MARUFS_PID=
 	marufs_umount "$LAST_MNT"
 	marud_stop
@@ -117,11 +144,30 @@ row_of() {	# row_of KEY CPUKEY LABEL
 		"$3" "$(med "${on[@]}")" "$(med "${off[@]}")" "$cr" \
 		"$(awk -v x="$cr" 'BEGIN { print (x >= 0.97) ? "met" : "NOT met" }')" "$tr"
 }
+"$HC" 1 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 20000000)" >"$T/cost1"
+"$HC" 2 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 10000000)" >"$T/cost2"
+COST=$(val observe_ns "$T/cost1")
+# The model, immune to the machine's swings: observations per op (counted,
+# in the "on" rounds) x one observation's cost, against the op's CPU with
+# the histograms off: off / (off + obs x cost).
+model_row() {	# model_row CPUKEY LABEL
+	local obs=() off=() r o c ratio
+	for r in $(seq "$ROUNDS"); do
+		obs+=("$(val "$1_obs_per_op" "$T/on_$r")"); off+=("$(val "$1_cpu_us_per_op" "$T/off_$r")")
+	done
+	o=$(med "${obs[@]}"); c=$(med "${off[@]}")
+	ratio=$(awk -v o="$o" -v c="$c" -v ns="$COST" 'BEGIN { printf "%.3f", c / (c + o * ns / 1000) }')
+	printf '| histograms: %s, model: %s observations/op x %s ns vs %s us CPU/op | %s us | off %s us | %s | >= 0.97: %s |\n' \
+		"$2" "$o" "$COST" "$c" \
+		"$(awk -v o="$o" -v c="$c" -v ns="$COST" 'BEGIN { printf "%.3f", c + o * ns / 1000 }')" "$c" "$ratio" \
+		"$(awk -v x="$ratio" 'BEGIN { print (x >= 0.97) ? "met" : "NOT met" }')"
+}
 row_of lk1 lk1 "libmaru lookups, 1 thread"
 row_of lk4 lk4 "libmaru lookups, 4 threads"
 row_of small_create_ops create "marufs 4 KiB creates"
 row_of small_read_ops read "marufs 4 KiB reads"
-"$HC" 1 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 20000000)" >"$T/cost1"
-"$HC" 2 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 10000000)" >"$T/cost2"
+model_row lk1 "libmaru lookups, 1 thread"
+model_row create "marufs 4 KiB creates"
+model_row read "marufs 4 KiB reads"
 printf '| histograms: one observation (2 clock reads, bucket, 2 atomic adds), 1 / 2 threads | %s / %s ns | off %s ns | n/a | printed, no bound |\n' \
 	"$(val observe_ns "$T/cost1")" "$(val observe_ns "$T/cost2")" "$(val off_ns "$T/cost1")"
