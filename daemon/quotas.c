@@ -18,6 +18,8 @@
 #include "quotas.h"
 #include "tenant.h"
 
+_Static_assert(KEYFILE_MAX_KEYS <= DIR_TENANTS_MAX, "every key file tenant gets a quota slot");
+
 static void log_usage(struct dir *d)
 {
 	struct dir_tenant_usage *u = calloc(DIR_TENANTS_MAX, sizeof(*u));

@@ -460,10 +460,13 @@ struct dir_tenant {
 /*
  * Replace the tenant set (n <= DIR_TENANTS_MAX, distinct roots, each an
  * existing directory). A root already set keeps its counters and LRU
- * order. The first call, and one that adds or drops a root, recharges
- * every version to its tenant, O(versions) under the lock: so usage is
- * exact after recovery; a set of the same roots (new quotas or names)
- * costs O(tenants). A tenant already over a
+ * order. The first call charges every version to its tenant,
+ * O(versions) under the lock (at start, before serving): so usage is
+ * exact after recovery. A later one walks only the files of the roots it
+ * adds or drops (and the pending versions): a dropped root's evictable
+ * files join the LRU of files under no tenant in their order, an added
+ * root's start its LRU in name order. Same roots (new quotas or names):
+ * O(tenants). A tenant already over a
  * lowered quota is evicted down to it by its next reservation or by pool
  * pressure. -EINVAL, -E2BIG, -ENOENT (a root that is no directory).
  */

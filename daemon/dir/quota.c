@@ -119,14 +119,20 @@ static struct node *walk_next(struct dir *d, struct node *top, struct node *n)
 	return NULL;
 }
 
-void dir_quota_moved(struct dir *d, struct node *n, uint64_t from, uint64_t to)
+/* Charge every version in the subtree of node top where it lives. */
+static void recharge_subtree(struct dir *d, struct node *top)
 {
 	struct node *it;
 
+	for (it = top; it; it = walk_next(d, top, it))
+		dir_quota_follow(d, it);
+}
+
+void dir_quota_moved(struct dir *d, struct node *n, uint64_t from, uint64_t to)
+{
 	if (!d->nroots || dir_quota_slot(d, from) == dir_quota_slot(d, to))
 		return;
-	for (it = n; it; it = walk_next(d, n, it))
-		dir_quota_follow(d, it);
+	recharge_subtree(d, n);
 	retag_pends(d);
 }
 
@@ -221,62 +227,136 @@ static void index_roots(struct dir *d, struct dir_root_ix *ix)
 		free(ix);
 }
 
-/* Roots not in t stop holding anything; 1 if one did (its charges must move). */
-static int drop_roots(struct dir *d, const struct dir_tenant *t, uint32_t n)
+/* A root a new set leaves out: its slot, to drain. */
+struct gone {
+	uint32_t slot;
+	uint64_t root;
+};
+
+/* Roots not in t stop holding anything; returns how many (listed in g). */
+static uint32_t drop_roots(struct dir *d, const struct dir_tenant *t, uint32_t n,
+			   struct gone *g)
 {
-	uint32_t i, s;
-	int dropped = 0;
+	uint32_t i, s, ng = 0;
 
 	for (i = 1; i < DIR_TQ_SLOTS; i++) {
 		for (s = 0; s < n && t[s].root != d->tq[i].root; s++)
 			;
 		if (d->tq[i].root && s == n) {
+			g[ng++] = (struct gone){ i, d->tq[i].root };
 			d->tq[i].root = 0;
-			dropped = 1;
 		}
 	}
-	return dropped;
+	return ng;
 }
 
-static int set_locked(struct dir *d, const struct dir_tenant *t, uint32_t n)
+/*
+ * Move a dropped root's versions where they live now: its LRU in order
+ * (kept), then the rest of its subtree (leased, ".tmp"). O(its files).
+ */
+static void drain_slot(struct dir *d, const struct gone *g)
 {
-	struct dir_root_ix *ix;
-	uint32_t i, s;
-	int rc, added = 0;
+	struct lru_link *l, *next;
+	struct node *top = dir_id_dir(d, g->root);
 
-	rc = tenants_valid(d, t, n);
-	if (rc)
-		return rc;
-	ix = calloc(DIR_TQ_SLOTS, sizeof(*ix));
-	if (!ix)
-		return -ENOMEM;
-	/* A dropped root's slot is free again once its versions are recharged. */
-	if (drop_roots(d, t, n)) {
-		index_roots(d, ix);
-		recharge_all(d);
-		ix = calloc(DIR_TQ_SLOTS, sizeof(*ix));
-		if (!ix)
-			return -ENOMEM;
+	for (l = d->tq[g->slot].lru.next; l != &d->tq[g->slot].lru; l = next) {
+		next = l->next;
+		dir_quota_follow(d, ver_node(container_of(l, struct ver, lru)));
 	}
+	if (top)
+		recharge_subtree(d, top);
+}
+
+/* Every root in t gets a slot (a kept one, or a free one); the new ones in fresh[]. */
+static int assign_slots(struct dir *d, const struct dir_tenant *t, uint32_t n,
+			uint64_t *fresh, uint32_t *nfresh)
+{
+	uint32_t i, s;
+
 	for (i = 0; i < n; i++) {
 		s = slot_of_root(d, t[i].root);
 		if (!s) {
+			/* n <= 255 and dropped slots are drained: one is free */
 			s = free_slot(d);
+			if (!s)
+				return -E2BIG;
 			slot_reset(&d->tq[s]);
 			d->tq[s].root = t[i].root;
-			added = 1;
+			fresh[(*nfresh)++] = t[i].root;
 		}
 		d->tq[s].quota = t[i].quota;
 		strncpy(d->tq[s].name, t[i].name, DIR_TENANT_NAME_MAX);
 		d->tq[s].name[DIR_TENANT_NAME_MAX] = '\0';
 	}
-	index_roots(d, ix);
-	/* Same roots (a reload that changed quotas or names): charges stand.
-	 * Before any root, every version is slot 0's already. */
-	if (added || (!d->charged && d->nroots))
-		recharge_all(d);
-	d->charged = 1;
 	return 0;
+}
+
+/*
+ * After the roots changed (the dropped ones drained already): charge what
+ * the new roots hold and the pending versions. O(the files of the changed
+ * roots + pending versions).
+ */
+static void recharge_changed(struct dir *d, const struct gone *g, uint32_t ng,
+			     const uint64_t *fresh, uint32_t nfresh)
+{
+	struct node *top;
+	uint32_t i;
+
+	for (i = 0; i < nfresh; i++)
+		if ((top = dir_id_dir(d, fresh[i])))
+			recharge_subtree(d, top);
+	if (nfresh)
+		retag_pends(d);
+	/* a dropped slot still charged: something escaped the walks, walk all */
+	for (i = 0; i < ng; i++)
+		if (d->tq[g[i].slot].used || d->tq[g[i].slot].pending) {
+			recharge_all(d);
+			return;
+		}
+}
+
+struct set_scratch {
+	struct gone g[DIR_TQ_SLOTS];
+	uint64_t fresh[DIR_TQ_SLOTS];
+};
+
+static int set_locked(struct dir *d, const struct dir_tenant *t, uint32_t n)
+{
+	struct dir_root_ix *mid, *fin;
+	struct set_scratch *x;
+	uint32_t i, ng, nfresh = 0;
+	int rc;
+
+	rc = tenants_valid(d, t, n);
+	if (rc)
+		return rc;
+	x = calloc(1, sizeof(*x));
+	mid = calloc(DIR_TQ_SLOTS, sizeof(*mid));
+	fin = calloc(DIR_TQ_SLOTS, sizeof(*fin));
+	if (!x || !mid || !fin) {
+		free(x);
+		free(mid);
+		free(fin);
+		return -ENOMEM;
+	}
+	/* The dropped roots hold nothing from here; their slots drain, free again. */
+	ng = drop_roots(d, t, n, x->g);
+	index_roots(d, mid);
+	for (i = 0; i < ng; i++)
+		drain_slot(d, &x->g[i]);
+	if (ng)
+		retag_pends(d);
+	rc = assign_slots(d, t, n, x->fresh, &nfresh);
+	index_roots(d, fin);
+	/* The first set charges everything (LRU order kept; before serving);
+	 * a later one only what the changed roots hold. */
+	if (!d->charged && d->nroots)
+		recharge_all(d);
+	else
+		recharge_changed(d, x->g, ng, x->fresh, nfresh);
+	d->charged = 1;
+	free(x);
+	return rc;
 }
 
 int dir_set_tenants(struct dir *d, const struct dir_tenant *t, uint32_t n)

@@ -27,7 +27,7 @@
 #define KEYFILE_ROOT_MAX	1023	/* absolute, no ".", "..", "//" */
 #define KEYFILE_SECRET_MIN	16
 #define KEYFILE_SECRET_MAX	256	/* printable ASCII, no space */
-#define KEYFILE_MAX_KEYS	256
+#define KEYFILE_MAX_KEYS	255	/* a pool charges at most 255 tenants (dir.h DIR_TENANTS_MAX) */
 #define KEYFILE_LINE_MAX	2048
 #define KEYFILE_KEY_BYTES	32
 

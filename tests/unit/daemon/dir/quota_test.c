@@ -348,6 +348,40 @@ static void test_set_after_files(void **state)
 	fx_close(&q.f);
 }
 
+/* A reload dropping one root and adding another charges only what they hold. */
+static void test_swap_roots(void **state)
+{
+	struct qfx q;
+	struct dir_tenant t[2];
+	struct dir_tenant_usage u;
+	struct dir_attr at;
+	uint64_t c, sub, ino;
+
+	(void)state;
+	open2(&q, 64, 16 * BLK, 16 * BLK);
+	c = do_mkdir(&q.f, ROOT, "c");
+	sub = do_mkdir(&q.f, c, "sub");
+	put_sized(&q.f, q.f.s1, q.a, "x", 2 * BLK);
+	put_sized(&q.f, q.f.s1, q.b, "y", 3 * BLK);
+	put_sized(&q.f, q.f.s1, sub, "z", 4 * BLK);
+	ino = do_create(&q.f, q.f.s2, sub, "p", 0, BLK);	/* pending under c */
+	assert_int_equal(dir_open(q.f.d, q.f.s2, q.a, "x", 1, 0, &at), 0);	/* leased */
+	t[0] = (struct dir_tenant){ "beta", q.b, 16 * BLK };
+	t[1] = (struct dir_tenant){ "gamma", c, 8 * BLK };
+	assert_int_equal(dir_set_tenants(q.f.d, t, 2), 0);
+	assert_int_equal(dir_tenant_usage_of(q.f.d, q.a, &u), -ENODATA);
+	assert_int_equal(usage(&q, q.b).used, 3 * BLK);
+	assert_int_equal(usage(&q, c).used, 4 * BLK);
+	assert_int_equal(usage(&q, c).pending, BLK);
+	assert_string_equal(usage(&q, c).name, "gamma");
+	assert_int_equal(dir_check(q.f.d), 0);
+	assert_int_equal(dir_release(q.f.d, q.f.s2, at.ino), 0);
+	assert_int_equal(dir_publish(q.f.d, q.f.s2, ino, BLK, 0, NULL, NULL), 0);
+	assert_int_equal(usage(&q, c).used, 5 * BLK);
+	assert_int_equal(dir_check(q.f.d), 0);
+	fx_close(&q.f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_reserve_ahead),
 		cmocka_unit_test(test_link_holder_moves),
 		cmocka_unit_test(test_set_after_files),
+		cmocka_unit_test(test_swap_roots),
 	};
 
 	return cmocka_run_group_tests_name("dir_quota", tests, NULL, NULL);
