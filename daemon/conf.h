@@ -65,6 +65,10 @@ struct config {
 	uint32_t memgen_poll_ms;	/* memory_generation() asked this often */
 	uint32_t memgen_grace_ms;	/* unknown this long: pool out of use */
 	int rdma_rights;		/* 0 auto, 1 extent-mr, 2 trust-pool (rdma/) */
+	/* The HTTP /metrics endpoint (daemon/metrics.c, lib/common/httpd.c). */
+	char metrics_listen[256];	/* ADDR:PORT, "" none */
+	int metrics_remote;		/* a non-loopback metrics address allowed */
+	int histograms;			/* latency histograms observed (default yes) */
 };
 
 /* One command-line override; value points into argv. */

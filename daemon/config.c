@@ -273,6 +273,21 @@ static int set_journal(struct config *c, const char *v, int layer)
 	return parse_yesno(v, &c->journal);
 }
 
+static int set_metrics_listen(struct config *c, const char *v, int layer)
+{
+	return set_string(c->metrics_listen, sizeof(c->metrics_listen), v);
+}
+
+static int set_metrics_remote(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->metrics_remote);
+}
+
+static int set_histograms(struct config *c, const char *v, int layer)
+{
+	return parse_yesno(v, &c->histograms);
+}
+
 static int set_meta_size(struct config *c, const char *v, int layer)
 {
 	uint64_t n;
@@ -366,6 +381,9 @@ static const struct config_key config_keys[] = {
 	{ "memory-generation-poll-ms", set_memgen_poll },
 	{ "memory-generation-grace-ms", set_memgen_grace },
 	{ "rdma-rights", set_rdma_rights },
+	{ "metrics-listen", set_metrics_listen },
+	{ "metrics-remote", set_metrics_remote },
+	{ "histograms", set_histograms },
 };
 
 void config_defaults(struct config *c)
@@ -389,6 +407,7 @@ void config_defaults(struct config *c)
 	c->ack_ms = 50;
 	c->memgen_poll_ms = 100;
 	c->memgen_grace_ms = 2000;
+	c->histograms = 1;
 }
 
 int config_set(struct config *c, const char *key, const char *value, int layer)

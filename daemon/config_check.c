@@ -24,6 +24,7 @@
 #include "rdma.h"
 #include "log.h"
 #include "addr.h"
+#include "httpd.h"
 
 #define KEY_FILE_MAX	(64U << 10)	/* same bound as libmaru */
 
@@ -170,6 +171,13 @@ int config_validate(const struct config *c, uint8_t key[CONFIG_KEY_BYTES],
 		if (rc)
 			return rc;
 	}
+	if (c->metrics_listen[0] && (rc = httpd_check_listen(c->metrics_listen,
+							     c->metrics_remote))) {
+		config_errf(err, "metrics-listen %s: %s", c->metrics_listen, rc == -EPERM ?
+			    "not a loopback address; metrics-remote = yes (--metrics-remote) "
+			    "serves it" : "expected ADDR:PORT with a numeric address");
+		return rc;
+	}
 	return 0;
 }
 
@@ -222,6 +230,9 @@ void config_print(const struct config *c, FILE *out)
 			"memory-generation-poll-ms: %u\nmemory-generation-grace-ms: %u\n",
 			c->region_ext_config, c->memgen_poll_ms, c->memgen_grace_ms);
 	fprintf(out, "rdma-rights: %s\n", config_rdma_rights_name(c->rdma_rights));
+	fprintf(out, "metrics-listen: %s%s\n", c->metrics_listen[0] ? c->metrics_listen : "(none)",
+		c->metrics_remote ? " (remote allowed)" : "");
+	fprintf(out, "histograms: %s\n", c->histograms ? "yes" : "no");
 	fprintf(out, "verbose: %d\n", c->verbose);
 }
 
@@ -285,5 +296,9 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("listen", listen_differs(o, n));
 	restart += restart_needed("key-file", strcmp(o->key_file, n->key_file) != 0);
 	restart += restart_needed("pidfile", strcmp(o->pidfile, n->pidfile) != 0);
+	restart += restart_needed("metrics-listen",
+				  strcmp(o->metrics_listen, n->metrics_listen) != 0 ||
+				  o->metrics_remote != n->metrics_remote);
+	restart += restart_needed("histograms", o->histograms != n->histograms);
 	return restart;
 }

@@ -147,7 +147,8 @@ void config_usage(FILE *out)
 		"             [--meta-size BYTES] [--fresh] [--no-journal] [--prealloc]\n"
 		"             [--region-extension NAME|PATH] [--region-extension-config STRING]\n"
 		"             [--memory-generation-poll-ms MS] [--memory-generation-grace-ms MS]\n"
-		"             [--rdma-rights auto|extent-mr|trust-pool]\n");
+		"             [--rdma-rights auto|extent-mr|trust-pool]\n"
+		"             [--metrics-listen ADDR:PORT] [--metrics-remote] [--no-histograms]\n");
 }
 
 static int add_def(struct config_args *a, const char *key, size_t klen, const char *value)
@@ -205,6 +206,9 @@ static const struct option long_opts[] = {
 	{ "memory-generation-poll-ms", required_argument, NULL, 0 },
 	{ "memory-generation-grace-ms", required_argument, NULL, 0 },
 	{ "rdma-rights", required_argument, NULL, 0 },
+	{ "metrics-listen", required_argument, NULL, 0 },
+	{ "metrics-remote", no_argument, NULL, 0 },
+	{ "no-histograms", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -225,6 +229,10 @@ int config_parse_args(int argc, char **argv, struct config_args *a)
 				rc = add_def(a, "prealloc", 8, "yes");
 			else if (!strcmp(long_opts[idx].name, "no-journal"))
 				rc = add_def(a, "journal", 7, "no");
+			else if (!strcmp(long_opts[idx].name, "metrics-remote"))
+				rc = add_def(a, "metrics-remote", 14, "yes");
+			else if (!strcmp(long_opts[idx].name, "no-histograms"))
+				rc = add_def(a, "histograms", 10, "no");
 			else
 				rc = add_def(a, long_opts[idx].name,
 					     strlen(long_opts[idx].name), optarg);

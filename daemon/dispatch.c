@@ -17,6 +17,7 @@
 #include "dispatch.h"
 #include "ext.h"
 #include "handlers/handlers.h"
+#include "hist.h"
 #include "log.h"
 #include "server_priv.h"
 #include "session.h"
@@ -34,15 +35,21 @@ struct handler {
 
 static const struct handler *handler_of(uint16_t op);
 
+void dispatch_served(unsigned char served[OP_MAX])
+{
+	unsigned int op;
+
+	for (op = 0; op < OP_MAX; op++)
+		served[op] = handler_of((uint16_t)op) != NULL;
+}
+
 /* STATS lists one request counter per op of this table. */
 static int hdl_stats(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 		     uint32_t len, struct pbuf *out)
 {
 	unsigned char served[OP_MAX];
-	unsigned int op;
 
-	for (op = 0; op < OP_MAX; op++)
-		served[op] = handler_of((uint16_t)op) != NULL;
+	dispatch_served(served);
 	return hdl_stats_text(c->srv, served, out);
 }
 
@@ -143,6 +150,22 @@ static void refused(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 		  ++c->refusals == REFUSALS_LOGGED ? " (further refusals not logged)" : "");
 }
 
+/*
+ * The cache figures: a LOOKUP, EXISTS or OPEN that found its name is a hit,
+ * one that did not (ENOENT) a miss -- an engine's exists() miss is a cache
+ * miss. Other failures are neither.
+ */
+static void hit_or_miss(struct server *srv, uint16_t op, int status)
+{
+	int k = op == OP_LOOKUP ? CACHE_Q_LOOKUP : op == OP_EXISTS ? CACHE_Q_EXISTS :
+		op == OP_OPEN ? CACHE_Q_OPEN : -1;
+
+	if (k < 0 || (status && status != -ENOENT))
+		return;
+	atomic_fetch_add_explicit(status ? &srv->cache_misses[k] : &srv->cache_hits[k], 1,
+				  memory_order_relaxed);
+}
+
 static int execute(struct conn *c, const struct handler *hd, const struct proto_hdr *h,
 		   const uint8_t *p, uint32_t len, struct pbuf *out)
 {
@@ -167,6 +190,7 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 	if (ack_ms)
 		seq0 = dir_event_seq(c->srv->dir);
 	status = hd->fn(c, h, p, len, out);
+	hit_or_miss(c->srv, h->op, status);
 	if (!status && out->len > atomic_load(&c->srv->max_frame))
 		status = -EOVERFLOW;
 	refused(c, h, p, len, status);
@@ -243,10 +267,12 @@ int dispatch_request(struct conn *c, const struct proto_hdr *h, const uint8_t *p
 		     uint32_t len, int check, struct pbuf *out)
 {
 	const struct handler *hd = handler_of(h->op);
+	uint64_t t0;
 	int rc;
 
 	if (!hd)
 		return -EPROTO;
+	t0 = hist_start();
 	/* a loop's own counter: the loops share no cache line per request */
 	if (c->loop)
 		atomic_fetch_add_explicit(&c->loop->ops[h->op], 1, memory_order_relaxed);
@@ -261,5 +287,6 @@ int dispatch_request(struct conn *c, const struct proto_hdr *h, const uint8_t *p
 		rc = wire_reply(c, h, check, NULL, 0);
 	else if (rc == 0)
 		rc = execute(c, hd, h, p, len, out);
+	hist_done(&c->srv->op_hist[h->op], t0);
 	return rc;
 }

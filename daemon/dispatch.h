@@ -26,6 +26,8 @@ int dispatch_header(struct conn *c, const struct proto_hdr *h);
  * id from the session's reply cache, runs the handler, waits for
  * acknowledgements after a change and replies. < 0: close at once.
  */
+/* served[op] = 1 for each op with a handler (STATS lists those). */
+void dispatch_served(unsigned char served[OP_MAX]);
 int dispatch_request(struct conn *c, const struct proto_hdr *h, const uint8_t *p,
 		     uint32_t len, int check, struct pbuf *out);
 

@@ -24,7 +24,9 @@
 #include "dir.h"
 #include "ext.h"
 #include "listen.h"
+#include "hist.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool.h"
 #include "rdma.h"
 #include "persist.h"
@@ -247,7 +249,13 @@ int server_start(struct server *srv)
 		if (rc)
 			return rc;
 	}
-	return listen_accept_start(srv);
+	rc = listen_accept_start(srv);
+	if (rc)
+		return rc;
+	/* off by the option; else as MARU_HISTOGRAMS says (default on) */
+	if (!srv->cfg.histograms)
+		hist_enable(0);
+	return metrics_start(srv);
 }
 
 int server_stop(struct server *srv)
@@ -255,6 +263,7 @@ int server_stop(struct server *srv)
 	int rc;
 
 	atomic_store(&srv->stopping, 1);
+	metrics_stop(srv);
 	ext_watch_stop(srv->ext);
 	listen_accept_stop(srv);
 	listen_close_all(srv);
@@ -277,6 +286,7 @@ void server_destroy(struct server *srv)
 		return;
 	if (srv->accepting || atomic_load(&srv->nconns))
 		server_stop(srv);
+	metrics_stop(srv);
 	listen_close_all(srv);
 	sessions_destroy(srv->sessions);
 	rdma_srv_close(srv->rdma);

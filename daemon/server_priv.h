@@ -26,6 +26,7 @@
 #include <sys/un.h>
 
 #include "conf.h"
+#include "hist.h"
 #include "proto.h"
 #include "refusals.h"
 #include "server.h"
@@ -92,6 +93,11 @@ struct conn_loop {
 } __attribute__((aligned(64)));
 
 #define CONN_LOOPS_MAX	8
+
+/* The name queries whose hits and misses STATS counts. */
+enum { CACHE_Q_LOOKUP, CACHE_Q_EXISTS, CACHE_Q_OPEN, CACHE_Q_COUNT };
+
+struct httpd;
 #define REBORN_KEEP	64
 
 struct sub;
@@ -160,6 +166,12 @@ struct server {
 	atomic_uint_fast64_t ops[OP_MAX];	/* off the loops; each loop counts its own */
 	atomic_uint_fast64_t bytes_read, bytes_written, rejected_conns;
 	atomic_uint_fast64_t conn_handoffs;	/* loop -> a connection's own thread */
+
+	/* Issue 25 (dispatch.c, handlers/stats.c, metrics.c): request latency by
+	 * op, lookup/exists/open hits and misses, the /metrics endpoint. */
+	struct hist op_hist[OP_MAX];
+	atomic_uint_fast64_t cache_hits[CACHE_Q_COUNT], cache_misses[CACHE_Q_COUNT];
+	struct httpd *metrics;
 };
 
 #endif

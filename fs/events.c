@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "away.h"
+#include "clock.h"
 #include "dattr.h"
 #include "dcache.h"
 #include "events.h"
@@ -133,6 +134,23 @@ static void away_event(struct mfs *m, const struct maru_event *e)
 		away_forget(m->aw, parent, name);
 }
 
+/*
+ * From another mount's publish (marud's clock at the event, CLOCK_REALTIME)
+ * to its event here, where the name is invalidated: how long this mount
+ * could still see the old version. Clocks of two hosts differ: a negative
+ * span counts as 0.
+ */
+static void publish_seen(struct mfs *m, const struct maru_event *e)
+{
+	uint64_t now;
+
+	if ((e->type != MARU_EV_PUBLISH && e->type != MARU_EV_REPLACE) || !e->time_ns ||
+	    !hist_on())
+		return;
+	now = now_ns();
+	hist_observe(&m->cnt.publish_visible, now > e->time_ns ? now - e->time_ns : 0);
+}
+
 static void handle_event(struct mfs *m, const struct maru_event *e)
 {
 	CNT_INC(m, events);
@@ -146,6 +164,7 @@ static void handle_event(struct mfs *m, const struct maru_event *e)
 	if (e->flags & MARU_EV_F_OWN) {
 		CNT_INC(m, events_own);
 	} else {
+		publish_seen(m, e);
 		dattr_changed(m->da, e->parent);
 		if (e->parent2)
 			dattr_changed(m->da, e->parent2);

@@ -7,9 +7,13 @@
  * owners' functions.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
 
 #include "dcache.h"
 #include "hints.h"
+#include "hist.h"
+#include "httpd.h"
 #include "inode.h"
 #include "metrics.h"
 #include "pending.h"
@@ -80,6 +84,23 @@ static void hint_lines(struct prom *o, const struct metrics_gauges *g)
 		     g->lookup_batches);
 }
 
+/* The histograms: each FUSE op from its first request on; publish-to-visible. */
+static void latencies(struct prom *o, const struct counters *c)
+{
+	int i;
+
+	prom_head(o, "marufs_fuse_request_duration_seconds", "histogram",
+		  "Time marufs took to answer a FUSE request, by type.");
+	for (i = 0; i < OP_COUNT; i++)
+		if (!hist_empty(&c->lat[i]))
+			hist_put_label(o, "marufs_fuse_request_duration_seconds", "op", op_names[i],
+				       &c->lat[i]);
+	prom_head(o, "marufs_publish_visible_seconds", "histogram",
+		  "From another mount's publish (marud's clock) to its event here, "
+		  "where the name is invalidated.");
+	hist_put(o, "marufs_publish_visible_seconds", NULL, &c->publish_visible);
+}
+
 int metrics_append(const struct counters *c, const struct metrics_gauges *g, char **buf,
 		   size_t *cap, size_t *pos)
 {
@@ -126,10 +147,81 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 	prom_gauge(&o, "marufs_cached_entries",
 		   "Names (positive and negative) handed to the kernel cache.", g->dentries);
 	hint_lines(&o, g);
+	latencies(&o, c);
 	*buf = o.buf;
 	*pos = o.len;
 	*cap = o.cap;
 	return o.err;
+}
+
+int metrics_text(struct mfs *m, char **out, size_t *len)
+{
+	struct metrics_gauges g;
+	size_t cap = 16384, pos;
+	char *buf;
+	ssize_t n;
+
+	*out = NULL;
+	*len = 0;
+	for (;;) {
+		buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		n = maru_stats_text(m->c, buf, cap);
+		if (n < 0) {
+			/* marud unreachable: still show marufs's own counters */
+			n = 0;
+			buf[0] = '\0';
+		}
+		if ((size_t)n < cap)
+			break;
+		free(buf);
+		cap = (size_t)n + 1;
+	}
+	pos = (size_t)n;
+	metrics_gauges(m, &g);
+	n = metrics_append(&m->cnt, &g, &buf, &cap, &pos);
+	*out = buf;
+	*len = pos;
+	return (int)n;
+}
+
+static int http_text(void *arg, struct prom *out)
+{
+	char *buf;
+	size_t len;
+	int rc = metrics_text(arg, &buf, &len);
+
+	if (buf)
+		prom_raw(out, buf, len);
+	free(buf);
+	return rc;
+}
+
+int metrics_serve(struct mfs *m)
+{
+	char labels[2 * MARU_PATH_MAX + 16];
+	struct httpd_opts o = {
+		.listen = m->o.metrics,
+		.allow_remote = m->o.metrics_remote,
+		.text = http_text,
+		.arg = m,
+	};
+	int rc;
+
+	if (!m->o.metrics)
+		return 0;
+	rc = prom_label_text(labels, sizeof(labels), "pool", m->info.path);
+	if (rc)
+		return rc;
+	o.labels = labels;
+	return httpd_start(&o, &m->http);
+}
+
+void metrics_unserve(struct mfs *m)
+{
+	httpd_stop(m->http);
+	m->http = NULL;
 }
 
 void metrics_gauges(struct mfs *m, struct metrics_gauges *g)

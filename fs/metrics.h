@@ -17,6 +17,15 @@ struct metrics_gauges {
 	uint64_t lookup_hints, lookup_batches;
 };
 
+/*
+ * The text of .maru/stats: marud's and libmaru's (maru_stats_text(), none
+ * while marud is unreachable), then marufs's own. *out is malloc()ed;
+ * 0 or -ENOMEM (what fit is kept).
+ */
+int metrics_text(struct mfs *m, char **out, size_t *len);
+/* Serve that text on -o metrics=ADDR:PORT (nothing when unset); 0 or -errno. */
+int metrics_serve(struct mfs *m);
+void metrics_unserve(struct mfs *m);
 /* Read the gauges from the mount's tables. */
 void metrics_gauges(struct mfs *m, struct metrics_gauges *g);
 /* Append the text to the malloc()ed *buf (capacity *cap) at *pos; grows it.

@@ -35,7 +35,10 @@
 #include "handle.h"
 #include "hints.h"
 #include "inode.h"
+#include "hist.h"
+#include "httpd.h"
 #include "log.h"
+#include "metrics.h"
 #include "mfs.h"
 #include "notify.h"
 #include "opts.h"
@@ -340,13 +343,16 @@ static int threads_start(struct mfs *m)
 {
 	if (notify_start(m->nt) < 0 || hints_start(m) < 0)
 		return -1;
-	return events_start(m, &m->ev) < 0 ? -1 : 0;
+	if (events_start(m, &m->ev) < 0)
+		return -1;
+	return metrics_serve(m) < 0 ? -1 : 0;
 }
 
 /* The event thread first (it queues jobs), then the notifier (it runs acks
  * that point at the event thread's state), then free that state. */
 static void threads_stop(struct mfs *m)
 {
+	metrics_unserve(m);	/* a scrape reads every table below */
 	events_stop(m->ev);
 	evring_stop(m->ring);
 	notify_stop(m->nt);
@@ -397,6 +403,15 @@ int mfs_cmdline(struct mfs *m, struct fuse_args *args, struct fuse_cmdline_opts 
 	}
 	if (!m->o.pool || opts_mount_args(&m->o, args) < 0)
 		goto bad;
+	/* a refused metrics address fails the mount command, not the mount */
+	if (m->o.metrics && httpd_check_listen(m->o.metrics, m->o.metrics_remote) < 0)
+		return 2;
+	/* -o histograms=0: marufs's copy of hist.c, and libmaru's through the
+	 * environment it reads at its first observation */
+	if (!m->o.histograms) {
+		hist_enable(0);
+		setenv("MARU_HISTOGRAMS", "0", 1);
+	}
 	if (fuse_parse_cmdline(args, co) != 0)
 		return 2;
 	if (!co->mountpoint)

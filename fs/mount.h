@@ -20,6 +20,8 @@
 
 #include <maru/libmaru.h>
 
+#include "hist.h"
+
 /* Counted FUSE request types, for .maru/stats. */
 enum op_type {
 	OP_LOOKUP, OP_FORGET, OP_GETATTR, OP_SETATTR, OP_MKNOD, OP_MKDIR,
@@ -54,6 +56,10 @@ struct counters {
 	uint64_t event_wait_timeouts;	/* ... whose event did not come in time */
 	uint64_t generations;
 	uint64_t hints[HINT_COUNT];
+	/* Issue 25: each FUSE op's time in marufs (ops.c), and from a publish
+	 * by another mount to its event here (events.c). */
+	struct hist lat[OP_COUNT];
+	struct hist publish_visible;
 };
 
 #define CNT_INC(m, field) __atomic_add_fetch(&(m)->cnt.field, 1, __ATOMIC_RELAXED)
@@ -73,6 +79,9 @@ struct mfs_opts {
 	double attr_timeout;
 	double negative_timeout;
 	char *lookup_hints;	/* on|off */
+	char *metrics;		/* ADDR:PORT of the /metrics endpoint, NULL none */
+	int metrics_remote;	/* a non-loopback metrics address allowed */
+	int histograms;		/* 0: no latency histograms (default 1) */
 	int show_help;
 	int show_version;
 };
@@ -87,6 +96,7 @@ struct pins;
 struct hreg;
 struct hintq;
 struct lookup_hints;
+struct httpd;
 
 struct mfs {
 	struct mfs_opts o;
@@ -108,6 +118,7 @@ struct mfs {
 	struct hreg *hr;		/* handle.c */
 	struct hintq *hq;		/* hints.c */
 	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */
+	struct httpd *http;		/* metrics.c: the /metrics endpoint, or NULL */
 	/* Bumped on every pool generation change; handles of older epochs fail. */
 	uint64_t epoch;
 	uint64_t generation;

@@ -30,10 +30,27 @@
 
 #define MAX_WRITE	(1u << 20)
 
-/* Count the request; a FUSE INTERRUPT of it ends its libmaru call (intr.c). */
+/* A request's time in marufs, observed as its op function returns (the
+ * reply is sent by then, but for the few that answer later from another
+ * thread). Holds the mount, never req: req is gone after the reply. */
+struct op_timer {
+	struct mfs *m;
+	int op;
+	uint64_t t0;
+};
+
+static inline void op_timer_end(struct op_timer *t)
+{
+	hist_done(&t->m->cnt.lat[t->op], t->t0);
+}
+
+/* Count and time the request; a FUSE INTERRUPT of it ends its libmaru call
+ * (intr.c). A declaration: first in its function. */
 #define OP(req, name)							\
+	struct op_timer op_timer_ __attribute__((cleanup(op_timer_end))) = \
+		{ req_mfs(req), OP_##name, hist_start() };		\
 	do {								\
-		CNT_INC(req_mfs(req), ops[OP_##name]);			\
+		CNT_INC(op_timer_.m, ops[OP_##name]);			\
 		intr_begin(req, OP_##name);				\
 	} while (0)
 

@@ -32,6 +32,9 @@ static const struct fuse_opt mfs_optspec[] = {
 	MOPT("spin_us=%d", spin_us),
 	MOPT("logfile=%s", logfile),
 	MOPT("lookup_hints=%s", lookup_hints),
+	MOPT("metrics=%s", metrics),
+	MOPT("metrics_remote", metrics_remote),
+	MOPT("histograms=%d", histograms),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -65,6 +68,9 @@ void opts_usage(const char *prog)
 	       "    -o negative_timeout=SECS    cache of missing names (%.0f)\n"
 	       "    -o logfile=PATH             log there (appended; SIGUSR1 reopens)\n"
 	       "    -o lookup_hints=on|off      first lookup of a name is a read hint (on)\n"
+	       "    -o metrics=ADDR:PORT        serve GET /metrics there (loopback only unless\n"
+	       "                                -o metrics_remote is given too)\n"
+	       "    -o histograms=0|1           latency histograms (1)\n"
 	       "    -h, --help                  this text\n"
 	       "    -V, --version               print versions\n\n",
 	       prog, DEFAULT_ENTRY_TIMEOUT, DEFAULT_ATTR_TIMEOUT, DEFAULT_NEG_TIMEOUT);
@@ -97,6 +103,7 @@ int opts_parse(struct fuse_args *args, struct mfs_opts *o)
 	o->entry_timeout = DEFAULT_ENTRY_TIMEOUT;
 	o->attr_timeout = DEFAULT_ATTR_TIMEOUT;
 	o->negative_timeout = DEFAULT_NEG_TIMEOUT;
+	o->histograms = 1;
 	return fuse_opt_parse(args, o, mfs_optspec, opt_proc) < 0 ? -1 : 0;
 }
 
@@ -177,4 +184,5 @@ void opts_free(struct mfs_opts *o)
 	free(o->key_file);
 	free(o->logfile);
 	free(o->lookup_hints);
+	free(o->metrics);
 }

@@ -94,31 +94,14 @@ static int virt_entry(struct mfs *m, uint64_t parent, const char *name,
 
 static int stats_snapshot(struct mfs *m, struct vhandle *h)
 {
-	struct metrics_gauges g;
-	size_t cap = 16384, pos;
 	char *buf;
-	ssize_t n;
+	size_t len;
 
-	for (;;) {
-		buf = malloc(cap);
-		if (!buf)
-			return -ENOMEM;
-		n = maru_stats_text(m->c, buf, cap);
-		if (n < 0) {
-			/* marud unreachable: still show marufs's own counters */
-			n = 0;
-			buf[0] = '\0';
-		}
-		if ((size_t)n < cap)
-			break;
-		free(buf);
-		cap = (size_t)n + 1;
-	}
-	pos = (size_t)n;
-	metrics_gauges(m, &g);
-	metrics_append(&m->cnt, &g, &buf, &cap, &pos);
+	metrics_text(m, &buf, &len);
+	if (!buf)
+		return -ENOMEM;
 	h->buf = buf;
-	h->len = pos;
+	h->len = len;
 	return 0;
 }
 

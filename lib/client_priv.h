@@ -34,6 +34,7 @@
 #include "addr.h"
 #include "clock.h"
 #include "clog.h"
+#include "hist.h"
 
 struct dp_ops;
 struct maru_client;
@@ -125,6 +126,10 @@ struct tcp_counters {
 };
 
 struct client_stats {
+	/* issue 25: each request's round trip by op (transport.c), each
+	 * transfer's time by path and direction (file.c; [path][write]) */
+	struct hist call_lat[OP_MAX];
+	struct hist dp_lat[4][2];
 	struct dp_counters dp[4];
 	struct rdma_counters rdma;
 	struct tcp_counters tcp;

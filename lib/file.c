@@ -387,13 +387,16 @@ static void file_poison(struct maru_file *f, int err)
 			  "not be published", f->c->uri, (unsigned long long)f->ino);
 }
 
-/* A transfer's bytes and one op on the path's counters (stats.c). */
-static void count_io(struct maru_file *f, const struct dp_ops *dp, int write, ssize_t rc)
+/* A transfer's bytes, one op and its time (from t0, hist_start()) on the
+ * path's counters (stats.c). */
+static void count_io(struct maru_file *f, const struct dp_ops *dp, int write, ssize_t rc,
+		     uint64_t t0)
 {
 	struct dp_counters *d = &f->c->st.dp[dp->kind];
 
 	if (rc < 0)
 		return;
+	hist_done(&f->c->st.dp_lat[dp->kind][write], t0);
 	atomic_fetch_add(write ? &d->wr_bytes : &d->rd_bytes, (uint64_t)rc);
 	atomic_fetch_add(write ? &d->wr_ops : &d->rd_ops, 1);
 }
@@ -413,8 +416,10 @@ ssize_t maru_file_pread(struct maru_file *f, void *buf, size_t len, uint64_t off
 			len = f->size - off;
 		rc = io_check(f, dp, 0);
 		if (rc == 0) {
+			uint64_t t0 = hist_start();
+
 			rc = dp->read(f, buf, len, off);
-			count_io(f, dp, 0, rc);
+			count_io(f, dp, 0, rc, t0);
 			rc = lost_session(f, rc);
 		}
 	}
@@ -444,6 +449,8 @@ static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const 
 	if (rc == 0)
 		rc = io_check(f, dp, 1);
 	if (rc == 0) {
+		uint64_t t0 = hist_start();
+
 		file_hash_before_write(f, dp, off);
 		rc = fill_gap(f, dp, off);
 		if (rc == 0)
@@ -451,7 +458,7 @@ static ssize_t write_locked(struct maru_file *f, const struct dp_ops *dp, const 
 		if (rc < 0)
 			file_poison(f, (int)rc);
 		file_hash_after_write(f, rc);
-		count_io(f, dp, 1, rc);
+		count_io(f, dp, 1, rc, t0);
 		if (rc > 0 && off + (uint64_t)rc > f->size)
 			f->size = off + (uint64_t)rc;
 	}

@@ -82,6 +82,31 @@ static void stats_paths(struct prom *t, struct maru_client *c)
 	}
 }
 
+/* The histograms: each request op from its first call, each path's transfers. */
+static void stats_latency(struct prom *t, struct maru_client *c)
+{
+	static const char *const dirs[2] = { "read", "write" };
+	char labels[64];
+	unsigned int op;
+	size_t i, w;
+
+	prom_head(t, "maru_client_request_duration_seconds", "histogram",
+		  "Round trip of a request to marud (retries included), by op.");
+	for (op = 1; op < OP_MAX; op++)
+		if (!hist_empty(&c->st.call_lat[op]))
+			hist_put_label(t, "maru_client_request_duration_seconds", "op",
+				       proto_op_name((uint16_t)op), &c->st.call_lat[op]);
+	prom_head(t, "maru_client_transfer_duration_seconds", "histogram",
+		  "Time of one transfer (one pread or pwrite) by data path and direction.");
+	for (i = 0; i < N_STAT_PATHS; i++)
+		for (w = 0; w < 2; w++) {
+			snprintf(labels, sizeof(labels), "path=\"%s\",dir=\"%s\"",
+				 session_dp_name(stat_paths[i]), dirs[w]);
+			hist_put(t, "maru_client_transfer_duration_seconds", labels,
+				 &c->st.dp_lat[stat_paths[i]][w]);
+		}
+}
+
 static void stats_client(struct prom *t, struct maru_client *c)
 {
 	enum maru_data_path cur;
@@ -119,6 +144,7 @@ static void stats_client(struct prom *t, struct maru_client *c)
 	prom_gauge(t, "maru_client_connected", "1 while marud answers, 0 during an outage.",
 		   !down);
 	prom_gauge(t, "maru_client_generation", "Pool generation of the current session.", gen);
+	stats_latency(t, c);
 }
 
 ssize_t maru_stats_text(struct maru_client *c, char *buf, size_t len)

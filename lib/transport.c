@@ -568,7 +568,12 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 
 int transport_call(struct maru_client *c, struct req *r)
 {
-	return call_until(c, r, mono_ms() + c->opts.timeout_ms);
+	uint64_t t0 = hist_start();
+	int rc = call_until(c, r, mono_ms() + c->opts.timeout_ms);
+
+	if (r->op < OP_MAX)
+		hist_done(&c->st.call_lat[r->op], t0);
+	return rc;
 }
 
 void transport_ping(struct maru_client *c)

@@ -386,7 +386,10 @@ int dir_fill_done(struct dir *d, struct dir_session *s, struct dir_fill *f, int 
 
 /* ---- accounting, events ---- */
 
+struct hist;
 void dir_stats(struct dir *d, struct dir_stats *out);
+/* How old (now - mtime) the versions evicted were; read without the lock. */
+const struct hist *dir_evicted_age(struct dir *d);
 /* Verify the invariants above; 0 or -EUCLEAN with a log line saying which. */
 int dir_check(struct dir *d);
 

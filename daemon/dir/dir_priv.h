@@ -51,6 +51,7 @@
 #include <sys/types.h>
 
 #include "dir.h"
+#include "hist.h"
 #include "htab.h"
 #include "proto.h"
 #include "rbtree.h"
@@ -188,6 +189,7 @@ struct dir {
 	struct evring ev;
 	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
 	struct persist *p;		/* record.c: the journal, when kept warm (persist/) */
+	struct hist evicted_age;	/* lru.c: age (since mtime) of evicted versions */
 };
 
 struct nkey {

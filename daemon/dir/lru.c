@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "clock.h"
 #include "dir_priv.h"
 
 void dir_lru_del(struct dir *d, struct ver *v)
@@ -47,8 +48,12 @@ static void evict_one(struct dir *d)
 {
 	struct ver *v = container_of(d->lru.next, struct ver, lru);
 	struct node *n = ver_node(v);
-	uint64_t r = ver_reserved(v);
+	uint64_t r = ver_reserved(v), now;
 
+	if (hist_on()) {
+		now = now_ns();
+		hist_observe_age(&d->evicted_age, now > v->mtime ? now - v->mtime : 0);
+	}
 	/* Every name of the version goes with it. */
 	if (v->links)
 		dir_link_drop_all(d, v, DEV_EVICT);
@@ -57,6 +62,11 @@ static void evict_one(struct dir *d)
 	dir_file_remove(d, n, NULL);
 	d->st.evictions++;
 	d->st.evicted_bytes += r;
+}
+
+const struct hist *dir_evicted_age(struct dir *d)
+{
+	return &d->evicted_age;
 }
 
 /*

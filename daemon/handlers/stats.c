@@ -9,8 +9,10 @@
  */
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ext.h"
+#include "hist.h"
 #include "handlers.h"
 #include "prom.h"
 #include "rdma.h"
@@ -75,6 +77,35 @@ static void put_ops(struct server *srv, const unsigned char served[OP_MAX], stru
 		if (served[op])
 			prom_label(p, "marud_ops_total", "op", proto_op_name((uint16_t)op),
 				   ops_of(srv, op));
+	prom_head(p, "marud_evicted_age_seconds", "histogram",
+		  "Age (since its last write) of each version evicted.");
+	hist_put_age(p, "marud_evicted_age_seconds", NULL, dir_evicted_age(srv->dir));
+	/* an op's histogram from its first request on: STATS stays short */
+	prom_head(p, "marud_request_duration_seconds", "histogram",
+		  "Time from a request's header to its reply, by op.");
+	for (op = 1; op < OP_MAX; op++)
+		if (served[op] && !hist_empty(&srv->op_hist[op]))
+			hist_put_label(p, "marud_request_duration_seconds", "op",
+				       proto_op_name((uint16_t)op), &srv->op_hist[op]);
+}
+
+/* Hits and misses of the name queries (dispatch.c). */
+static void put_cache(struct server *srv, struct prom *p)
+{
+	static const char *const q[CACHE_Q_COUNT] = { "lookup", "exists", "open" };
+	char labels[64];
+	unsigned int i;
+
+	prom_head(p, "marud_cache_requests_total", "counter",
+		  "Lookups, exists queries and opens by result: hit (found) or miss (ENOENT).");
+	for (i = 0; i < CACHE_Q_COUNT; i++) {
+		snprintf(labels, sizeof(labels), "op=\"%s\",result=\"hit\"", q[i]);
+		prom_sample(p, "marud_cache_requests_total", labels,
+			    atomic_load_explicit(&srv->cache_hits[i], memory_order_relaxed));
+		snprintf(labels, sizeof(labels), "op=\"%s\",result=\"miss\"", q[i]);
+		prom_sample(p, "marud_cache_requests_total", labels,
+			    atomic_load_explicit(&srv->cache_misses[i], memory_order_relaxed));
+	}
 }
 
 /* The event loops' passes and sends, summed over the loops. */
@@ -162,6 +193,7 @@ static int put_rest(struct server *srv, const unsigned char served[OP_MAX], stru
 	put_acks(srv, p);
 	put_hints(srv, p);
 	put_ops(srv, served, p);
+	put_cache(srv, p);
 	return flush(p, out);
 }
 
@@ -182,6 +214,9 @@ int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struc
 		  "Bytes of unlinked versions still leased.", st.orphaned },
 		{ "marud_pool_evictable_bytes", "gauge",
 		  "Published bytes with no lease.", st.evictable },
+		{ "marud_pool_pinned_bytes", "gauge",
+		  "Published bytes a lease holds: not evictable.",
+		  st.used > st.evictable ? st.used - st.evictable : 0 },
 		{ "marud_names", "gauge", "Names bound to a published version.", st.names },
 		{ "marud_dirs", "gauge", "Namespace directories.", st.dirs },
 		{ "marud_versions", "gauge", "Live versions.", st.versions },
@@ -211,7 +246,8 @@ int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struc
 		  "Connections the event loop handed to a thread of their own (a request "
 		  "that waits on its peer or on time, or copies pool bytes).",
 		  atomic_load(&srv->conn_handoffs) },
-		{ "marud_event_seq", "counter", "Sequence of the last event.", st.event_seq },
+		{ "marud_events_total", "counter",
+		  "Events emitted: the sequence of the last one.", st.event_seq },
 		{ "marud_journal_checkpoints_total", "counter",
 		  "Journal checkpoints that walked the directory under its lock.", st.ckpt_sync },
 		{ "marud_journal_background_checkpoints_total", "counter",
@@ -220,9 +256,6 @@ int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struc
 		{ "marud_journal_background_failures_total", "counter",
 		  "Background checkpoints that failed (the next ones run under the lock).",
 		  st.ckpt_failed },
-		{ "marud_journal_checkpoint_hold_max_microseconds", "gauge",
-		  "Longest directory-lock hold of one checkpoint step (walk, fork, copy).",
-		  st.ckpt_hold_ns / 1000 },
 		{ "marud_generation", "gauge", "Pool generation of this marud.",
 		  srv->generation },
 		{ "marud_accounting_ok", "gauge", "1 if free+used+pending+orphaned==capacity.",
@@ -231,6 +264,9 @@ int hdl_stats_text(struct server *srv, const unsigned char served[OP_MAX], struc
 
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		put_metric(&p, &m[i]);
+	prom_gauge_double(&p, "marud_journal_checkpoint_hold_max_seconds",
+			  "Longest directory-lock hold of one checkpoint step (walk, fork, copy).",
+			  (double)st.ckpt_hold_ns / 1e9);
 	rc = flush(&p, out);
 	if (!rc)
 		rc = put_rest(srv, served, &p, out);

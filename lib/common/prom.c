@@ -132,6 +132,30 @@ static void put_value(struct prom *p, const char *val)
 	}
 }
 
+int prom_label_text(char *dst, size_t cap, const char *key, const char *val)
+{
+	int n = snprintf(dst, cap, "%s=\"", key);
+	size_t o;
+
+	if (n < 0 || (size_t)n >= cap)
+		return -ENAMETOOLONG;
+	for (o = (size_t)n; *val; val++) {
+		int esc = *val == '\\' || *val == '"' || *val == '\n';
+
+		/* this character, the closing quote and the NUL */
+		if (o + (size_t)esc + 3 > cap)
+			return -ENAMETOOLONG;
+		if (esc)
+			dst[o++] = '\\';
+		dst[o++] = *val == '\n' ? 'n' : *val;
+	}
+	if (o + 2 > cap)
+		return -ENAMETOOLONG;
+	dst[o++] = '"';
+	dst[o] = '\0';
+	return 0;
+}
+
 void prom_label(struct prom *p, const char *name, const char *key, const char *val,
 		uint64_t v)
 {
@@ -152,8 +176,72 @@ void prom_gauge(struct prom *p, const char *name, const char *help, uint64_t v)
 	prom_sample(p, name, NULL, v);
 }
 
+void prom_gauge_double(struct prom *p, const char *name, const char *help, double v)
+{
+	prom_head(p, name, "gauge", help);
+	put(p, "%s %.9g\n", name, v);
+}
+
 void prom_gauge_signed(struct prom *p, const char *name, const char *help, int64_t v)
 {
 	prom_head(p, name, "gauge", help);
 	prom_sample_signed(p, name, NULL, v);
+}
+
+/* One line of an exposition, labels put first in a sample's braces. */
+static void relabel_line(struct prom *p, const char *l, size_t n, const char *labels)
+{
+	size_t name = 0;
+
+	if (!labels || !*labels || n == 0 || l[0] == '#') {
+		prom_raw(p, l, n);
+		return;
+	}
+	while (name < n && l[name] != '{' && l[name] != ' ')
+		name++;
+	prom_raw(p, l, name);
+	if (name < n && l[name] == '{') {
+		/* an empty set "{}" takes the labels alone */
+		put(p, "{%s%s", labels, name + 1 < n && l[name + 1] == '}' ? "" : ",");
+		prom_raw(p, l + name + 1, n - name - 1);
+	} else {
+		put(p, "{%s}", labels);
+		prom_raw(p, l + name, n - name);
+	}
+}
+
+void prom_relabel(struct prom *p, const char *text, size_t len, const char *labels)
+{
+	const char *end = text + len, *nl;
+
+	while (text < end) {
+		nl = memchr(text, '\n', (size_t)(end - text));
+		relabel_line(p, text, (size_t)((nl ? nl : end) - text), labels);
+		prom_raw(p, "\n", 1);
+		text = nl ? nl + 1 : end;
+	}
+}
+
+void prom_histogram(struct prom *p, const char *name, const char *labels, const double *le,
+		    const uint64_t *counts, size_t n, double sum)
+{
+	const char *sep = labels && *labels ? "," : "";
+	uint64_t cum = 0;
+	size_t i;
+
+	if (!labels)
+		labels = "";
+	for (i = 0; i < n; i++) {
+		cum += counts[i];
+		put(p, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, sep, le[i], cum);
+	}
+	cum += counts[n];
+	put(p, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum);
+	if (*labels) {
+		put(p, "%s_sum{%s} %.9g\n", name, labels, sum);
+		put(p, "%s_count{%s} %" PRIu64 "\n", name, labels, cum);
+	} else {
+		put(p, "%s_sum %.9g\n", name, sum);
+		put(p, "%s_count %" PRIu64 "\n", name, cum);
+	}
 }

@@ -47,11 +47,34 @@ void prom_sample_signed(struct prom *p, const char *name, const char *labels, in
 /* One sample with one label: name{key="val"} v (val escaped). */
 void prom_label(struct prom *p, const char *name, const char *key, const char *val,
 		uint64_t v);
+/*
+ * The label text key="val" (val escaped) into dst, for prom_sample()'s
+ * labels; -ENAMETOOLONG when it does not fit in cap bytes (NUL included).
+ */
+int prom_label_text(char *dst, size_t cap, const char *key, const char *val);
 /* A family of one unlabelled sample: head and value. */
 void prom_counter(struct prom *p, const char *name, const char *help, uint64_t v);
 void prom_gauge(struct prom *p, const char *name, const char *help, uint64_t v);
 void prom_gauge_signed(struct prom *p, const char *name, const char *help, int64_t v);
+/* A gauge in a base unit that is not whole (seconds): "%.9g". */
+void prom_gauge_double(struct prom *p, const char *name, const char *help, double v);
 /* Text as it is (another exposition, relayed). */
 void prom_raw(struct prom *p, const char *text, size_t len);
+/*
+ * Text as it is but with labels ("pool=\"x\"", NULL: none) put first in
+ * every sample line: `name v` -> `name{labels} v`, `name{a="b"} v` ->
+ * `name{labels,a="b"} v`; comment and blank lines unchanged. What the
+ * HTTP endpoints serve: the text of .maru/stats, each sample labelled.
+ */
+void prom_relabel(struct prom *p, const char *text, size_t len, const char *labels);
+/*
+ * One histogram's samples (a family's head written before): name_bucket
+ * for each upper bound le[i] (seconds) with the cumulative count of
+ * counts[0..i], the +Inf bucket (count), name_sum (seconds) and
+ * name_count. counts has n + 1 entries, the last for beyond le[n - 1].
+ * labels as prom_sample()'s, le added after them.
+ */
+void prom_histogram(struct prom *p, const char *name, const char *labels, const double *le,
+		    const uint64_t *counts, size_t n, double sum);
 
 #endif

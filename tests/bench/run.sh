@@ -13,7 +13,8 @@
 # The spin rows run the same libmaru lookups with the client polling for its
 # replies (spin_us, the default) and sleeping (MARU_SPIN_US=0), turn about.
 # The "hints" rows (tests/bench/hints_bench.sh: the tier extension) carry
-# issue 11's targets. tests/bench/fio_bench.sh adds fio's standard jobs on
+# issue 11's targets; the "histograms" rows (tests/bench/hist_bench.sh) the
+# latency histograms' cost, on vs off, and issue 25's 0.97x. tests/bench/fio_bench.sh adds fio's standard jobs on
 # marufs, tmpfs and passthrough_ll (a table of its own, after this one).
 # What this VM skews, row by row, is in tests/bench/README.md.
 # BENCH_SCALE_NAMES=N sets the names of the scale rows (default 6000000: marud
@@ -236,6 +237,8 @@ else
 fi
 # hints on a software CXL-SSD (the tier extension), with its own marud
 bash "$SRC/tests/bench/hints_bench.sh" "$B" "$QUICK" | tee "$T/hints_bench"
+# the latency histograms' cost (issue 25): on vs off, with its own marud
+bash "$SRC/tests/bench/hist_bench.sh" "$B" "$QUICK" | tee "$T/hist_bench"
 # fio's standard jobs on marufs, tmpfs and passthrough_ll, with its own marud;
 # its table (six columns) is printed after this one
 bash "$SRC/tests/bench/fio_bench.sh" "$B" "$QUICK" | tee "$T/fio_bench"
@@ -290,7 +293,8 @@ row "longest lookup while $SCALE_NAMES names are inserted ($(val stall_over_5ms 
 	"$(ms "$SMAX")" "same lookups, no inserts, as long: $(ms "$CMAX") ($(val control_stall_over_5ms "$CN") of $(val control_stall_lookups "$CN") over 5 ms)" \
 	"$(ratio "$CMAX" "$SMAX") (peer/marufs)" \
 	"no stall over 5 ms: $(met "$SMAX <= 5000")"
-CJ=$T/ctl_journal JHOLD=$(val marud_journal_checkpoint_hold_max_microseconds "$T/ctl_journal")
+CJ=$T/ctl_journal
+JHOLD=$(awk -v s="$(val marud_journal_checkpoint_hold_max_seconds "$CJ")" 'BEGIN { printf "%d", s * 1e6 }')
 row "longest directory-lock hold of a journal checkpoint step while $JNAMES names go in ($(val marud_journal_background_checkpoints_total "$CJ") in the background, $(($(val marud_journal_checkpoints_total "$CJ") - 1)) walked under the lock)" \
 	"$(ms "$JHOLD")" "longest lookup meanwhile $(ms "$(val stall_max_us "$CJ")"); lookups only, as long: $(ms "$(val control_stall_max_us "$CJ")")" \
 	"$(ratio "$(val control_stall_max_us "$CJ")" "$(val stall_max_us "$CJ")") (longest lookup, peer/marufs)" \
@@ -354,6 +358,7 @@ zrow "read 32 MiB, preload shim" read_Bps preload "tmpfs read" read_Bps tmpfs
 zrow "read 32 MiB, maru_map+memcpy" map_Bps map "tmpfs read" read_Bps tmpfs
 [ ! -e "$T/rdma_bench" ] || grep '^| ' "$T/rdma_bench"
 grep '^| hints' "$T/hints_bench"
+grep '^| histograms' "$T/hist_bench"
 TT=$T/zc_ttfb_tmpfs_ TM=$T/zc_ttfb_maru_
 TQ=$(rratio ttfb_ns "$TT" "$TM")
 row "mmap 32 MiB: time to first byte (open, mmap, load), preload shim" "$(us "$(rval ttfb_ns "$TM")")" \

@@ -54,8 +54,8 @@ wait_for 10 eval '[ "$(stat_value marud_journal_background_checkpoints_total)" -
 	fail "fewer than 3 background checkpoints: $(stat_value marud_journal_background_checkpoints_total)"
 assert_eq "$(stat_value marud_journal_checkpoints_total)" "$s0" "checkpoints walked under the lock"
 assert_eq "$(stat_value marud_journal_background_failures_total)" 0 "background failures"
-hold=$(stat_value marud_journal_checkpoint_hold_max_microseconds)
-log "longest lock hold of a checkpoint step: $hold us"
+hold=$(stat_value marud_journal_checkpoint_hold_max_seconds)
+log "longest lock hold of a checkpoint step: $hold s"
 before=$(snapshot)
 marufs_umount
 marud_restart

@@ -26,7 +26,7 @@
 #include "server_priv.h"
 
 /* marud's metrics before the op counters, without an rdma listener */
-#define BASE_METRICS	45
+#define BASE_METRICS	46
 
 struct fx {
 	struct th t;
@@ -127,7 +127,7 @@ static void test_text_matches_the_directory(void **state)
 	served[OP_PING] = served[OP_STATS] = 1;
 	dir_stats(f->t.srv->dir, &st);
 	stats_of(f, served);
-	/* 32 pool and server metrics, 4 of journal checkpoints, 2 of the event
+	/* 33 pool and server metrics, 4 of journal checkpoints, 2 of the event
 	 * loops, 7 of hints and the region extension */
 	assert_int_equal(check_exposition(f->text), BASE_METRICS);
 	assert_int_equal(value(f->text, "marud_region_in_use"), 1);
