@@ -47,12 +47,17 @@ static const struct col mb_cols[] = {
 	{ "rdma_MB", { { "maru_client_bytes_total", "path", "rdma" } } },
 };
 
-static const struct pick hits[] = { { "marufs_lookups_total", "result", "positive" } };
-static const struct pick misses[] = { { "marufs_lookups_total", "result", "negative" } };
+/* Hits and misses: the mount's lookups, else marud's lookups, exists()
+ * and opens (a name not found is a miss). */
+static const struct pick hits[] = { { "marufs_lookups_total", "result", "positive" },
+				    { "marud_cache_requests_total", "result", "hit" } };
+static const struct pick misses[] = { { "marufs_lookups_total", "result", "negative" },
+				      { "marud_cache_requests_total", "result", "miss" } };
 
-/* Latency histograms, the first present is shown. */
+/* Latency histograms, the first present is shown: a mount's FUSE
+ * requests, else marud's requests (all ops together). */
 static const char *const latency[] = {
-	"marufs_fuse_op_duration_seconds",
+	"marufs_fuse_request_duration_seconds",
 	"marud_request_duration_seconds",
 };
 
@@ -127,7 +132,8 @@ static double col_bytes(const struct expo *then, const struct expo *now, const s
 
 static double hit_pct(const struct expo *then, const struct expo *now)
 {
-	double h = delta(then, now, &hits[0]), m = delta(then, now, &misses[0]);
+	size_t i = expo_has(now, hits[0].name) ? 0 : 1;
+	double h = delta(then, now, &hits[i]), m = delta(then, now, &misses[i]);
 
 	if (isnan(h) || isnan(m) || h + m == 0)
 		return NAN;

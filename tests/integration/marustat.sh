@@ -34,8 +34,10 @@ fails_rc()
 }
 
 # A 32 MiB pool: 40 MiB of unleased files later make it evict.
-marud_start --size 32M
-marufs_mount
+P1=$(pick_port)
+marud_start --size 32M --metrics-listen "127.0.0.1:$P1"
+P2=$(pick_port)
+marufs_mount -o "metrics=127.0.0.1:$P2"
 
 "$MARUSTAT" -p "$MNT" >"$T/t0" || fail "marustat on the mount failed"
 [ "$(grep -c . "$T/t0")" = 2 ] || fail "totals: header and one line expected: $(cat "$T/t0")"
@@ -61,6 +63,18 @@ read -r blocks bfree < <(stat -f -c '%b %f' "$MNT")
 occ=$(col "$T/t1" occ%)
 awk -v o="$occ" -v b="$blocks" -v f="$bfree" 'BEGIN { u = 100 * (b - f) / b; exit !(o - u < 0.3 && u - o < 0.3) }' ||
 	fail "occ% $occ is not df's $(( 100 * (blocks - bfree) / blocks ))%"
+
+# The latency columns come from the FUSE request histogram.
+[ "$(col "$T/t1" p99)" != - ] || fail "no p99 after a workload: $(cat "$T/t1")"
+# The same figures over HTTP: the mount's endpoint, and marud's (whose
+# publishes are the pool's).
+"$MARUSTAT" -p "127.0.0.1:$P2" >"$T/h2" || fail "marustat on the mount's endpoint failed"
+assert_eq "$(col "$T/h2" create)" "$(col "$T/t1" create)" "creates over HTTP"
+assert_eq "$(col "$T/h2" shm_MB)" "$(col "$T/t1" shm_MB)" "shm MB over HTTP"
+"$MARUSTAT" -p "http://127.0.0.1:$P1/metrics" >"$T/h1" || fail "marustat on marud's endpoint failed"
+assert_eq "$(col "$T/h1" pub)" "$(stat_value marud_publishes_total)" "marud's publishes over HTTP"
+assert_eq "$(col "$T/h1" shm_MB)" - "marud does not see shm bytes"
+[ "$(col "$T/h1" p50)" != - ] || fail "no p50 from marud's request histogram: $(cat "$T/h1")"
 
 # Interval lines: rates over 1 s whose sum is the workload done meanwhile.
 "$MARUSTAT" -p "$MNT" 1 3 >"$T/iv" &
@@ -91,6 +105,7 @@ fails_rc 1 "not a marufs mount" "$MARUSTAT" -p "$MNT/sub"
 fails_rc 1 "No such file" "$MARUSTAT" -p "$T/none"
 port=$(pick_port)
 fails_rc 1 "cannot reach 127.0.0.1 port $port" "$MARUSTAT" -p "127.0.0.1:$port"
+fails_rc 1 'answered "HTTP/1.[01] 404' "$MARUSTAT" -p "http://127.0.0.1:$P1/nothing"
 fails_rc 1 "https is not supported" "$MARUSTAT" -p "https://127.0.0.1:$port/metrics"
 fails_rc 2 "bad interval" "$MARUSTAT" -p "$MNT" 0
 fails_rc 2 "bad count" "$MARUSTAT" -p "$MNT" 1 x
