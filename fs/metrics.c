@@ -157,7 +157,7 @@ int metrics_append(const struct counters *c, const struct metrics_gauges *g, cha
 int metrics_text(struct mfs *m, char **out, size_t *len)
 {
 	struct metrics_gauges g;
-	size_t cap = 16384, pos;
+	size_t cap = 131072, pos;	/* the text with its histograms: ~100 KiB */
 	char *buf;
 	ssize_t n;
 

@@ -169,6 +169,27 @@ static void test_switch(void **state)
 	free(h);
 }
 
+/* A timed span is measured right, whichever clock hist.c picked (rdtsc
+ * scaled, or CLOCK_MONOTONIC): a 3 ms sleep lands between 2.5 and 100 ms. */
+static void test_span(void **state)
+{
+	struct hist *h = new_hist();
+	uint64_t c[HIST_BOUNDS + 1], sum, t0;
+	unsigned int b, at = HIST_BOUNDS + 1;
+
+	hist_enable(1);
+	t0 = hist_start();
+	usleep(3000);
+	hist_done(h, t0);
+	hist_read(h, c, &sum);
+	for (b = 0; b <= HIST_BOUNDS; b++)
+		if (c[b])
+			at = b;
+	assert_true(at >= 11 && at <= 15);	/* le 5 ms .. le 100 ms */
+	assert_true(sum >= 2900000 && sum < 100000000);
+	free(h);
+}
+
 static void test_relabel(void **state)
 {
 	static const char text[] =
@@ -237,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_ages),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_switch),
+		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_relabel),
 		cmocka_unit_test(test_label_text),
 		cmocka_unit_test(test_promtool),
