@@ -98,6 +98,25 @@ assert_eq "$(api query 'resets({__name__=~"(marud|marufs|maru_client)_.*_total"}
 	"counters that reset"
 assert_eq "$(api query '{__name__=~"(marud|marufs|maru_client)_.*"} < 0')" "" "negative samples"
 
+# ---- marustat reads the same numbers as PromQL ----
+# (its totals line from mount 1's endpoint; nothing touches mount 1 now)
+"$MARUSTAT" -p "127.0.0.1:$P2" >"$T/marustat" || fail "marustat on mount 1's endpoint failed"
+col() { awk -v n="$1" '$1 == "time" { for (i = 1; i <= NF; i++) if ($i == n) c = i; next } { v = $c } END { print v }' "$T/marustat"; }
+secs() { sed -E 's/us$/e-6/; s/ms$/e-3/; s/s$//' <<<"$1"; }
+log "marustat: $(tail -1 "$T/marustat")"
+N1='instance="127.0.0.1:'"$P2"'"'
+assert_eq "$(col pub)" "$(api value "marufs_publishes_total{$N1}")" "marustat pub = PromQL"
+assert_eq "$(col create)" "$(api value "marufs_fuse_ops_total{$N1,op=\"create\"}")" "marustat create = PromQL"
+for q in 50:p50 99:p99; do
+	want=$(api value "histogram_quantile(0.${q%%:*}, sum by (le) (marufs_fuse_request_duration_seconds_bucket{$N1}))")
+	got=$(secs "$(col "${q#*:}")")
+	awk -v a="$got" -v b="$want" 'BEGIN { exit !(b > 0 && a / b > 0.95 && a / b < 1.05) }' ||
+		fail "marustat ${q#*:} $(col "${q#*:}") is not PromQL's histogram_quantile $want"
+done
+want=$(api value "100 * sum(marufs_lookups_total{$N1,result=\"positive\"}) / sum(marufs_lookups_total{$N1})")
+awk -v a="$(col hit%)" -v b="$want" 'BEGIN { exit !(a - b < 0.06 && b - a < 0.06) }' ||
+	fail "marustat hit% $(col hit%) is not PromQL's $want"
+
 # ---- every family of the endpoints is in Prometheus ----
 scrape "$P1" >"$T/m.txt"
 scrape "$P2" >"$T/n1.txt"
