@@ -9,8 +9,8 @@
 # the workload moves moved (none reset), the pool gauges equal to df of the
 # mount, every rule evaluated without error, and a series for every panel
 # query of examples/grafana/marufs.json; promtool check metrics passes on
-# all three endpoints. Finally marud stops and the MarudDown alert goes
-# pending.
+# all three endpoints. Finally marud stops and the MarudDown and
+# MarudUnreachableFromMount alerts go pending.
 . "$(dirname "$0")/lib/common.sh"
 
 command -v prometheus >/dev/null || skip "prometheus (Debian package) not installed"
@@ -22,9 +22,11 @@ scrape() { python3 "$SRCDIR/tests/integration/tools/metrics_http.py" get "$1"; }
 P1=$(pick_port)
 marud_start --size 32M --metrics-listen "127.0.0.1:$P1"
 P2=$(pick_port)
-marufs_mount -o "metrics=127.0.0.1:$P2"
+# timeout_ms 500: while marud is away a scrape of a mount waits that long
+# for marud's part, which must stay under the 1 s scrape timeout.
+marufs_mount -o "metrics=127.0.0.1:$P2" -o timeout_ms=500
 P3=$(pick_port)
-marufs_mount -o "metrics=127.0.0.1:$P3"
+marufs_mount -o "metrics=127.0.0.1:$P3" -o timeout_ms=500
 
 # ---- prometheus, its storage in $T, on a free port ----
 cp "$SRCDIR/examples/prometheus/marufs-rules.yml" "$T/"
@@ -163,10 +165,11 @@ api dashboard "$SRCDIR/examples/grafana/marufs.json" >"$T/dash" 2>&1 ||
 	fail "dashboard: $(cat "$T/dash")"
 log "$(wc -l <"$T/dash") dashboard queries returned series"
 
-# ---- marud stops: MarudDown goes pending ----
-# (MarudUnreachableFromMount is only unit-tested: while marud is away a
-# mount's /metrics today waits timeout_ms for marud, longer than this
-# scrape_timeout, and then lacks maru_client_connected.)
+# ---- marud stops: MarudDown and MarudUnreachableFromMount go pending ----
 marud_stop
 pending() { [ -n "$(api query "ALERTS{alertname=\"$1\",alertstate=\"pending\"}")" ]; }
 wait_for 30 pending MarudDown || fail "MarudDown not pending: $(api query ALERTS)"
+wait_for 30 pending MarudUnreachableFromMount ||
+	fail "MarudUnreachableFromMount not pending: $(api query ALERTS); targets: $(api targets)"
+assert_eq "$(api query 'ALERTS{alertname="MarudUnreachableFromMount"}' | wc -l)" 2 \
+	"both mounts found marud unreachable"
