@@ -9,8 +9,9 @@
 # the workload moves moved (none reset), the pool gauges equal to df of the
 # mount, every rule evaluated without error, and a series for every panel
 # query of examples/grafana/marufs.json; promtool check metrics passes on
-# all three endpoints. Finally marud stops and the MarudDown and
-# MarudUnreachableFromMount alerts go pending.
+# all three endpoints. Then the alerts come as they should: a file larger
+# than the pool fires MarufsEnospc, a killed mount makes MarufsMountDown
+# pending, a stopped marud MarudDown and MarudUnreachableFromMount.
 . "$(dirname "$0")/lib/common.sh"
 
 command -v prometheus >/dev/null || skip "prometheus (Debian package) not installed"
@@ -165,11 +166,25 @@ api dashboard "$SRCDIR/examples/grafana/marufs.json" >"$T/dash" 2>&1 ||
 	fail "dashboard: $(cat "$T/dash")"
 log "$(wc -l <"$T/dash") dashboard queries returned series"
 
+# ---- a file larger than the pool: ENOSPC, and MarufsEnospc fires ----
+if dd if=/dev/zero of="$MNT/huge" bs=1M count=40 status=none 2>"$T/dd.err"; then
+	fail "a 40 MiB file fit a 32 MiB pool"
+fi
+grep -q "No space left" "$T/dd.err" || fail "dd: $(cat "$T/dd.err")"
+firing() { [ -n "$(api query "ALERTS{alertname=\"$1\",alertstate=\"firing\"}")" ]; }
+wait_for 30 firing MarufsEnospc || fail "MarufsEnospc not firing: $(api query ALERTS)"
+
+# ---- mount 2 dies: MarufsMountDown goes pending for its endpoint ----
+pending() { [ -n "$(api query "ALERTS{alertname=\"$1\",alertstate=\"pending\"}")" ]; }
+marufs_kill "$MNT2"
+wait_for 30 pending MarufsMountDown || fail "MarufsMountDown not pending: $(api query ALERTS)"
+api query 'ALERTS{alertname="MarufsMountDown"}' | grep -q "instance=\"127.0.0.1:$P3\"" ||
+	fail "MarufsMountDown not for mount 2: $(api query ALERTS)"
+
 # ---- marud stops: MarudDown and MarudUnreachableFromMount go pending ----
 marud_stop
-pending() { [ -n "$(api query "ALERTS{alertname=\"$1\",alertstate=\"pending\"}")" ]; }
 wait_for 30 pending MarudDown || fail "MarudDown not pending: $(api query ALERTS)"
 wait_for 30 pending MarudUnreachableFromMount ||
 	fail "MarudUnreachableFromMount not pending: $(api query ALERTS); targets: $(api targets)"
-assert_eq "$(api query 'ALERTS{alertname="MarudUnreachableFromMount"}' | wc -l)" 2 \
-	"both mounts found marud unreachable"
+assert_eq "$(api query 'ALERTS{alertname="MarudUnreachableFromMount"}' | wc -l)" 1 \
+	"mount 1 found marud unreachable"
