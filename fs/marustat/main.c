@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fs/marustat/main.c: marustat [-p POOL|MOUNT] [INTERVAL [COUNT]], the
+ * fs/marustat/main.c: marustat [-p POOL|MOUNT] [-k KEYFILE] [INTERVAL [COUNT]], the
  * iostat of a marufs pool: the arguments, the fetch-parse loop on a fixed
  * clock (absolute deadlines, so lines do not drift), one line per
  * interval. Without INTERVAL, one line of totals since the counters
@@ -22,8 +22,10 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: marustat [-p POOL|MOUNT] [INTERVAL [COUNT]]\n"
+	fprintf(out, "usage: marustat [-p POOL|MOUNT] [-k KEYFILE] [INTERVAL [COUNT]]\n"
 		"  -p MOUNT        a marufs mount (its .maru/stats)\n"
+		"  -p POOL         maru://HOST[:PORT] or maru+unix:///PATH: marud's STATS\n"
+		"  -k KEYFILE      the pool's key file (for -p POOL)\n"
 		"  -p ADDR:PORT    a /metrics endpoint (marud --metrics-listen, marufs -o metrics=)\n"
 		"  -p http://HOST[:PORT][/PATH]\n"
 		"  INTERVAL        seconds between lines (rates); none: one line of totals\n"
@@ -99,15 +101,19 @@ static int loop(const struct source *s, double interval, long count)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, const char **src, double *interval, long *count)
+static int parse_args(int argc, char **argv, const char **src, const char **key,
+		      double *interval, long *count)
 {
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:h")) != -1) {
+	while ((c = getopt(argc, argv, "p:k:h")) != -1) {
 		switch (c) {
 		case 'p':
 			*src = optarg;
+			break;
+		case 'k':
+			*key = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -140,27 +146,33 @@ static int parse_args(int argc, char **argv, const char **src, double *interval,
 int main(int argc, char **argv)
 {
 	char err[SOURCE_ERR_LEN];
-	const char *src = NULL;
+	const char *src = NULL, *key = NULL;
 	double interval = 0;
 	long count = -1;
 	struct source s;
 	struct expo e;
+	int rc;
 
-	if (parse_args(argc, argv, &src, &interval, &count)) {
+	if (parse_args(argc, argv, &src, &key, &interval, &count)) {
 		usage(stderr);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (source_open(src, &s, err)) {
+	if (source_open(src, key, &s, err)) {
 		fprintf(stderr, "marustat: %s\n", err);
+		source_close(&s);
 		return 1;
 	}
-	if (interval > 0)
-		return loop(&s, interval, count);
-	if (fetch(&s, &e))
-		return 1;
-	report_header(stdout);
-	report_line(stdout, NULL, &e, 0);
-	expo_free(&e);
-	return 0;
+	if (interval > 0) {
+		rc = loop(&s, interval, count);
+	} else {
+		rc = fetch(&s, &e) ? 1 : 0;
+		if (!rc) {
+			report_header(stdout);
+			report_line(stdout, NULL, &e, 0);
+			expo_free(&e);
+		}
+	}
+	source_close(&s);
+	return rc;
 }

@@ -19,6 +19,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "pool.h"
 #include "source.h"
 
 #define FUSE_MAGIC 0x65735546
@@ -133,12 +134,22 @@ static int is_endpoint(const char *arg)
 	return !strchr(arg, '/') && c && c[1] && strspn(c + 1, "0123456789") == strlen(c + 1);
 }
 
-int source_open(const char *arg, struct source *s, char *err)
+static int is_pool(const char *arg)
+{
+	return !strncmp(arg, "maru://", 7) || !strncmp(arg, "maru+unix://", 12);
+}
+
+int source_open(const char *arg, const char *key_file, struct source *s, char *err)
 {
 	char dir[4096];
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	if (arg && is_pool(arg)) {
+		s->kind = SOURCE_POOL;
+		snprintf(s->name, sizeof(s->name), "%s", arg);
+		return pool_open(arg, key_file, &s->client, err, SOURCE_ERR_LEN);
+	}
 	if (!arg) {
 		rc = first_mount(dir, sizeof(dir), err);
 		return rc ? rc : open_mount(dir, s, err);
@@ -315,5 +326,19 @@ static int read_http(const struct source *s, char **text, char *err)
 int source_fetch(const struct source *s, char **text, char *err)
 {
 	*text = NULL;
-	return s->kind == SOURCE_MOUNT ? read_mount(s, text, err) : read_http(s, text, err);
+	switch (s->kind) {
+	case SOURCE_MOUNT:
+		return read_mount(s, text, err);
+	case SOURCE_POOL:
+		return pool_fetch(s->client, s->name, text, err, SOURCE_ERR_LEN);
+	default:
+		return read_http(s, text, err);
+	}
+}
+
+void source_close(struct source *s)
+{
+	if (s->client)
+		pool_close(s->client);
+	s->client = NULL;
 }

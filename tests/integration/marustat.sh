@@ -6,7 +6,8 @@
 # MB on the mount's data path), its interval lines' rates add up to the
 # same workload, occupancy agrees with df, evictions show when a small
 # pool overflows, and bad sources fail with a clear message and status 1
-# (usage errors 2).
+# (usage errors 2). It reads a mount, both HTTP endpoints and marud's
+# STATS through libmaru.
 . "$(dirname "$0")/lib/common.sh"
 
 [ -x "${MARUSTAT:-}" ] || fail "MARUSTAT not set to the built marustat"
@@ -76,6 +77,12 @@ assert_eq "$(col "$T/h1" pub)" "$(stat_value marud_publishes_total)" "marud's pu
 assert_eq "$(col "$T/h1" shm_MB)" - "marud does not see shm bytes"
 [ "$(col "$T/h1" p50)" != - ] || fail "no p50 from marud's request histogram: $(cat "$T/h1")"
 
+# And from marud itself through libmaru, by the pool's URI: marud's
+# figures, without marustat's own client's.
+"$MARUSTAT" -p "$MARU_URI" >"$T/p1" || fail "marustat -p $MARU_URI failed"
+assert_eq "$(col "$T/p1" pub)" "$(stat_value marud_publishes_total)" "publishes through libmaru"
+assert_eq "$(col "$T/p1" shm_MB)" - "marustat's own client's bytes are left out"
+
 # Interval lines: rates over 1 s whose sum is the workload done meanwhile.
 "$MARUSTAT" -p "$MNT" 1 3 >"$T/iv" &
 spid=$!
@@ -107,5 +114,6 @@ port=$(pick_port)
 fails_rc 1 "cannot reach 127.0.0.1 port $port" "$MARUSTAT" -p "127.0.0.1:$port"
 fails_rc 1 'answered "HTTP/1.[01] 404' "$MARUSTAT" -p "http://127.0.0.1:$P1/nothing"
 fails_rc 1 "https is not supported" "$MARUSTAT" -p "https://127.0.0.1:$port/metrics"
+fails_rc 1 "cannot connect to marud" "$MARUSTAT" -p "maru+unix://$T/no.sock"
 fails_rc 2 "bad interval" "$MARUSTAT" -p "$MNT" 0
 fails_rc 2 "bad count" "$MARUSTAT" -p "$MNT" 1 x
