@@ -84,17 +84,19 @@ assert_eq "$(col "$T/p1" pub)" "$(stat_value marud_publishes_total)" "publishes 
 assert_eq "$(col "$T/p1" shm_MB)" - "marustat's own client's bytes are left out"
 
 # Interval lines: rates over 1 s whose sum is the workload done meanwhile.
-"$MARUSTAT" -p "$MNT" 1 3 >"$T/iv" &
+# (5 lines: the 4 files are done well before the last one, even on a
+# loaded machine, where an interval may also stretch past its second)
+"$MARUSTAT" -p "$MNT" 1 5 >"$T/iv" &
 spid=$!
 on_exit "kill $spid 2>/dev/null"
 sleep 0.3
 for i in 6 7 8 9; do
 	dd if=/dev/urandom of="$MNT/f$i" bs=64k count=16 status=none
 done
-wait "$spid" || fail "marustat 1 3 failed"
-assert_eq "$(grep -vc '^time' "$T/iv")" 3 "three interval lines"
+wait "$spid" || fail "marustat 1 5 failed"
+assert_eq "$(grep -vc '^time' "$T/iv")" 5 "five interval lines"
 pubs=$(awk '$1 == "time" { for (i = 1; i <= NF; i++) if ($i == "pub") c = i; next } { s += $c } END { print s }' "$T/iv")
-awk -v s="$pubs" 'BEGIN { exit !(s >= 3.5 && s <= 4.5) }' || fail "pub/s over 3 lines sums to $pubs, wanted 4: $(cat "$T/iv")"
+awk -v s="$pubs" 'BEGIN { exit !(s >= 2.5 && s <= 4.5) }' || fail "pub/s over 5 lines sums to $pubs, wanted 4: $(cat "$T/iv")"
 grep -q '\.[0-9]' "$T/iv" || fail "interval lines are not rates: $(cat "$T/iv")"
 
 # A small pool that overflows: evictions appear in the column.
