@@ -144,8 +144,8 @@ row_of() {	# row_of KEY CPUKEY LABEL
 		"$3" "$(med "${on[@]}")" "$(med "${off[@]}")" "$cr" \
 		"$(awk -v x="$cr" 'BEGIN { print (x >= 0.97) ? "met" : "NOT met" }')" "$tr"
 }
-"$HC" 1 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 20000000)" >"$T/cost1"
-"$HC" 2 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 10000000)" >"$T/cost2"
+"$HC" 1 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 5000000)" >"$T/cost1"
+"$HC" 2 "$([ "$QUICK" = --quick ] && echo 1000000 || echo 2500000)" >"$T/cost2"
 COST=$(val observe_ns "$T/cost1")
 # The model, immune to the machine's swings: observations per op (counted,
 # in the "on" rounds) x one observation's cost, against the op's CPU with
@@ -169,5 +169,5 @@ row_of small_read_ops read "marufs 4 KiB reads"
 model_row lk1 "libmaru lookups, 1 thread"
 model_row create "marufs 4 KiB creates"
 model_row read "marufs 4 KiB reads"
-printf '| histograms: one observation (2 clock reads, bucket, 2 atomic adds), 1 / 2 threads | %s / %s ns | off %s ns | n/a | printed, no bound |\n' \
+printf '| histograms: one observation (2 clock reads, bucket, 2 atomic adds), CPU, 1 / 2 threads | %s / %s ns | off %s ns | n/a | printed, no bound |\n' \
 	"$(val observe_ns "$T/cost1")" "$(val observe_ns "$T/cost2")" "$(val off_ns "$T/cost1")"

@@ -3,7 +3,8 @@
 #
 # metrics_http: marud --metrics-listen and marufs -o metrics= serve GET
 # /metrics (Prometheus text, every sample labelled with the pool) with the
-# families of .maru/stats and the latency histograms; counters and
+# families of .maru/stats and the latency histograms; counters, hits and
+# misses, evictions (and the age histogram of what was evicted) and the
 # histograms move with a workload; promtool check metrics passes on both;
 # anything but GET /metrics is 404/405, a request with a body or oversized
 # headers is refused, and a non-loopback address is refused unless asked.
@@ -32,7 +33,7 @@ fi
 rm -f /dev/shm/maru-it-$$-n
 
 P1=$(pick_port)
-marud_start --metrics-listen "127.0.0.1:$P1"
+marud_start --size 48M --metrics-listen "127.0.0.1:$P1"
 mkdir -p "$T/refused"
 if "$MARUFS" -f -o metrics=0.0.0.0:9 "$MARU_URI" "$T/refused" >"$T/refused.out" 2>&1; then
 	fail "marufs mounted with metrics=0.0.0.0 and no metrics_remote"
@@ -59,13 +60,15 @@ for i in 1 2 3; do echo "from two $i" >"$MNT2/g$i"; done
 wait_for 10 eval '[ -e "$MNT/g3" ]' || fail "mount 1 never saw g3"
 cat "$MNT/g3" >/dev/null
 cat "$MNT2"/f* >/dev/null	# opens of versions mount 2 has no lease of
+# 80 MiB into a 48 MiB pool: the oldest unleased versions are evicted
+for i in $(seq 1 20); do head -c $((4 << 20)) /dev/zero >"$MNT2/big$i" || fail "big$i"; done
 
 scrape get "$P1" >"$T/marud.1"
 scrape get "$P2" >"$T/mnt.1"
 promtool check metrics <"$T/marud.1" || fail "promtool check metrics: marud's /metrics after the workload"
 promtool check metrics <"$T/mnt.1" || fail "promtool check metrics: marufs's /metrics after the workload"
 
-# the families, labelled, and what the workload moved
+# the families, labelled, and what the workload moved (evictions too)
 scrape check "$T/marud.0" "$T/marud.1" "$T/mnt.0" "$T/mnt.1" "/dev/shm/${MARUD_POOL#shm:}" ||
 	fail "families or counters wrong (above)"
 

@@ -145,8 +145,15 @@ def check(m0, m1, f0, f1, pool):
     bad += moved("marud open hits",
                  val(sm0, "marud_cache_requests_total", op="open", result="hit"),
                  val(sm1, "marud_cache_requests_total", op="open", result="hit"), 8)
+    ev = val(sm1, "marud_evictions_total") - val(sm0, "marud_evictions_total")
+    bad += moved("marud evictions", 0, ev)
+    bad += moved("marud evicted-age histogram (one per eviction)", 0,
+                 histogram_sane(sm1, "marud_evicted_age_seconds"), ev)
     bad += moved("marud used bytes", val(sm0, "marud_pool_used_bytes"),
                  val(sm1, "marud_pool_used_bytes"), 8 * 65536)
+    if val(sm1, "marud_pool_pinned_bytes") > val(sm1, "marud_pool_used_bytes"):
+        print("pinned bytes over used bytes")
+        bad += 1
     bad += moved("mount FUSE writes", val(sf0, "marufs_fuse_ops_total", op="write"),
                  val(sf1, "marufs_fuse_ops_total", op="write"), 8)
     bad += moved("mount FUSE lookup histogram", 0,
