@@ -31,6 +31,7 @@
 #include "recover.h"
 #include "server.h"
 #include "server_priv.h"
+#include "srvtls.h"
 #include "session.h"
 #include "subscribe.h"
 
@@ -217,6 +218,9 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	rc = sessions_new(srv->dir, cfg->grace_ms, &srv->sessions);
 	if (rc)
 		goto out_destroy;
+	rc = srvtls_open(srv);
+	if (rc)
+		goto out_destroy;
 	rc = listen_open_all(srv);
 	if (rc)
 		goto out_destroy;
@@ -278,6 +282,7 @@ void server_destroy(struct server *srv)
 	if (srv->accepting || atomic_load(&srv->nconns))
 		server_stop(srv);
 	listen_close_all(srv);
+	srvtls_close(srv);
 	sessions_destroy(srv->sessions);
 	rdma_srv_close(srv->rdma);
 	if (srv->dir)
@@ -322,4 +327,5 @@ void server_reload(struct server *srv, const struct config *nc)
 	srv->cfg.handshake_timeout_ms = nc->handshake_timeout_ms;
 	srv->cfg.handshake_max = nc->handshake_max;
 	srv->cfg.handshake_per_source = nc->handshake_per_source;
+	srvtls_reload(srv, nc);
 }

@@ -110,6 +110,7 @@ struct server {
 	struct rdma_srv *rdma;		/* rdma/: NULL without an rdma:// listener */
 	uint64_t generation;
 	int have_key;
+	struct tls_creds *tls;		/* srvtls.c: TCP clients speak TLS, or NULL */
 	uint8_t key[CONFIG_KEY_BYTES];
 
 	/* listen.c */
