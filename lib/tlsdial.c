@@ -92,6 +92,23 @@ int tlsdial_wrap(struct maru_client *c, int fd, uint64_t deadline)
 	return app;
 }
 
+int tlsdial_ended(struct maru_client *c, int rc)
+{
+	char why[64], err[160];
+	int a;
+
+	if (!c->tls || rc != -ECONNRESET)
+		return rc;
+	a = tls_creds_alert(c->tls, why, sizeof(why));
+	if (!a)
+		return rc;
+	snprintf(err, sizeof(err), "marud ended the session: %s%s", why,
+		 a == -EACCES ? " (our client certificate, tls_cert=, was refused)" : "");
+	if (first_time(c, err))
+		clog_warnx(c, "TLS with marud at %s: %s", c->uri, err);
+	return a;
+}
+
 int maru_client_tls(struct maru_client *c, char *desc, size_t len, int *ktls)
 {
 	if (!c)

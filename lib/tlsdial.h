@@ -22,4 +22,11 @@ void tlsdial_free(struct maru_client *c);
  */
 int tlsdial_wrap(struct maru_client *c, int fd, uint64_t deadline);
 
+/*
+ * A socket that TLS let through ended with rc during AUTH or HELLO: the
+ * error to report instead when marud's TLS refused us after the handshake
+ * (-EACCES: our client certificate; said once), else rc.
+ */
+int tlsdial_ended(struct maru_client *c, int rc);
+
 #endif

@@ -107,6 +107,7 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 		rc = auth_exchange(c, fd);
 	if (!rc)
 		rc = hello(fd, c, flags, token, rep, deadline);
+	rc = tlsdial_ended(c, rc);
 	if (rc == -EACCES && !c->has_key)
 		clog_warnx(c, "no key: marud requires one (give the key file marud's key-file names)");
 	if (rc == -EPROTONOSUPPORT)

@@ -51,6 +51,7 @@ struct tls_creds {
 	int server;
 	int have_cert;		/* client: a certificate to show */
 	int verify_peer;	/* server: a client certificate is required */
+	atomic_int alert;	/* 1 + the last fatal alert a relay received, or 0 */
 };
 
 struct relay {
@@ -188,6 +189,27 @@ void tls_creds_put(struct tls_creds *cr)
 	free(cr);
 }
 
+int tls_creds_alert(struct tls_creds *cr, char *why, size_t len)
+{
+	int a = atomic_exchange(&cr->alert, 0);
+	const char *name;
+
+	if (!a)
+		return 0;
+	name = gnutls_alert_get_name((gnutls_alert_description_t)(a - 1));
+	say(why, len, "%s", name ? name : "alert");
+	switch (a - 1) {
+	case GNUTLS_A_BAD_CERTIFICATE: case GNUTLS_A_UNSUPPORTED_CERTIFICATE:
+	case GNUTLS_A_CERTIFICATE_REVOKED: case GNUTLS_A_CERTIFICATE_EXPIRED:
+	case GNUTLS_A_CERTIFICATE_UNKNOWN: case GNUTLS_A_UNKNOWN_CA:
+	case GNUTLS_A_ACCESS_DENIED: case GNUTLS_A_CERTIFICATE_REQUIRED:
+	case GNUTLS_A_DECRYPT_ERROR:
+		return -EACCES;
+	default:
+		return -EPROTO;
+	}
+}
+
 static int nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -235,6 +257,10 @@ static int hs_error(gnutls_session_t s, int rc, char *err, size_t errlen)
 			say(err, errlen, "certificate refused");
 		}
 		return -EACCES;
+	case GNUTLS_E_CERTIFICATE_REQUIRED:
+	case GNUTLS_E_NO_CERTIFICATE_FOUND:
+		say(err, errlen, "no client certificate (this side requires one: mutual TLS)");
+		return -EACCES;
 	case GNUTLS_E_WARNING_ALERT_RECEIVED:
 	case GNUTLS_E_FATAL_ALERT_RECEIVED:
 		e = gnutls_alert_get(s);
@@ -266,8 +292,11 @@ static int handshake(gnutls_session_t s, int fd, uint64_t deadline, int stop_fd,
 		rc = gnutls_handshake(s);
 		if (rc == 0)
 			return 0;
-		if (rc != GNUTLS_E_AGAIN && rc != GNUTLS_E_INTERRUPTED)
+		if (rc != GNUTLS_E_AGAIN && rc != GNUTLS_E_INTERRUPTED) {
+			/* tell the peer why (best effort: the socket is non-blocking) */
+			gnutls_alert_send_appropriate(s, rc);
 			return hs_error(s, rc, err, errlen);
+		}
 		now = mono_ms();
 		if (now >= deadline) {
 			say(err, errlen, "TLS handshake timed out");
@@ -306,6 +335,9 @@ static int pump_once(struct relay *r, struct pump *p)
 			p->down_off = 0;
 			moved = 1;
 		} else if (n == 0 || (n != GNUTLS_E_AGAIN && n != GNUTLS_E_INTERRUPTED)) {
+			/* before the caller sees the end, so that it can ask why */
+			if (n == GNUTLS_E_FATAL_ALERT_RECEIVED)
+				atomic_store(&r->cr->alert, 1 + (int)gnutls_alert_get(r->s));
 			p->net_eof = 1;
 			moved = 1;
 		}
@@ -500,9 +532,14 @@ int tls_client(struct tls_creds *cr, int fd, const char *host, uint64_t deadline
 	rc = handshake(s, fd, deadline, stop_fd, err, errlen);
 	/* TLS 1.3: a server's refusal of our (missing) certificate comes after
 	 * our handshake ends; its request came before, so say it now */
-	if (!rc && !cr->have_cert && gnutls_certificate_client_get_request_status(s)) {
-		say(err, errlen, "marud asks for a client certificate (mutual TLS): "
-		    "give tls_cert= and tls_key=");
+	if (!rc && gnutls_certificate_client_get_request_status(s) &&
+	    !gnutls_certificate_get_ours(s)) {
+		if (cr->have_cert)
+			say(err, errlen, "marud asks for a client certificate from another CA "
+			    "than the one that signed ours (tls_cert=)");
+		else
+			say(err, errlen, "marud asks for a client certificate (mutual TLS): "
+			    "give tls_cert= and tls_key=");
 		rc = -EACCES;
 	}
 	if (rc) {

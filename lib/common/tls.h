@@ -28,6 +28,12 @@ int tls_creds_client(const char *ca, const char *cert, const char *key,
 /* Server credentials; client_ca (may be NULL) makes a client certificate required. */
 int tls_creds_server(const char *cert, const char *key, const char *client_ca,
 		     struct tls_creds **out, char *err, size_t errlen);
+/*
+ * The last fatal alert a relay of these credentials received after its
+ * handshake (TLS 1.3 servers refuse a client certificate that way), taken:
+ * 0 if none, else -EACCES (a certificate refused) or -EPROTO, its name in why.
+ */
+int tls_creds_alert(struct tls_creds *cr, char *why, size_t len);
 /* Reference counting: every session holds one until it ends. */
 struct tls_creds *tls_creds_get(struct tls_creds *cr);
 void tls_creds_put(struct tls_creds *cr);

@@ -130,6 +130,7 @@ static int pipe_dial(struct maru_client *c, struct pipe *p)
 		rc = auth_exchange(c, fd);
 	if (!rc)
 		rc = pipe_hello(c, fd, &s);
+	rc = tlsdial_ended(c, rc);
 	if (rc) {
 		close(fd);
 		atomic_fetch_add(&c->st.tcp.pipe_errors, 1);

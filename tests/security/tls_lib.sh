@@ -18,10 +18,10 @@ tls_cert_sign()		# NAME CN EXT CA_DIR_PREFIX
 		-CAcreateserial -out "$d/$name.pem" -days 2 -extfile "$d/$name.ext" 2>/dev/null
 }
 
-tls_ca()		# DIR NAME
+tls_ca()		# DIR NAME [SUBJECT_NAME]
 {
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$1/$2.key" -out "$1/$2.pem" -days 2 -subj "/CN=maru test $2" \
+		-keyout "$1/$2.key" -out "$1/$2.pem" -days 2 -subj "/CN=maru test ${3:-$2}" \
 		-addext basicConstraints=critical,CA:TRUE \
 		-addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
 }
