@@ -103,8 +103,17 @@ int config_set(struct config *c, const char *key, const char *value, int layer);
  */
 int config_validate(const struct config *c, uint8_t key[CONFIG_KEY_BYTES],
 		    int *have_key, FILE *err);
-/* Read and hash the key file: regular, mode 0600 (no group/other bits). */
+/*
+ * Read and hash the key file: regular, mode 0600 (no group/other bits).
+ * key: the administrator (unscoped) key. A file in the keyfile.h format
+ * is parsed strictly ("FILE:LINE: what" to err); config_load_keys() also
+ * hands its named keys to kf (may be NULL; keyfile_free() it), which a
+ * legacy file leaves empty.
+ */
+struct keyfile;
 int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err);
+int config_load_keys(const char *path, uint8_t key[CONFIG_KEY_BYTES], struct keyfile *kf,
+		     FILE *err);
 /* 1 if a tcp listen host is a loopback address (127/8, ::1, localhost). */
 int config_host_is_loopback(const char *host);
 void config_print(const struct config *c, FILE *out);

@@ -24,6 +24,7 @@
 #include "rdma.h"
 #include "log.h"
 #include "addr.h"
+#include "keyfile.h"
 
 #define KEY_FILE_MAX	(64U << 10)	/* same bound as libmaru */
 
@@ -69,12 +70,41 @@ int config_host_is_loopback(const char *host)
 	return !strcasecmp(h, "localhost");
 }
 
-int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err)
+/*
+ * A key file in the keyfile.h format: the administrator key is its admin
+ * line, or random bytes nobody holds when it has none (only named keys).
+ */
+static int keys_parse(const char *path, const uint8_t *buf, size_t len,
+		      uint8_t key[CONFIG_KEY_BYTES], struct keyfile *kf, FILE *err)
+{
+	struct keyfile tmp, *k = kf ? kf : &tmp;
+	char why[512];
+	int rc;
+
+	rc = keyfile_parse(path, (const char *)buf, len, k, why, sizeof(why));
+	if (rc) {
+		config_errf(err, "%s", why);
+		return rc;
+	}
+	if (k->have_admin)
+		crypto_generichash(key, CONFIG_KEY_BYTES, (const uint8_t *)k->admin.secret,
+				   k->admin.secret_len, NULL, 0);
+	else
+		randombytes_buf(key, CONFIG_KEY_BYTES);
+	if (!kf)
+		keyfile_free(&tmp);
+	return 0;
+}
+
+int config_load_keys(const char *path, uint8_t key[CONFIG_KEY_BYTES], struct keyfile *kf,
+		     FILE *err)
 {
 	struct stat st;
 	uint8_t *buf;
 	int fd, rc;
 
+	if (kf)
+		memset(kf, 0, sizeof(*kf));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
@@ -112,15 +142,23 @@ int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err)
 		config_errf(err, "key file %s: short read", path);
 		goto out_free;
 	}
-	crypto_generichash(key, CONFIG_KEY_BYTES, buf, (unsigned long long)st.st_size,
-			   NULL, 0);
 	rc = 0;
+	if (keyfile_is_v1((const char *)buf, (size_t)st.st_size))
+		rc = keys_parse(path, buf, (size_t)st.st_size, key, kf, err);
+	else	/* a legacy file: its bytes are the administrator's secret */
+		crypto_generichash(key, CONFIG_KEY_BYTES, buf, (unsigned long long)st.st_size,
+				   NULL, 0);
 out_free:
 	sodium_memzero(buf, (size_t)st.st_size);
 	free(buf);
 out_close:
 	close(fd);
 	return rc;
+}
+
+int config_load_key(const char *path, uint8_t key[CONFIG_KEY_BYTES], FILE *err)
+{
+	return config_load_keys(path, key, NULL, err);
 }
 
 static int validate_listen(const char *uri, int have_key, FILE *err)

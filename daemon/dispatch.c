@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "confine.h"
 #include "dir.h"
 #include "dispatch.h"
 #include "ext.h"
@@ -166,7 +167,12 @@ static int execute(struct conn *c, const struct handler *hd, const struct proto_
 		ack_ms = 0;
 	if (ack_ms)
 		seq0 = dir_event_seq(c->srv->dir);
-	status = hd->fn(c, h, p, len, out);
+	/* a scoped session's ids and rights (confine.h); p is c's own buffer */
+	status = confine_request(c, h, (uint8_t *)p, len);
+	if (!status)
+		status = hd->fn(c, h, p, len, out);
+	if (!status)
+		confine_reply(c, h->op, out);
 	if (!status && out->len > atomic_load(&c->srv->max_frame))
 		status = -EOVERFLOW;
 	refused(c, h, p, len, status);

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "dir.h"
 #include "recover.h"
+#include "reload.h"
 #include "run.h"
 #include "server.h"
 
@@ -122,8 +123,11 @@ static void on_sighup(struct server *srv, const struct config_args *a)
 	struct config *nc = malloc(sizeof(*nc));
 
 	log_info("SIGHUP: reloading %s", a->file ? a->file : "(no config file)");
-	if (nc && !run_reload_config(a, nc))
-		server_reload(srv, nc);
+	if (nc && run_reload_config(a, nc)) {
+		free(nc);
+		nc = NULL;
+	}
+	reload_all(srv, nc);	/* reload.h: every step, the key file too */
 	free(nc);
 }
 

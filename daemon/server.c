@@ -21,6 +21,7 @@
 
 #include "admit.h"
 #include "conn.h"
+#include "keys.h"
 #include "dir.h"
 #include "ext.h"
 #include "listen.h"
@@ -88,9 +89,12 @@ static int server_init(struct server *srv, const struct config *cfg, const uint8
 	atomic_store(&srv->hs_timeout_ms, cfg->handshake_timeout_ms);
 	atomic_store(&srv->hs_max, cfg->handshake_max);
 	atomic_store(&srv->hs_per_source, cfg->handshake_per_source);
-	rc = conns_init(srv);
+	rc = tenants_init(&srv->tenants);
 	if (rc)
 		return rc;
+	rc = conns_init(srv);
+	if (rc)
+		goto out_tenants;
 	rc = admit_init(srv);
 	if (rc)
 		goto out_conns;
@@ -105,6 +109,8 @@ out_admit:
 	admit_destroy(srv);
 out_conns:
 	conns_destroy(srv);
+out_tenants:
+	tenants_fini(&srv->tenants);
 	return rc;
 }
 
@@ -218,6 +224,10 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	rc = sessions_new(srv->dir, cfg->grace_ms, &srv->sessions);
 	if (rc)
 		goto out_destroy;
+	/* scoped keys: their roots are directories of the (restored) namespace */
+	rc = keys_load(srv, 0);
+	if (rc)
+		goto out_destroy;
 	rc = srvtls_open(srv);
 	if (rc)
 		goto out_destroy;
@@ -302,6 +312,7 @@ void server_destroy(struct server *srv)
 	pthread_mutex_destroy(&srv->reborn_lock);
 	admit_destroy(srv);
 	conns_destroy(srv);
+	tenants_fini(&srv->tenants);
 	sodium_memzero(srv->key, sizeof(srv->key));
 	free(srv);
 }
@@ -327,5 +338,4 @@ void server_reload(struct server *srv, const struct config *nc)
 	srv->cfg.handshake_timeout_ms = nc->handshake_timeout_ms;
 	srv->cfg.handshake_max = nc->handshake_max;
 	srv->cfg.handshake_per_source = nc->handshake_per_source;
-	srvtls_reload(srv, nc);
 }

@@ -30,6 +30,7 @@
 #include "refusals.h"
 #include "server.h"
 #include "session.h"
+#include "tenant.h"
 
 struct listener {
 	int fd;
@@ -47,6 +48,7 @@ struct conn {
 	struct session *sess;
 	int authed;
 	int auth_stage;
+	struct tenant *tenant;	/* tenant.h: the key AUTH proved; NULL: admin */
 	uint8_t nonce_c[32], nonce_s[32];
 	uint8_t *buf;
 	size_t cap;
@@ -111,7 +113,8 @@ struct server {
 	uint64_t generation;
 	int have_key;
 	struct tls_creds *tls;		/* srvtls.c: TCP clients speak TLS, or NULL */
-	uint8_t key[CONFIG_KEY_BYTES];
+	uint8_t key[CONFIG_KEY_BYTES];	/* the administrator key (unscoped) */
+	struct tenants tenants;		/* tenant.h: scoped keys of the key file */
 
 	/* listen.c */
 	struct listener listeners[CONFIG_MAX_LISTEN];

@@ -53,6 +53,7 @@ struct session {
 	struct session *dprev, *dnext;	/* detached list, when attached == 0 */
 	uint8_t token[SESSION_TOKEN_BYTES];
 	struct dir_session *ds;
+	struct tenant *tenant;	/* tenant.h: NULL unscoped; set once at HELLO */
 	unsigned int attached;
 	uint64_t detached_ms;
 
@@ -605,4 +606,14 @@ int session_published(struct session *s, uint64_t ino)
 		found = ino && s->published[i] == ino;
 	pthread_mutex_unlock(&s->cache_lock);
 	return found;
+}
+
+struct tenant *session_tenant(const struct session *s)
+{
+	return s ? s->tenant : NULL;
+}
+
+void session_set_tenant(struct session *s, struct tenant *tn)
+{
+	s->tenant = tn;
 }

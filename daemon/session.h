@@ -76,6 +76,14 @@ void session_detach(struct sessions *t, struct session *s);
 void session_detach_at(struct sessions *t, struct session *s, uint64_t now_ms);
 unsigned int session_attached(struct sessions *t, const struct session *s);
 struct dir_session *session_dir(const struct session *s);
+/*
+ * The tenant (daemon/tenant.h) whose key made the session, NULL for the
+ * unscoped administrator. Set by HELLO right after session_hello() made
+ * the session, never changed after.
+ */
+struct tenant;
+struct tenant *session_tenant(const struct session *s);
+void session_set_tenant(struct session *s, struct tenant *tn);
 /* The directory session id of the session with token, 0 if there is none. */
 uint64_t sessions_token_sid(struct sessions *t, const uint8_t *token);
 const uint8_t *session_token(const struct session *s);

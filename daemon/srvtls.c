@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -59,24 +60,35 @@ void srvtls_close(struct server *srv)
 	pthread_mutex_unlock(&tls_lock);
 }
 
-void srvtls_reload(struct server *srv, const struct config *nc)
+int srvtls_reload(struct server *srv, const struct config *nc)
 {
 	struct tls_creds *cr, *old;
+	int rc;
 
+	if (!nc)
+		nc = &srv->cfg;
 	/* turning TLS on or off is config_check.c's restart_needed() */
 	if (!srv->tls || !nc->tls_cert[0] || !srv->cfg.tls_client_ca[0] != !nc->tls_client_ca[0])
-		return;
-	if (load(nc, &cr)) {
+		return 0;
+	rc = load(nc, &cr);
+	if (rc) {
 		log_warnx("TLS: reload failed, new connections keep the running certificate");
-		return;
+		return rc;
 	}
 	pthread_mutex_lock(&tls_lock);
 	old = srv->tls;
 	srv->tls = cr;
 	pthread_mutex_unlock(&tls_lock);
+	/* the paths a later reload without a configuration reads again */
+	if (nc != &srv->cfg) {
+		memcpy(srv->cfg.tls_cert, nc->tls_cert, sizeof(srv->cfg.tls_cert));
+		memcpy(srv->cfg.tls_key, nc->tls_key, sizeof(srv->cfg.tls_key));
+		memcpy(srv->cfg.tls_client_ca, nc->tls_client_ca, sizeof(srv->cfg.tls_client_ca));
+	}
 	tls_creds_put(old);
 	log_info("TLS: certificate %s reloaded; connections made before keep theirs",
 		 nc->tls_cert);
+	return 0;
 }
 
 int srvtls_on(const struct server *srv)

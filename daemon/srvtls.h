@@ -15,8 +15,12 @@ struct config;
 /* Load cfg's certificate if it names one: 0 (TLS off when none), -errno logged. */
 int srvtls_open(struct server *srv);
 void srvtls_close(struct server *srv);
-/* SIGHUP: reload the certificate files nc names; a failure keeps the old one. */
-void srvtls_reload(struct server *srv, const struct config *nc);
+/*
+ * SIGHUP (reload.c): load the certificate files nc names (the running
+ * configuration's when nc is NULL: it failed to load, the files may still
+ * have been replaced); a failure keeps the old certificate. 0 or -errno.
+ */
+int srvtls_reload(struct server *srv, const struct config *nc);
 /* 1 when TCP clients must speak TLS. */
 int srvtls_on(const struct server *srv);
 /*

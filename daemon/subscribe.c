@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "confine.h"
 #include "dir.h"
 #include "log.h"
 #include "server_priv.h"
@@ -60,6 +61,9 @@ struct sub {
 	atomic_int unwaited;	/* dropped: events pushed say EVENT_F_UNWAITED */
 	int listed;		/* subs_lock */
 	atomic_int gone;	/* the reader saw the peer leave */
+	/* scoped streams (confine.h): events held back are acknowledged for it */
+	uint64_t last_sent;	/* subs_lock: the last event pushed */
+	uint64_t skip_to;	/* subs_lock: the last event held back after it */
 	pthread_mutex_t wlock;	/* socket writes: events vs PING replies */
 	pthread_t reader;
 };
@@ -200,6 +204,9 @@ static void sub_ack(struct server *srv, struct sub *s, uint64_t seq)
 	if (!steady)
 		newest = dir_event_seq(srv->dir);
 	pthread_mutex_lock(&srv->subs_lock);
+	/* events held back after the last one pushed count as applied */
+	if (seq >= s->last_sent && s->skip_to > seq)
+		seq = s->skip_to;
 	if (seq > s->acked)
 		s->acked = seq;
 	/* (a state that changed since it was looked at waits for the next ack) */
@@ -473,6 +480,46 @@ static int sub_peer_gone(struct sub *s)
 	       (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL));
 }
 
+/*
+ * A scoped stream is pushed only the events inside its root (confine.c);
+ * the others are acknowledged for it, so that no change outside waits on a
+ * stream that will never see it. Returns how many of ev[0..n) remain.
+ */
+static int sub_filter(struct server *srv, struct sub *s, struct dir_event *ev, int n)
+{
+	uint64_t skipped = 0, sent = 0;
+	int i, k = 0;
+
+	if (!s->c->tenant || n <= 0)
+		return n;
+
+	for (i = 0; i < n; i++) {
+		if (confine_event(s->c, &ev[i])) {
+			/* its own session's changes wait for nobody's ack: the
+			 * client acks them only with a later event */
+			if (!ev[i].origin || ev[i].origin != s->c->owner_sid)
+				sent = ev[i].seq;
+			if (k != i)
+				ev[k] = ev[i];
+			k++;
+			skipped = 0;
+		} else {
+			skipped = ev[i].seq;
+		}
+	}
+	/* (only the mark moves: whether changes wait on s is its own acks' say) */
+	pthread_mutex_lock(&srv->subs_lock);
+	if (sent)
+		s->last_sent = sent;
+	s->skip_to = skipped;
+	if (skipped && s->acked >= s->last_sent && skipped > s->acked) {
+		s->acked = skipped;
+		pthread_cond_broadcast(&srv->subs_cond);
+	}
+	pthread_mutex_unlock(&srv->subs_lock);
+	return k;
+}
+
 static void sub_push(struct sub *s, uint64_t after, struct dir_event *ev)
 {
 	struct server *srv = s->c->srv;
@@ -481,12 +528,13 @@ static void sub_push(struct sub *s, uint64_t after, struct dir_event *ev)
 
 	while (!atomic_load(&srv->stopping) && !sub_peer_gone(s)) {
 		n = dir_events_wait(srv->dir, after, ev, SUB_BATCH, SUB_WAIT_MS);
+		if (n > 0)
+			after = ev[n - 1].seq;
+		n = sub_filter(srv, s, ev, n);
 		flags = atomic_load(&s->unwaited) ? EVENT_F_UNWAITED : 0;
 		pthread_mutex_lock(&s->wlock);
-		for (i = 0; i < n && !rc; i++) {
+		for (i = 0; i < n && !rc; i++)
 			rc = send_event(s->c, &ev[i], flags);
-			after = ev[i].seq;
-		}
 		pthread_mutex_unlock(&s->wlock);
 		if (n < 0 || rc)
 			break;

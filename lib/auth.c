@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "client_priv.h"
 #include "auth.h"
 #include "frame.h"
+#include "keyfile.h"
 
 #define KEY_FILE_MAX	(64 * 1024)
 
@@ -60,7 +62,35 @@ static int key_file_mode_ok(const struct maru_client *c, const char *path,
 	return 0;
 }
 
-int auth_load_key(const struct maru_client *c, const char *path, uint8_t key[32])
+/* A key file in keyfile.h's format: exactly one key, admin or named. */
+static int load_v1(const struct maru_client *c, const char *path, const uint8_t *buf,
+		   size_t n, uint8_t key[32], char name[64])
+{
+	const struct keyfile_key *k;
+	struct keyfile kf;
+	char why[512];
+	int rc;
+
+	rc = keyfile_parse(path, (const char *)buf, n, &kf, why, sizeof(why));
+	if (rc) {
+		clog_warnx(c, "%s", why);
+		return rc;
+	}
+	if (kf.have_admin + kf.nkeys != 1) {
+		clog_warnx(c, "key file %s holds %u keys: a client's key file holds one "
+			   "(an admin line or one key line)", path, kf.have_admin + kf.nkeys);
+		keyfile_free(&kf);
+		return -EINVAL;
+	}
+	k = kf.have_admin ? &kf.admin : &kf.keys[0];
+	crypto_generichash(key, 32, (const uint8_t *)k->secret, k->secret_len, NULL, 0);
+	snprintf(name, 64, "%s", k->name);
+	keyfile_free(&kf);
+	return 0;
+}
+
+int auth_load_key(const struct maru_client *c, const char *path, uint8_t key[32],
+		  char name[64])
 {
 	struct stat st;
 	uint8_t *buf;
@@ -86,7 +116,10 @@ int auth_load_key(const struct maru_client *c, const char *path, uint8_t key[32]
 		clog_warnx(c, "key file %s must hold 1..%d bytes", path, KEY_FILE_MAX);
 		rc = -EINVAL;
 	}
-	if (!rc)
+	name[0] = '\0';
+	if (!rc && keyfile_is_v1((const char *)buf, n))
+		rc = load_v1(c, path, buf, n, key, name);
+	else if (!rc)
 		crypto_generichash(key, 32, buf, n, NULL, 0);
 	if (buf) {
 		sodium_memzero(buf, KEY_FILE_MAX + 1);
@@ -111,14 +144,24 @@ static void auth_mac(uint8_t mac[32], const uint8_t key[32], const char *label,
 }
 
 /* One AUTH round trip; the reply (if any) lands in *rep. */
-static int auth_round(int fd, const struct proto_auth *q, struct proto_auth *rep, int want_body)
+static int auth_round(const struct maru_client *c, int fd, const struct proto_auth *q,
+		      struct proto_auth *rep, int want_body)
 {
+	struct proto_auth_named qn;
 	struct req r = { .op = OP_AUTH, .p1 = q, .n1 = sizeof(*q),
 			 .rbuf = rep, .rcap = sizeof(*rep) };
 	struct proto_hdr h;
 	int rc;
 
-	proto_hdr_init(&h, OP_AUTH, sizeof(*q), 0, 0, 0);
+	/* a scoped key is named (proto.h, proto_auth_named) */
+	if (c->key_name[0]) {
+		memset(&qn, 0, sizeof(qn));
+		qn.a = *q;
+		snprintf(qn.key_name, sizeof(qn.key_name), "%s", c->key_name);
+		r.p1 = &qn;
+		r.n1 = sizeof(qn);
+	}
+	proto_hdr_init(&h, OP_AUTH, (uint32_t)r.n1, 0, 0, 0);
 	rc = frame_call(fd, PROTO_MAX_FRAME, &h, &r);
 	if (rc)
 		return rc;
@@ -141,7 +184,7 @@ int auth_exchange(const struct maru_client *c, int fd)
 		return rc;
 	memset(&q, 0, sizeof(q));
 	randombytes_buf(q.nonce, sizeof(q.nonce));
-	rc = auth_round(fd, &q, &rep, 1);
+	rc = auth_round(c, fd, &q, &rep, 1);
 	if (rc)
 		goto out;
 	auth_mac(mac, key, "marud", q.nonce, rep.nonce);
@@ -153,7 +196,7 @@ int auth_exchange(const struct maru_client *c, int fd)
 		goto out;
 	}
 	auth_mac(q.mac, key, "maruc", rep.nonce, q.nonce);
-	rc = auth_round(fd, &q, &rep, 0);
+	rc = auth_round(c, fd, &q, &rep, 0);
 	if (rc == -EACCES)
 		clog_warnx(c, "wrong key: marud refused our key (it differs from marud's "
 			   "key-file)");

@@ -151,7 +151,7 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	if (rc)
 		return rc;
 	if (c->opts.key_file) {
-		rc = auth_load_key(c, c->opts.key_file, c->key);
+		rc = auth_load_key(c, c->opts.key_file, c->key, c->key_name);
 		if (rc)
 			goto out_free;
 		c->has_key = 1;

@@ -147,6 +147,7 @@ struct maru_client {
 	atomic_uint tls_sessions;
 	char tls_desc[96];		/* the last session's parameters, under lock */
 	char tls_said[160];		/* the last handshake failure logged, under lock */
+	char key_name[64];		/* scoped key (keyfile.h): its name; "": admin */
 
 	pthread_mutex_t lock;		/* session, conns, files, down */
 	pthread_cond_t cond;		/* a socket became idle */

@@ -65,6 +65,9 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 	/* marud answers the rdma fields only if it has an rdma listener */
 	if (c->opts.data_path == MARU_DATA_AUTO || c->opts.data_path == MARU_DATA_RDMA)
 		hq.flags |= HELLO_F_RDMA;
+	/* a scoped key is never handed the pool: marud refuses it (EPERM) */
+	if (c->opts.data_path == MARU_DATA_SHM)
+		hq.flags |= HELLO_F_SHM;
 	hq.proto_version = PROTO_VERSION;
 	if (token)
 		memcpy(hq.token, token, sizeof(hq.token));
@@ -80,6 +83,10 @@ static int hello(int fd, const struct maru_client *c, uint32_t flags,
 		rc = frame_reply(fd, PROTO_MAX_FRAME + sizeof(*rep), &h, &r);
 	if (rc)
 		return rc;
+	if (r.status == -EPERM && (hq.flags & HELLO_F_SHM))
+		clog_warnx(c, "%s: marud refused data=shm: key '%s' is scoped, and a scoped key "
+			   "is never handed the pool mapping (mount with data=tcp)", c->uri,
+			   c->key_name);
 	if (r.status)
 		return r.status;
 	if (r.rlen != sizeof(*rep))
@@ -305,11 +312,11 @@ static void note_up(struct maru_client *c)
 		clog_info(c, "marud at %s reachable again", c->uri);
 }
 
-/* Errors that no retry can fix. */
+/* Errors that no retry can fix (EPERM: data=shm refused to a scoped key). */
 static int fatal_err(int rc)
 {
 	return rc == -EACCES || rc == -EINVAL || rc == -ENOMEM || rc == -EPROTO ||
-	       rc == -EPROTONOSUPPORT;
+	       rc == -EPROTONOSUPPORT || rc == -EPERM;
 }
 
 /*

@@ -196,6 +196,14 @@ typedef int (*dir_readdir_cb)(void *arg, const struct dir_dirent *de);
  */
 int dir_readdir(struct dir *d, struct dir_session *s, uint64_t dir, uint64_t cookie,
 		uint32_t max, dir_readdir_cb cb, void *arg, int *eof);
+/*
+ * Is id inside the subtree of directory root (root itself included)?
+ * DIR_WITHIN_YES, DIR_WITHIN_NO, DIR_WITHIN_UNNAMED (a version with no name
+ * now: orphaned, or pending and unlinked; its holder alone can reach it),
+ * or -ENOENT. within.c; scoped sessions (daemon/tenant.h) ask it.
+ */
+enum { DIR_WITHIN_NO = 0, DIR_WITHIN_YES = 1, DIR_WITHIN_UNNAMED = 2 };
+int dir_within(struct dir *d, uint64_t id, uint64_t root);
 /* 1 if bound (published file or directory), 0 if not, -errno. */
 int dir_exists(struct dir *d, uint64_t parent, const char *name, size_t nlen);
 struct dir_name {

@@ -303,6 +303,10 @@ void dir_pend_unlink_session(struct pend *p);
 void dir_pend_abandon(struct dir *d, struct pend *p);
 void dir_free_item(struct dir *d, uintptr_t it);
 
+/* ---- within.c: dir_within() with the lock held (quota, pins) ---- */
+
+int dir_within_locked(const struct dir *d, uint64_t id, uint64_t root);
+
 /* ---- record.c: changes into daemon/persist/ (a no-op without a journal) ---- */
 
 /* Record the change an event announces (called by dir_ev_push). */

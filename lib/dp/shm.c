@@ -374,6 +374,11 @@ static int shm_map_open(struct maru_client *c, const struct session *s, const ch
 	int rc;
 
 	shm_map_close(c);
+	/* marud names no pool to a scoped key's session (marud.conf(5)) */
+	if (!s->pool_path[0] && !s->backend) {
+		*why = "marud hands no pool mapping to a scoped key";
+		return -EPERM;
+	}
 	rc = pool_locate_map_open(s->pool_path, s->uuid, s->pool_size, &m, why);
 	if (rc)
 		return rc;

@@ -90,6 +90,9 @@ static int expected_req(uint16_t op, const uint8_t *p, uint32_t len)
 	long fixed = fixed_req_size(op);
 	struct proto_name_req r;
 
+	/* AUTH may carry a key name (proto_auth_named, scoped keys) */
+	if (op == OP_AUTH && len == sizeof(struct proto_auth_named))
+		return 0;
 	if (fixed >= 0)
 		return len == (uint32_t)fixed ? 0 : -EPROTO;
 	if (!is_name_op(op))

@@ -8,7 +8,7 @@
 # per harness) and exits non-zero when a harness crashed, hung, leaked, or
 # failed one of its checks, or when the build failed.
 #
-#	tests/fuzz/run.sh [SECONDS [HARNESS...]]	default: 60 proto server
+#	tests/fuzz/run.sh [SECONDS [HARNESS...]]	default: 60 proto server keyfile
 #
 # Environment: FUZZ_BUILD_DIR (default <source>/build-fuzz), FUZZ_WORK
 # (default a new directory under /tmp; kept, its path is printed), CC
@@ -24,7 +24,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SECONDS_EACH=${1:-60}
 shift $(($# > 0 ? 1 : 0))
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -eq 0 ] && HARNESSES=(proto server)
+[ ${#HARNESSES[@]} -eq 0 ] && HARNESSES=(proto server keyfile)
 BUILD=${FUZZ_BUILD_DIR:-$SRC/build-fuzz}
 WORK=${FUZZ_WORK:-$(mktemp -d /tmp/marufs-fuzz.XXXXXX)}
 
@@ -55,6 +55,7 @@ harness_args()
 	case $1 in
 	proto) echo "-max_len=8192 -timeout=10" ;;
 	server) echo "-max_len=65536 -timeout=20" ;;
+	keyfile) echo "-max_len=16384 -timeout=10 -dict=$SRC/tests/fuzz/keyfile.dict" ;;
 	*) return 1 ;;
 	esac
 }

@@ -296,6 +296,8 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 	case OP_HELLO:
 		return check_fixed(len, sizeof(struct proto_hello_req));
 	case OP_AUTH:
+		if (len == sizeof(struct proto_auth_named))
+			return 0;
 		return check_fixed(len, sizeof(struct proto_auth));
 	case OP_MKDIR:
 	case OP_RMDIR:

@@ -108,6 +108,13 @@ _Static_assert(sizeof(struct proto_hdr) == PROTO_HDR_SIZE, "header size");
 /* A PUBLISH reply holds a second proto_attr: the directory's, as the
  * publish left it (a marud that does not know the flag sends one). */
 #define HELLO_F_DIRATTR	(1u << 30)
+/*
+ * The client will only map the pool (data=shm): a session of a scoped key
+ * (marud.conf(5), issue 26) is refused with -EPERM and a log line, since
+ * marud never hands a scoped session the pool mapping (its HELLO reply has
+ * an empty pool_path and backend 0: data goes over tcp).
+ */
+#define HELLO_F_SHM	(1u << 29)
 
 struct proto_hello_req {
 	uint32_t flags;
@@ -222,6 +229,21 @@ struct proto_auth {
 	uint8_t mac[32];
 };
 _Static_assert(sizeof(struct proto_auth) == 64, "auth size");
+
+/*
+ * Scoped keys (issue 26, marud.conf(5) KEY FILE): a client proving a named
+ * key sends both AUTH requests as proto_auth_named, the key's name
+ * NUL-padded in key_name (1..63 bytes, the same in both); key is then that
+ * named key's. marud answers as above; an unknown name is a wrong key
+ * (-EACCES, closed). A 64-byte AUTH proves the administrator key. The
+ * replies are unchanged (64 bytes, then status alone).
+ */
+#define PROTO_KEY_NAME_MAX 64
+struct proto_auth_named {
+	struct proto_auth a;
+	char key_name[PROTO_KEY_NAME_MAX];
+};
+_Static_assert(sizeof(struct proto_auth_named) == 128, "auth_named size");
 
 struct proto_statfs {
 	uint64_t capacity, free, evictable, used, pending, orphaned;

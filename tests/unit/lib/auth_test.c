@@ -158,22 +158,22 @@ static void test_key_file_rules(void **state)
 {
 	struct keys *k = *state;
 	struct maru_client *c = calloc(1, sizeof(*c));
-	char path[64], *big;
+	char path[64], *big, name[64];
 	uint8_t key[32], want[32];
 	size_t i;
 
 	assert_non_null(c);
 	c->opts.log_priority = LOG_INFO;
-	assert_int_equal(auth_load_key(c, k->good, key), 0);
+	assert_int_equal(auth_load_key(c, k->good, key, name), 0);
 	assert_memory_equal(key, k->good_k, 32);
 	write_key(path, sizeof(path), "open", "shared\n", 0644, NULL);
-	assert_int_equal(auth_load_key(c, path, key), -EACCES);	/* not private */
+	assert_int_equal(auth_load_key(c, path, key, name), -EACCES);	/* not private */
 	unlink(path);
 	write_key(path, sizeof(path), "empty", "", 0600, NULL);
-	assert_int_equal(auth_load_key(c, path, key), -EINVAL);
+	assert_int_equal(auth_load_key(c, path, key, name), -EINVAL);
 	unlink(path);
-	assert_int_equal(auth_load_key(c, "/nonexistent/maru.key", key), -ENOENT);
-	assert_int_equal(auth_load_key(c, "/tmp", key), -EINVAL);	/* not a file */
+	assert_int_equal(auth_load_key(c, "/nonexistent/maru.key", key, name), -ENOENT);
+	assert_int_equal(auth_load_key(c, "/tmp", key, name), -EINVAL);	/* not a file */
 	/* 64 KiB is the most; one byte more is refused */
 	big = malloc(64 * 1024 + 2);
 	assert_non_null(big);
@@ -181,15 +181,54 @@ static void test_key_file_rules(void **state)
 		big[i] = (char)('a' + i % 26);
 	big[64 * 1024] = '\0';
 	write_key(path, sizeof(path), "big", big, 0600, want);
-	assert_int_equal(auth_load_key(c, path, key), 0);
+	assert_int_equal(auth_load_key(c, path, key, name), 0);
 	assert_memory_equal(key, want, 32);
 	unlink(path);
 	big[64 * 1024] = 'z';
 	big[64 * 1024 + 1] = '\0';
 	write_key(path, sizeof(path), "big", big, 0600, NULL);
-	assert_int_equal(auth_load_key(c, path, key), -EINVAL);
+	assert_int_equal(auth_load_key(c, path, key, name), -EINVAL);
 	unlink(path);
 	free(big);
+	free(c);
+}
+
+/* A key file in the key file format (keyfile.h) holds one key, maybe named. */
+static void test_scoped_key_file(void **state)
+{
+	struct maru_client *c = calloc(1, sizeof(*c));
+	const char *secret = "alice-secret-0123456789";
+	uint8_t key[32], want[32];
+	char path[64], name[64];
+
+	(void)state;
+	assert_non_null(c);
+	c->opts.log_priority = LOG_INFO;
+	crypto_generichash(want, 32, (const uint8_t *)secret, strlen(secret), NULL, 0);
+	write_key(path, sizeof(path), "scoped", "marud-keys 1\n"
+		  "key alice root=/alice rights=ro secret=alice-secret-0123456789\n",
+		  0600, NULL);
+	assert_int_equal(auth_load_key(c, path, key, name), 0);
+	assert_string_equal(name, "alice");
+	assert_memory_equal(key, want, 32);
+	unlink(path);
+	write_key(path, sizeof(path), "admin1", "marud-keys 1\n"
+		  "admin secret=alice-secret-0123456789\n", 0600, NULL);
+	assert_int_equal(auth_load_key(c, path, key, name), 0);
+	assert_string_equal(name, "");
+	assert_memory_equal(key, want, 32);
+	unlink(path);
+	/* two keys: the client would not know which to prove */
+	write_key(path, sizeof(path), "two", "marud-keys 1\n"
+		  "admin secret=alice-secret-0123456789\n"
+		  "key bob root=/bob rights=rw secret=bob-secret-0123456789\n", 0600, NULL);
+	assert_int_equal(auth_load_key(c, path, key, name), -EINVAL);
+	unlink(path);
+	/* a parse error: refused, not taken as a legacy secret */
+	write_key(path, sizeof(path), "badfmt", "marud-keys 1\nkey x root=rel rights=rw "
+		  "secret=alice-secret-0123456789\n", 0600, NULL);
+	assert_int_equal(auth_load_key(c, path, key, name), -EINVAL);
+	unlink(path);
 	free(c);
 }
 
@@ -197,6 +236,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_right_key),
+		cmocka_unit_test(test_scoped_key_file),
 		cmocka_unit_test(test_wrong_key),
 		cmocka_unit_test(test_marud_refuses),
 		cmocka_unit_test(test_no_key_at_keyed_marud),

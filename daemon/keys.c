@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/keys.c: the key file in a running marud (keys.h). The parse is
+ * conf.h's (config_load_keys, also used by -n), the table tenant.h's, the
+ * closing of revoked connections conn.c's; this file orders them so that
+ * a bad file changes nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <sodium.h>
+
+#include "conf.h"
+#include "dir.h"
+#include "keyfile.h"
+#include "keys.h"
+#include "log.h"
+#include "server_priv.h"
+#include "tenant.h"
+
+/*
+ * Shut down every connection that proved a revoked key; their threads see
+ * the hangup and end them as for a peer that left (conn.c).
+ */
+static unsigned int close_revoked(struct server *srv)
+{
+	unsigned int n = 0;
+	struct conn *c;
+
+	pthread_mutex_lock(&srv->conns_lock);
+	for (c = srv->conns; c; c = c->next)
+		if (c->tenant && atomic_load(&c->tenant->revoked)) {
+			log_info("%s: key '%s' was removed from the key file: closing",
+				 c->peer, c->tenant->name);
+			shutdown(c->fd, SHUT_RDWR);
+			n++;
+		}
+	pthread_mutex_unlock(&srv->conns_lock);
+	if (n)
+		dir_events_kick(srv->dir);
+	return n;
+}
+
+static int keys_apply(struct server *srv, FILE *err)
+{
+	uint8_t key[CONFIG_KEY_BYTES];
+	unsigned int revoked = 0, closed;
+	struct keyfile kf;
+	int rc;
+
+	if (!srv->cfg.key_file[0] || !srv->have_key)
+		return 0;
+	rc = config_load_keys(srv->cfg.key_file, key, &kf, err);
+	if (rc)
+		return rc;
+	rc = tenants_apply(&srv->tenants, srv->dir, &kf, &revoked, err);
+	if (!rc) {
+		pthread_mutex_lock(&srv->tenants.lock);
+		memcpy(srv->key, key, sizeof(key));
+		pthread_mutex_unlock(&srv->tenants.lock);
+	}
+	sodium_memzero(key, sizeof(key));
+	if (!rc)
+		log_info("key file %s: %s administrator key, %u scoped key%s",
+			 srv->cfg.key_file, kf.nkeys && !kf.have_admin ? "no usable" : "an",
+			 kf.nkeys, kf.nkeys == 1 ? "" : "s");
+	keyfile_free(&kf);
+	if (rc || !revoked)
+		return rc;
+	closed = close_revoked(srv);
+	log_info("key file %s: %u key%s removed or changed, %u connection%s closed",
+		 srv->cfg.key_file, revoked, revoked == 1 ? "" : "s", closed,
+		 closed == 1 ? "" : "s");
+	return 0;
+}
+
+/* Errors are collected in memory and logged in one line. */
+int keys_load(struct server *srv, int reload)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&text, &len);
+	int rc;
+
+	rc = keys_apply(srv, err);
+	if (err)
+		fclose(err);
+	if (rc)
+		log_warnx("%s%s", reload ? "key file reload failed, keeping the old keys: " :
+			  "cannot start: ", text && len ? text : strerror(-rc));
+	free(text);
+	return rc;
+}
