@@ -421,14 +421,17 @@ static void relay_free(struct relay *r)
 
 #define TLS_RECORD_HANDSHAKE	0x16
 
-/* 1 when the peer's first byte (waited for by deadline) cannot start a TLS handshake. */
-static int speaks_clear(int fd, uint64_t deadline)
+/*
+ * 1 when the peer's first byte (waited for by deadline, or until stop_fd
+ * is readable) cannot start a TLS handshake.
+ */
+static int speaks_clear(int fd, uint64_t deadline, int stop_fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN } };
 	uint64_t now = mono_ms();
 	uint8_t b;
 
-	if (now >= deadline || poll(&p, 1, (int)(deadline - now)) != 1)
+	if (now >= deadline || poll(p, 2, (int)(deadline - now)) < 1 || !p[0].revents)
 		return 0;
 	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && b != TLS_RECORD_HANDSHAKE;
 }
@@ -436,16 +439,26 @@ static int speaks_clear(int fd, uint64_t deadline)
 static void *relay_main(void *arg)
 {
 	struct relay *r = arg;
+	uint64_t deadline = mono_ms() + r->hs_ms;
 	char err[256];
 	int rc;
 
-	if (r->server && r->clear && speaks_clear(r->net, mono_ms() + r->hs_ms)) {
+	/*
+	 * marud writes nothing before the client's first request, so its end
+	 * turning readable means it closed the connection (a handshake limit,
+	 * its handshake deadline, shutdown): stop waiting for the peer then.
+	 */
+	if (r->server && r->clear && speaks_clear(r->net, deadline, r->app)) {
 		r->clear(r->net, r->peer);
 		relay_free(r);
 		return NULL;
 	}
 	if (r->server) {
-		rc = handshake(r->s, r->net, mono_ms() + r->hs_ms, -1, err, sizeof(err));
+		rc = handshake(r->s, r->net, deadline, r->app, err, sizeof(err));
+		if (rc == -EINTR) {
+			relay_free(r);	/* marud let the connection go: admit.c said why */
+			return NULL;
+		}
 		if (rc) {
 			log_warnx("%s: TLS refused: %s", r->peer, err);
 			relay_free(r);
