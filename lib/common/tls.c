@@ -67,6 +67,44 @@ struct relay {
 
 static atomic_uint_fast64_t n_ktls, n_relay;
 
+/*
+ * A server's refusals (bad handshakes, clear-text clients) are logged at
+ * most REFUSE_LINES a window; the rest are counted into one line when the
+ * next is logged, so a scanner cannot flood the log.
+ */
+#define REFUSE_LINES		5
+#define REFUSE_WINDOW_MS	10000
+
+static pthread_mutex_t refuse_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t refuse_start;
+static unsigned int refuse_lines;
+static uint64_t refuse_quiet;
+
+static void refuse_log(const char *peer, const char *why)
+{
+	uint64_t now = mono_ms(), quiet = 0;
+	int show;
+
+	pthread_mutex_lock(&refuse_lock);
+	if (now - refuse_start >= REFUSE_WINDOW_MS) {
+		refuse_start = now;
+		refuse_lines = 0;
+		quiet = refuse_quiet;
+		refuse_quiet = 0;
+	}
+	show = refuse_lines < REFUSE_LINES;
+	if (show)
+		refuse_lines++;
+	else
+		refuse_quiet++;
+	pthread_mutex_unlock(&refuse_lock);
+	if (quiet)
+		log_warnx("TLS: %llu more refusals were not logged in the last %u s",
+			  (unsigned long long)quiet, REFUSE_WINDOW_MS / 1000);
+	if (show)
+		log_warnx("%s: TLS refused: %s", peer, why);
+}
+
 void tls_counts(uint64_t *ktls, uint64_t *relay)
 {
 	*ktls = atomic_load(&n_ktls);
@@ -449,6 +487,7 @@ static void *relay_main(void *arg)
 	 * its handshake deadline, shutdown): stop waiting for the peer then.
 	 */
 	if (r->server && r->clear && speaks_clear(r->net, deadline, r->app)) {
+		refuse_log(r->peer, "clear text at a TLS listener (the client needs tls_ca=)");
 		r->clear(r->net, r->peer);
 		relay_free(r);
 		return NULL;
@@ -460,7 +499,7 @@ static void *relay_main(void *arg)
 			return NULL;
 		}
 		if (rc) {
-			log_warnx("%s: TLS refused: %s", r->peer, err);
+			refuse_log(r->peer, err);
 			relay_free(r);
 			return NULL;
 		}

@@ -57,9 +57,10 @@ int tls_client(struct tls_creds *cr, int fd, const char *host, uint64_t deadline
 /*
  * Server side on accepted fd: *app at once; the handshake runs on the
  * session's relay thread within hs_ms, and a failure is logged (peer
- * names the client) and closes *app's peer end. A peer whose first byte
- * cannot begin a TLS handshake is handed to clear (if not NULL) on fd,
- * to be told in its own protocol, and is then closed.
+ * names the client; at most 5 such lines per 10 s, the rest counted) and
+ * closes *app's peer end. A peer whose first byte cannot begin a TLS
+ * handshake is logged the same way and handed to clear (if not NULL) on
+ * fd, to be told in its own protocol, and is then closed.
  */
 int tls_server(struct tls_creds *cr, int fd, unsigned int hs_ms, const char *peer,
 	       void (*clear)(int fd, const char *peer), int *app);

@@ -39,7 +39,7 @@ mount_must_fail "no TLS 1.3 handshake" "maru://127.0.0.1:$fake" "data=tcp,timeou
 # a clear client, a TLS marud (without, then with a key)
 tls_marud_start "$port" --tls-cert "$T/pki/srv.pem" --tls-key "$T/pki/srv.key"
 mount_must_fail "speaks only TLS on tcp" "maru://127.0.0.1:$port" "data=tcp,timeout_ms=8000"
-grep -q "refused: clear text at a TLS listener" "$T/marud.log" || fail "marud did not log the refusal"
+grep -q "TLS refused: clear text at a TLS listener" "$T/marud.log" || fail "marud did not log the refusal"
 marufs_mount -o data=tcp
 echo clear-unix >"$LAST_MNT/f"
 [ "$(cat "$LAST_MNT/f")" = clear-unix ] || fail "the unix socket does not serve in clear"
