@@ -50,10 +50,8 @@ static int first_time(struct maru_client *c, const char *err)
 
 	pthread_mutex_lock(&c->lock);
 	first = strncmp(c->tls_said, err, sizeof(c->tls_said) - 1) != 0;
-	if (first) {
-		strncpy(c->tls_said, err, sizeof(c->tls_said) - 1);
-		c->tls_said[sizeof(c->tls_said) - 1] = '\0';
-	}
+	if (first)
+		snprintf(c->tls_said, sizeof(c->tls_said), "%.*s", (int)sizeof(c->tls_said) - 1, err);
 	pthread_mutex_unlock(&c->lock);
 	return first;
 }

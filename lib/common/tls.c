@@ -319,8 +319,22 @@ static int hs_error(gnutls_session_t s, int rc, char *err, size_t errlen)
 	}
 }
 
+/* 1 when the stream end fd (readable) was closed by its peer, not written to. */
+static int closed_end(int fd)
+{
+	uint8_t b;
+
+	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0 ||
+	       (errno != EAGAIN && errno != EINTR);
+}
+
+/*
+ * stop_fd: the client's cancel eventfd (readable: fired), or the server's
+ * relay end of the pair (only its closing stops: the caller may write its
+ * first bytes before the handshake is done; they wait in the pair).
+ */
 static int handshake(gnutls_session_t s, int fd, uint64_t deadline, int stop_fd,
-		     char *err, size_t errlen)
+		     int stop_on_close, char *err, size_t errlen)
 {
 	struct pollfd p[2];
 	uint64_t now;
@@ -347,8 +361,11 @@ static int handshake(gnutls_session_t s, int fd, uint64_t deadline, int stop_fd,
 		if (rc < 0 && errno != EINTR)
 			return -errno;
 		if (rc > 0 && stop_fd >= 0 && p[1].revents) {
-			say(err, errlen, "TLS handshake cancelled");
-			return -EINTR;
+			if (!stop_on_close || closed_end(stop_fd)) {
+				say(err, errlen, "TLS handshake cancelled");
+				return -EINTR;
+			}
+			stop_fd = -1;	/* bytes waiting: the pair keeps them */
 		}
 	}
 }
@@ -470,7 +487,7 @@ static int speaks_clear(int fd, uint64_t deadline, int stop_fd)
 	uint8_t b;
 
 	if (now >= deadline || poll(p, 2, (int)(deadline - now)) < 1 || !p[0].revents)
-		return 0;
+		return 0;	/* marud never writes first: its end readable is its close */
 	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && b != TLS_RECORD_HANDSHAKE;
 }
 
@@ -493,7 +510,7 @@ static void *relay_main(void *arg)
 		return NULL;
 	}
 	if (r->server) {
-		rc = handshake(r->s, r->net, deadline, r->app, err, sizeof(err));
+		rc = handshake(r->s, r->net, deadline, r->app, 1, err, sizeof(err));
 		if (rc == -EINTR) {
 			relay_free(r);	/* marud let the connection go: admit.c said why */
 			return NULL;
@@ -581,7 +598,7 @@ int tls_client(struct tls_creds *cr, int fd, const char *host, uint64_t deadline
 	} else {
 		gnutls_session_set_verify_cert(s, NULL, 0);
 	}
-	rc = handshake(s, fd, deadline, stop_fd, err, errlen);
+	rc = handshake(s, fd, deadline, stop_fd, 0, err, errlen);
 	/* TLS 1.3: a server's refusal of our (missing) certificate comes after
 	 * our handshake ends; its request came before, so say it now */
 	if (!rc && gnutls_certificate_client_get_request_status(s) &&

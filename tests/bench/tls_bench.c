@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	size = strtoul(argv[4], NULL, 10) << 20;
-	iters = atoi(argv[5]);
+	iters = (int)strtol(argv[5], NULL, 10);
 	if (!size || iters < 1)
 		return 2;
 	src = malloc(size);

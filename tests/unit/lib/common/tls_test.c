@@ -197,8 +197,10 @@ static int dial(struct tls_creds *sc, struct tls_creds *cc, const char *host, in
 	tcp_pair(&cfd, &sfd);
 	assert_int_equal(tls_server(sc, sfd, 5000, "test peer", on_clear, sapp), 0);
 	rc = tls_client(cc, cfd, host, mono_ms() + 5000, stop, capp, &info, err, errlen);
-	if (rc)
+	if (rc) {
+		print_message("dial %s: %d %s\n", host, rc, err);
 		close(cfd);
+	}
 	else
 		assert_non_null(strstr(info.desc, "TLS1.3"));
 	return rc;
