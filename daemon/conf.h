@@ -27,6 +27,7 @@
 #define CONFIG_DEFAULT_POOL	"shm:marud-pool"
 #define CONFIG_DEFAULT_UNIX	"unix:/run/marud/marud.sock"
 #define CONFIG_DEFAULT_TCP	"tcp://127.0.0.1:7450"
+#define CONFIG_PIN_BYTES_HALF	UINT64_MAX	/* pin-max-bytes unset */
 
 struct config {
 	/* Process-level flags (command line only). */
@@ -55,6 +56,13 @@ struct config {
 	uint32_t max_frame;
 	uint32_t max_leases;
 	uint64_t max_pending;
+	/* TTL pins: pinned bytes per pool (CONFIG_PIN_BYTES_HALF: half the
+	 * pool's data bytes; 0: pins refused) and the longest pin (clamped). */
+	uint64_t pin_max_bytes;
+	uint32_t pin_max_seconds;
+	/* each tenant's pinned bytes (CONFIG_PIN_BYTES_HALF: half its quota,
+	 * no cap of its own without one), never more than its quota */
+	uint64_t pin_tenant_max_bytes;
 	char pidfile[PATH_MAX];
 	uint32_t ack_publish_ms;	/* PUBLISH waits for other mounts' acks */
 	uint32_t ack_ms;		/* RENAME, UNLINK, MKDIR, RMDIR, SETATTR */

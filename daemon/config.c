@@ -230,6 +230,27 @@ static int set_max_pending(struct config *c, const char *v, int layer)
 	return parse_size(v, &c->max_pending);
 }
 
+/* TTL pins (daemon/dir/pinver.c): pinned bytes per pool, the longest pin. */
+static int set_pin_max_bytes(struct config *c, const char *v, int layer)
+{
+	return parse_size(v, &c->pin_max_bytes);
+}
+
+static int set_pin_tenant_max_bytes(struct config *c, const char *v, int layer)
+{
+	return parse_size(v, &c->pin_tenant_max_bytes);
+}
+
+static int set_pin_max_seconds(struct config *c, const char *v, int layer)
+{
+	uint64_t n;
+	int rc = parse_ranged(v, 1, 365ull * 86400, &n);
+
+	if (!rc)
+		c->pin_max_seconds = (uint32_t)n;
+	return rc;
+}
+
 /* Milliseconds a change waits for other subscribers' acks (0: none). */
 static int set_ack_publish_ms(struct config *c, const char *v, int layer)
 {
@@ -374,6 +395,9 @@ static const struct config_key config_keys[] = {
 	{ "handshake-per-source", set_handshake_per_source },
 	{ "max-leases", set_max_leases },
 	{ "max-pending", set_max_pending },
+	{ "pin-max-bytes", set_pin_max_bytes },
+	{ "pin-max-seconds", set_pin_max_seconds },
+	{ "pin-tenant-max-bytes", set_pin_tenant_max_bytes },
 	{ "pidfile", set_pidfile },
 	{ "verbose", set_verbose },
 	{ "ack-timeout-publish-ms", set_ack_publish_ms },
@@ -406,6 +430,9 @@ void config_defaults(struct config *c)
 	c->max_frame = PROTO_MAX_FRAME;
 	c->max_leases = 65536;
 	c->max_pending = 0;
+	c->pin_max_bytes = CONFIG_PIN_BYTES_HALF;
+	c->pin_max_seconds = 86400;
+	c->pin_tenant_max_bytes = CONFIG_PIN_BYTES_HALF;
 	c->ack_publish_ms = 1000;
 	c->ack_ms = 50;
 	c->memgen_poll_ms = 100;

@@ -251,6 +251,17 @@ void config_print(const struct config *c, FILE *out)
 		c->max_leases ? "" : " (unlimited)");
 	fprintf(out, "max-pending: %llu bytes per session%s\n",
 		(unsigned long long)c->max_pending, c->max_pending ? "" : " (unlimited)");
+	if (c->pin_max_bytes == CONFIG_PIN_BYTES_HALF)
+		fprintf(out, "pin-max-bytes: half the pool\n");
+	else
+		fprintf(out, "pin-max-bytes: %llu bytes%s\n", (unsigned long long)c->pin_max_bytes,
+			c->pin_max_bytes ? "" : " (pins refused)");
+	fprintf(out, "pin-max-seconds: %u\n", c->pin_max_seconds);
+	if (c->pin_tenant_max_bytes == CONFIG_PIN_BYTES_HALF)
+		fprintf(out, "pin-tenant-max-bytes: half each tenant's quota\n");
+	else
+		fprintf(out, "pin-tenant-max-bytes: %llu bytes (at most its quota)\n",
+			(unsigned long long)c->pin_tenant_max_bytes);
 	fprintf(out, "pidfile: %s\n", c->pidfile[0] ? c->pidfile : "(none)");
 	fprintf(out, "ack-timeout-publish-ms: %u\n", c->ack_publish_ms);
 	fprintf(out, "ack-timeout-ms: %u\n", c->ack_ms);
@@ -318,6 +329,10 @@ int config_diff_log(const struct config *o, const struct config *n)
 	restart += restart_needed("eviction", o->eviction != n->eviction);
 	restart += restart_needed("max-leases", o->max_leases != n->max_leases);
 	restart += restart_needed("max-pending", o->max_pending != n->max_pending);
+	restart += restart_needed("pin-max-bytes", o->pin_max_bytes != n->pin_max_bytes);
+	restart += restart_needed("pin-max-seconds", o->pin_max_seconds != n->pin_max_seconds);
+	restart += restart_needed("pin-tenant-max-bytes",
+				  o->pin_tenant_max_bytes != n->pin_tenant_max_bytes);
 	restart += restart_needed("pool", strcmp(o->pool, n->pool) != 0);
 	restart += restart_needed("size", o->size != n->size);
 	restart += restart_needed("meta-size", o->meta_size != n->meta_size);

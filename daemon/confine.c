@@ -34,6 +34,17 @@ static int changes(uint16_t op)
 	}
 }
 
+/* A PIN that sets or clears a pin (user.maru.pin written), not a query. */
+static int pin_set(uint16_t op, const uint8_t *p, uint32_t len)
+{
+	struct proto_pin_req r;
+
+	if (op != OP_PIN || len < sizeof(r))
+		return 0;
+	memcpy(&r, p, sizeof(r));
+	return !(r.flags & PIN_F_QUERY);
+}
+
 /*
  * Ops on a version the session holds (its own pending version, or a lease):
  * the directory checks that, so a version with no name now (orphaned,
@@ -129,7 +140,7 @@ int confine_request(struct conn *c, const struct proto_hdr *h, uint8_t *p, uint3
 		return 0;
 	if (h->op == OP_STATS)
 		return -EACCES;
-	if (changes(h->op) && tenant_ro(tn))
+	if ((changes(h->op) || pin_set(h->op, p, len)) && tenant_ro(tn))
 		return -EROFS;
 	return ids_check(c, tn, h->op, p, len);
 }
@@ -160,12 +171,29 @@ static int has_attr(uint16_t op)
 	}
 }
 
+/*
+ * STATFS: the pool's byte totals stay (free space is shared), the counts
+ * of names, directories and versions, which are other tenants', go.
+ */
+static void statfs_fix(uint8_t *p)
+{
+	struct proto_statfs st;
+
+	memcpy(&st, p, sizeof(st));
+	st.names = st.dirs = st.versions = 0;
+	memcpy(p, &st, sizeof(st));
+}
+
 void confine_reply(struct conn *c, uint16_t op, struct pbuf *out)
 {
 	const struct tenant *tn = c->tenant;
 	struct proto_attr a;
 	size_t second;
 
+	if (tn && op == OP_STATFS && out->len >= sizeof(struct proto_statfs)) {
+		statfs_fix(out->data);
+		return;
+	}
 	if (!tn || !has_attr(op) || out->len < sizeof(a))
 		return;
 	attr_fix(tn, out->data);
@@ -181,7 +209,7 @@ static int path_fix(const struct tenant *tn, char *path, size_t cap)
 {
 	size_t n = strlen(tn->root_path);
 
-	if (!path[0])
+	if (!path[0] || !strcmp(tn->root_path, "/"))
 		return 1;
 	if (strncmp(path, tn->root_path, n) || (path[n] && path[n] != '/'))
 		return 0;

@@ -8,8 +8,10 @@
  * for an id that does not exist: nothing outside can be told apart from
  * absent. Both parents of a RENAME and LINK are checked, so moving a name
  * across the root cannot be expressed (ENOENT, never EXDEV). A read-only
- * tenant's changes fail with -EROFS. STATS (the whole pool's figures) is
- * refused with -EACCES. Events outside the root are not delivered.
+ * tenant's changes (and pins set or cleared) fail with -EROFS. STATS (the
+ * whole pool's figures) is refused with -EACCES; STATFS keeps the pool's byte totals but not its
+ * counts of names, directories and versions. Events outside the root are
+ * not delivered.
  */
 #ifndef MARUD_CONFINE_H
 #define MARUD_CONFINE_H

@@ -81,6 +81,7 @@ static const struct handler handlers[OP_MAX] = {
 	[OP_READLINK] = { hdl_readlink, H_SESSION },
 	[OP_LINK] = { hdl_link, H_SESSION | H_CACHED },
 	[OP_MKNOD] = { hdl_mknod, H_SESSION | H_CACHED },
+	[OP_PIN] = { hdl_pin, H_SESSION },
 };
 
 static const struct handler *handler_of(uint16_t op)
@@ -99,6 +100,8 @@ static int replay(struct conn *c, const struct proto_hdr *h, struct pbuf *out)
 	if (!r->too_large || r->status)
 		return wire_reply(c, h, r->status, r->payload, r->len);
 	rc = hdl_reply_extents(c, r->ino, 0, out);
+	if (!rc)
+		confine_reply(c, h->op, out);	/* rebuilt: the root shown as 1 again */
 	return wire_reply(c, h, rc, out->data, out->len);
 }
 

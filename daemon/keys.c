@@ -25,7 +25,7 @@
  * Shut down every connection that proved a revoked key; their threads see
  * the hangup and end them as for a peer that left (conn.c).
  */
-static unsigned int close_revoked(struct server *srv)
+static unsigned int close_revoked(struct server *srv, int admin_changed)
 {
 	unsigned int n = 0;
 	struct conn *c;
@@ -35,6 +35,10 @@ static unsigned int close_revoked(struct server *srv)
 		if (c->tenant && atomic_load(&c->tenant->revoked)) {
 			log_info("%s: key '%s' was removed from the key file: closing",
 				 c->peer, c->tenant->name);
+			shutdown(c->fd, SHUT_RDWR);
+			n++;
+		} else if (!c->tenant && c->authed && admin_changed) {
+			log_info("%s: the administrator key changed: closing", c->peer);
 			shutdown(c->fd, SHUT_RDWR);
 			n++;
 		}
@@ -48,17 +52,26 @@ static int keys_apply(struct server *srv, FILE *err)
 {
 	uint8_t key[CONFIG_KEY_BYTES];
 	unsigned int revoked = 0, closed;
+	int rc, admin_changed = 0, had_admin, now_admin;
 	struct keyfile kf;
-	int rc;
 
 	if (!srv->cfg.key_file[0] || !srv->have_key)
 		return 0;
 	rc = config_load_keys(srv->cfg.key_file, key, &kf, err);
 	if (rc)
 		return rc;
+	pthread_mutex_lock(&srv->tenants.lock);
+	had_admin = srv->tenants.have_admin;
+	pthread_mutex_unlock(&srv->tenants.lock);
 	rc = tenants_apply(&srv->tenants, srv->dir, &kf, &revoked, err);
 	if (!rc) {
 		pthread_mutex_lock(&srv->tenants.lock);
+		/* a file with keys but no admin line has a random admin key that
+		 * nobody holds: no change; a legacy file is all admin key */
+		now_admin = kf.have_admin || !kf.nkeys;
+		admin_changed = (had_admin || now_admin) &&
+				sodium_memcmp(srv->key, key, sizeof(key)) != 0;
+		srv->tenants.have_admin = now_admin;
 		memcpy(srv->key, key, sizeof(key));
 		pthread_mutex_unlock(&srv->tenants.lock);
 	}
@@ -68,9 +81,11 @@ static int keys_apply(struct server *srv, FILE *err)
 			 srv->cfg.key_file, kf.nkeys && !kf.have_admin ? "no usable" : "an",
 			 kf.nkeys, kf.nkeys == 1 ? "" : "s");
 	keyfile_free(&kf);
-	if (rc || !revoked)
+	/* at start srv->key is main's copy of the same file: no change */
+	if (rc || (!revoked && !admin_changed))
 		return rc;
-	closed = close_revoked(srv);
+	revoked += admin_changed;
+	closed = close_revoked(srv, admin_changed);
 	log_info("key file %s: %u key%s removed or changed, %u connection%s closed",
 		 srv->cfg.key_file, revoked, revoked == 1 ? "" : "s", closed,
 		 closed == 1 ? "" : "s");

@@ -63,6 +63,9 @@ static int server_dir(struct server *srv)
 	if (rc)
 		return rc;
 	o.alloc = srv->alloc;
+	o.pin_max_bytes = srv->cfg.pin_max_bytes == CONFIG_PIN_BYTES_HALF ? size / 2
+								 : srv->cfg.pin_max_bytes;
+	o.pin_max_seconds = srv->cfg.pin_max_seconds;
 	return dir_new(&o, &srv->dir);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/tenant.h: tenants, marud's scoped keys (issue 26, DESIGN §8). A
+ * daemon/tenant.h: tenants, marud's scoped keys (marufs-design(7) §8). A
  * tenant is one named key of the key file (lib/common/keyfile.h parses it,
  * marud.conf(5) describes it): a root directory of the namespace, rights
  * (rw or ro) and a byte quota. The administrator key (the file's unnamed
@@ -69,7 +69,7 @@ struct tenants {
 	struct tenant **live;		/* current keys, by file order */
 	unsigned int nlive;
 	struct tenant *all;		/* every record, live or revoked */
-	int have_admin;			/* the file has an administrator key */
+	int have_admin;			/* an administrator key (admin line, legacy file) */
 	uint8_t admin_key[KEYFILE_KEY_BYTES];
 };
 

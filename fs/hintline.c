@@ -2,11 +2,13 @@
 /*
  * fs/hintline.c: one line of .maru/hints, as a shell writes it:
  *   read REQ PATH...   read_end REQ   promote REQ   write TOKEN PATH...
- * words separated by blanks, REQ 1..63 bytes, paths relative to the mount
+ *   pin SECONDS PATH...   (a TTL pin of each file's version; 0 unpins)
+ * words separated by blanks, REQ 1..63 bytes, SECONDS 0..4294967295, paths relative to the mount
  * (no leading '/', no "." or ".." component), at most HINT_LINE_MAX_PATHS.
  * No I/O, no state: hints.c resolves the paths.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "hints.h"
@@ -19,6 +21,7 @@ static const struct {
 	{ "read_end", MARU_HINT_READ_END, 0 },
 	{ "promote", MARU_HINT_PROMOTE, 0 },
 	{ "write", MARU_HINT_WRITE, 1 },
+	{ "pin", HINT_LINE_PIN, 1 },
 };
 
 /* Next blank-separated word, NUL-terminated in place; NULL at the end. */
@@ -67,6 +70,24 @@ static int verb_of(const char *w)
 	return -1;
 }
 
+static int seconds_parse(const char *w, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t n = strlen(w), i;
+
+	if (n == 0 || n > 10)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (w[i] < '0' || w[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(w[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int paths_parse(char **at, struct hint_line *out, const char **why)
 {
 	char *w;
@@ -92,7 +113,8 @@ int hint_line_parse(char *line, struct hint_line *out, const char **why)
 
 	memset(out, 0, offsetof(struct hint_line, path));
 	out->npaths = 0;
-	*why = "expected read REQ PATH..., read_end REQ, promote REQ or write TOKEN PATH...";
+	*why = "expected read REQ PATH..., read_end REQ, promote REQ, write TOKEN PATH... "
+	       "or pin SECONDS PATH...";
 	if (!w || (v = verb_of(w)) < 0)
 		return -EINVAL;
 	out->action = verbs[v].action;
@@ -106,10 +128,14 @@ int hint_line_parse(char *line, struct hint_line *out, const char **why)
 		return -EINVAL;
 	}
 	memcpy(out->req, req, strlen(req) + 1);
+	if (out->action == HINT_LINE_PIN && seconds_parse(req, &out->seconds)) {
+		*why = "pin takes whole seconds, 0 to 4294967295";
+		return -EINVAL;
+	}
 	if (paths_parse(&at, out, why))
 		return -EINVAL;
 	if (verbs[v].paths && !out->npaths) {
-		*why = "read and write name at least one path";
+		*why = "read, write and pin name at least one path";
 		return -EINVAL;
 	}
 	if (!verbs[v].paths && out->npaths) {

@@ -19,12 +19,15 @@
 #define HINTQ_MAX		1024	/* queued hints per mount */
 #define HINT_LINE_MAX_PATHS	4096	/* ranges per message */
 #define HINT_REQ_MAX		63
+/* A `pin SECONDS PATH...` line: not a hint (no MARU_HINT_* value), run at once. */
+#define HINT_LINE_PIN		100
 
 /* ---- hintline.c: one line of .maru/hints ---- */
 
 struct hint_line {
-	int action;			/* MARU_HINT_* */
+	int action;			/* MARU_HINT_* or HINT_LINE_PIN */
 	char req[HINT_REQ_MAX + 1];	/* "" for write without a token */
+	uint32_t seconds;		/* HINT_LINE_PIN: from the req word */
 	const char *path[HINT_LINE_MAX_PATHS];	/* into the parsed buffer */
 	size_t npaths;
 };
@@ -60,7 +63,9 @@ void hintq_note_lookup(struct hintq *q, size_t names);
 /*
  * The text written to .maru/hints: every line parsed and every path
  * resolved before anything is queued. -EINVAL (logged with the line and
- * why) on any bad line.
+ * why) on any bad line. Then, in order, hints are queued and pin lines
+ * run at once (maru_pin_set, one per path): the first pin refused (e.g.
+ * -ENOSPC over a cap) stops there and is returned, with a log line.
  */
 int hints_write_text(struct mfs *m, const char *buf, size_t len);
 /* user.maru.hint on ino (a file, or a directory: all files in it). */

@@ -5,6 +5,8 @@
  * resolved from the mount root, one LOOKUP per component, and must be a
  * file) and user.maru.hint (on a file, that file; on a directory, every
  * file in it). Everything is checked before anything is queued (hints.c).
+ * A `pin` line is no hint: its pins are set here, at once, so a refusal
+ * (ENOSPC over a cap) fails the write().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,6 +83,23 @@ static int line_check(struct mfs *m, char *text, struct hint_line *l,
 	return 0;
 }
 
+/* A pin line: each path's version pinned (or unpinned) now. */
+static int line_pins(struct mfs *m, const struct hint_line *l, const struct maru_hint_range *r)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < l->npaths; i++) {
+		rc = maru_pin_set(m->c, r[i].ino, l->seconds);
+		if (rc < 0) {
+			log_warnx(".maru/hints: pin %u %s: %s", l->seconds, l->path[i],
+				  maru_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
 struct parsed {
 	struct hint_line l;
 	struct maru_hint_range r[HINT_LINE_MAX_PATHS];
@@ -116,8 +135,13 @@ int hints_write_text(struct mfs *m, const char *buf, size_t len)
 		rc = line_check(m, line, &p[np].l, p[np].r);
 		np += rc == 0;
 	}
-	for (i = 0; !rc && i < np; i++)
-		rc = hintq_push(m->hq, p[i].l.action, p[i].l.req, p[i].r, p[i].l.npaths);
+	for (i = 0; !rc && i < np; i++) {
+		if (p[i].l.action == HINT_LINE_PIN)
+			rc = line_pins(m, &p[i].l, p[i].r);
+		else
+			rc = hintq_push(m->hq, p[i].l.action, p[i].l.req, p[i].r,
+					p[i].l.npaths);
+	}
 	free(p);
 	free(text);
 	return rc;

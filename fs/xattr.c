@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs/xattr.c: the user.maru.* extended attributes (marufs-xattr(7)). Read-only facts about a version (id, extents, checksum,
- * leases, state, pool generation), two writable hints (hint, size) and
+ * leases, state, pool generation), two writable hints (hint, size), the
+ * TTL pin of a file's version (pin: set, read back as seconds left, removed
+ * = unpinned; a promise with caps, so its ENOSPC is returned) and
  * per-directory counters. Names outside user.maru. are not stored: get says
  * ENODATA at once (the kernel asks for security.capability on every write,
  * so that path must stay cheap), set says ENOTSUP. Values are read through
@@ -27,13 +29,14 @@
 
 enum xa_id {
 	XA_VERSION, XA_EXTENT, XA_XXH3, XA_LEASES, XA_STATE, XA_GENERATION,
-	XA_HINT, XA_SIZE, XA_NS_NAMES, XA_NS_BYTES, XA_COUNT
+	XA_HINT, XA_SIZE, XA_NS_NAMES, XA_NS_BYTES, XA_PIN, XA_COUNT
 };
 
 enum {
 	XF_FILE = 1,	/* applies to regular files */
 	XF_DIR = 2,	/* applies to directories */
 	XF_RO = 4,	/* cannot be set or removed */
+	XF_HIDDEN = 8,	/* readable and writable, not in listxattr */
 };
 
 static const struct {
@@ -50,6 +53,8 @@ static const struct {
 	[XA_SIZE] = { "size", XF_FILE },
 	[XA_NS_NAMES] = { "ns.names", XF_DIR | XF_RO },
 	[XA_NS_BYTES] = { "ns.bytes", XF_DIR | XF_RO },
+	/* not listed: reading it asks marud (0 when unpinned) */
+	[XA_PIN] = { "pin", XF_FILE | XF_HIDDEN },
 };
 
 static const char *const hint_names[HINT_COUNT] = {
@@ -259,6 +264,11 @@ static int xa_value(struct mfs *m, uint64_t ino, int id, const struct maru_attr 
 	case XA_NS_NAMES:
 	case XA_NS_BYTES:
 		return xa_ns(m, ino, id, sb);
+	case XA_PIN: {
+		int left = maru_pin_get(m->c, a->ino);
+
+		return left < 0 ? left : sb_printf(sb, "%d", left);
+	}
 	}
 	return -ENODATA;
 }
@@ -349,6 +359,56 @@ static int set_size(struct mfs *m, uint64_t ino, const char *value, size_t size)
 	return rc;
 }
 
+/* SECONDS: decimal, 0..2^32-1 (a trailing newline or NUL is fine). */
+static int parse_seconds(const char *value, size_t size, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	while (size && (value[size - 1] == '\n' || value[size - 1] == '\0'))
+		size--;
+	if (size == 0 || size > 10)
+		return -EINVAL;
+	for (i = 0; i < size; i++) {
+		if (value[i] < '0' || value[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(value[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The published version ino shows now (this mount's pending one: -EBUSY). */
+static int pin_version(struct mfs *m, uint64_t ino, uint64_t *ver)
+{
+	struct maru_attr a;
+	int rc = pend_ino_attr(m, ino, &a);
+
+	if (rc < 0)
+		return rc;
+	if (S_ISDIR(a.mode))
+		return -EISDIR;
+	if (a.state == MARU_STATE_PENDING)
+		return -EBUSY;
+	*ver = a.ino;
+	return 0;
+}
+
+static int set_pin(struct mfs *m, uint64_t ino, const char *value, size_t size)
+{
+	uint32_t seconds;
+	uint64_t ver;
+	int rc = parse_seconds(value, size, &seconds);
+
+	if (rc == 0)
+		rc = pin_version(m, ino, &ver);
+	if (rc == 0)
+		rc = maru_pin_set(m->c, ver, seconds);
+	return rc < 0 ? rc : 0;
+}
+
 void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value,
 	       size_t size, int flags)
 {
@@ -377,6 +437,8 @@ void xattr_set(fuse_req_t req, uint64_t ino, const char *name, const char *value
 			/* on to marud (hints.c); advice: a failure is only counted */
 			hints_xattr(m, ino, h + 1);
 		}
+	} else if (id == XA_PIN) {
+		rc = set_pin(m, ino, value, size);
 	} else {
 		rc = set_size(m, ino, value, size);
 	}
@@ -398,7 +460,7 @@ void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 	}
 	hint = itab_get_hint(m->tab, ino);
 	for (i = 0; i < XA_COUNT; i++) {
-		if (!xa_applies(i, &a, hint))
+		if (!xa_applies(i, &a, hint) || (xa_tab[i].flags & XF_HIDDEN))
 			continue;
 		n = XA_PREFIX_LEN + strlen(xa_tab[i].name) + 1;
 		memcpy(buf + len, XA_PREFIX, XA_PREFIX_LEN);
@@ -406,6 +468,21 @@ void xattr_list(fuse_req_t req, uint64_t ino, size_t size)
 		len += n;
 	}
 	reply_value(req, buf, len, size);
+}
+
+/* removexattr user.maru.pin: unpin; ENODATA when there was no pin. */
+static int remove_pin(struct mfs *m, uint64_t ino)
+{
+	uint64_t ver;
+	int rc = pin_version(m, ino, &ver);
+
+	if (rc == 0)
+		rc = maru_pin_get(m->c, ver);
+	if (rc == 0)
+		return -ENODATA;
+	if (rc > 0)
+		rc = maru_pin_set(m->c, ver, 0);
+	return rc < 0 ? rc : 0;
 }
 
 void xattr_remove(fuse_req_t req, uint64_t ino, const char *name)
@@ -419,6 +496,10 @@ void xattr_remove(fuse_req_t req, uint64_t ino, const char *name)
 	}
 	if (id == XA_COUNT) {
 		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (id == XA_PIN) {
+		fuse_reply_err(req, -remove_pin(req_mfs(req), ino));
 		return;
 	}
 	if (id != XA_HINT) {

@@ -17,7 +17,12 @@ void dir_stats(struct dir *d, struct dir_stats *out)
 	struct persist_stats ps;
 
 	pthread_mutex_lock(&d->lock);
+	dir_pins_expire(d);
 	*out = d->st;
+	out->pinned_bytes = d->pins.bytes;
+	out->pins = d->pins.count;
+	out->pin_expired = d->pins.expired;
+	out->pin_refused = d->pins.refused;
 	out->capacity = alloc_capacity(d->o.alloc);
 	out->free = alloc_free_bytes(d->o.alloc);
 	out->used = d->used;
@@ -68,7 +73,7 @@ static void census_dir(struct dir *d, const struct node *n, struct census *c)
 		c->bad = "directory entry count differs from its children";
 }
 
-static void census_ver(struct ver *v, struct census *c)
+static void census_ver(struct dir *d, struct ver *v, struct census *c)
 {
 	uint64_t r = ver_reserved(v);
 	struct node *n;
@@ -94,7 +99,9 @@ static void census_ver(struct ver *v, struct census *c)
 	c->links += v->links;
 	if (!ver_regular(v) && r)
 		c->bad = "symlink or special file holding pool bytes";
-	if (!v->leases && ver_regular(v) && !name_is_tmp(n->name, n->nlen)) {
+	if (v->pinned != (ttlpin_find(&d->pins, v->id) != NULL))
+		c->bad = "a version's pin flag differs from the pin table";
+	if (ver_evictable(v, n)) {
 		c->evictable += r;
 		if (!v->lru.prev)
 			c->bad = "evictable version missing from the LRU";
@@ -173,7 +180,7 @@ static const char *check_locked(struct dir *d)
 		if (it & TAG)
 			census_dir(d, (const struct node *)(it & ~(uintptr_t)TAG), &c);
 		else if (it)
-			census_ver((struct ver *)it, &c);
+			census_ver(d, (struct ver *)it, &c);
 	}
 	census_sessions(d, &c);
 	census_lru(d, &c);

@@ -55,6 +55,7 @@ int dir_new(const struct dir_opts *opts, struct dir **out)
 	d->next_id = 2;
 	d->next_cookie = 1;
 	d->next_sid = 1;
+	ttlpin_init(&d->pins, opts->pin_max_bytes, opts->pin_max_seconds);
 	if (dir_index_init(d))
 		goto out_free;
 	d->root = dir_root_new();
@@ -92,6 +93,7 @@ void dir_destroy(struct dir *d)
 	while ((it = htab_walk(&d->ids, &pos)))
 		dir_free_item(d, it);
 	dir_link_fini(d);
+	ttlpin_fini(&d->pins);
 	dir_index_fini(d);
 	dir_ev_fini(d);
 	persist_stop(d->p);	/* its thread walks d: gone before d */

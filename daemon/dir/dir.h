@@ -90,6 +90,10 @@ struct dir_opts {
 	/* Limits per session (0 = unlimited). */
 	uint32_t max_leases;
 	uint64_t max_pending_bytes;
+	/* TTL pins (pinver.c): pinned bytes allowed in the pool (0: no pin is
+	 * granted) and the longest pin in seconds (longer ones are clamped). */
+	uint64_t pin_max_bytes;
+	uint32_t pin_max_seconds;
 	/* Optional: told of freed bytes before they can be reused (retire.c). */
 	void (*retire)(void *arg, uint64_t off, uint64_t len);
 	void *retire_arg;
@@ -122,6 +126,9 @@ struct dir_stats {
 	 * failed in the background; the longest lock hold one took; 1 while a
 	 * background one is under way */
 	uint64_t ckpt_sync, ckpt_bg, ckpt_failed, ckpt_hold_ns, ckpt_running;
+	/* TTL pins (pinver.c): bytes and versions pinned now; pins that ran
+	 * out; pins refused over a cap */
+	uint64_t pinned_bytes, pins, pin_expired, pin_refused;
 };
 
 struct dir_event {
@@ -336,6 +343,33 @@ int dir_hint_extents(struct dir *d, struct dir_session *s, uint64_t ino, int wan
 /* dir_extents(want_write = 0) + dir_touch, in one lock hold. */
 int dir_read_extents(struct dir *d, struct dir_session *s, uint64_t ino,
 		     struct extent_list *out, struct dir_attr *attr);
+
+/* ---- TTL pins (pinver.c, over ttlpin.c) ----
+ *
+ * A pin keeps one published version from eviction until a wall-clock
+ * deadline. It belongs to the version, not to the name: renaming the
+ * version keeps it; replacing the name (a new version published, a rename
+ * over it), unlinking it or evicting it after expiry ends it, and the new
+ * version starts unpinned. Pins are journalled (JR_PIN) and come back
+ * after a restart with the same deadline.
+ */
+/*
+ * seconds > 0: pin ino (a published regular file; a hard link names the
+ * same version) for that long, clamped to pin_max_seconds, or give an
+ * already pinned version a new deadline. seconds == 0: unpin (no pin: 0).
+ * *left (may be NULL): seconds granted, 0 after an unpin. tenant: the
+ * caller's tenant (its root directory id) for its cap, 0 none. -ENOENT unknown; -EISDIR
+ * directory; -EINVAL symlink or special file; -EBUSY a pending version
+ * (not published yet); -ESTALE replaced or unlinked (orphaned);
+ * -ENOSPC over the pool's or the tenant's cap (nothing else changes).
+ */
+int dir_pin(struct dir *d, uint64_t ino, uint32_t seconds, uint64_t tenant, uint32_t *left);
+/* Seconds left of ino's pin (0: none); -ENOENT unknown ino, -EISDIR. */
+int dir_pin_left(struct dir *d, uint64_t ino, uint32_t *left);
+/* Cap the pinned bytes of tenant (its root id, not 0); 0 lifts its cap. */
+int dir_pin_tenant_cap(struct dir *d, uint64_t tenant, uint64_t max_bytes);
+/* Bytes tenant has pinned now. */
+uint64_t dir_pin_tenant_bytes(struct dir *d, uint64_t tenant);
 
 /* ---- bulk copies outside the lock ----
  *

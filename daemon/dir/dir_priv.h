@@ -54,6 +54,7 @@
 #include "htab.h"
 #include "proto.h"
 #include "rbtree.h"
+#include "ttlpin.h"
 
 #define container_of(p, type, member) \
 	((type *)((char *)(p) - offsetof(type, member)))
@@ -76,6 +77,7 @@ struct ver {
 	uint32_t leases;
 	uint32_t next;		/* extents; 0 or 1: ext.one, else ext.xl */
 	uint8_t state;		/* enum dir_state */
+	uint8_t pinned;		/* in d->pins (ttlpin.c): kept off the LRU */
 	uint16_t links;		/* names bound besides the node holding it (link.c) */
 	/*
 	 * A regular file's extents. Symlinks and special files (link.c) have
@@ -188,6 +190,7 @@ struct dir {
 	struct evring ev;
 	uint64_t ev_origin;		/* the session whose change is being pushed, 0: none */
 	struct persist *p;		/* record.c: the journal, when kept warm (persist/) */
+	struct ttlpins pins;		/* TTL pins (ttlpin.c; pinver.c, lru.c) */
 };
 
 struct nkey {
@@ -381,10 +384,30 @@ void dir_ev_fini(struct dir *d);
 
 /* ---- lru.c: the LRU of evictable versions, eviction ---- */
 
+/* A published version is on the LRU iff unleased, unpinned, regular and not ".tmp". */
+static inline int ver_evictable(const struct ver *v, const struct node *n)
+{
+	return !v->leases && !v->pinned && ver_regular(v) && !name_is_tmp(n->name, n->nlen);
+}
+
 void dir_lru_del(struct dir *d, struct ver *v);
+/*
+ * Lazy pin expiry: every pin whose deadline passed is taken out of
+ * d->pins and its version, if still published, joins the LRU at its head
+ * (the pin kept it, it did not make it recently used). Called before
+ * eviction needs room, before stats and before a pin call.
+ */
+void dir_pins_expire(struct dir *d);
+/* Wall-clock now in ns: pin deadlines are wall-clock (they outlive a restart). */
+uint64_t dir_wall_ns(void);
 void dir_lru_settle(struct dir *d, struct node *n);
 void dir_lru_touch(struct dir *d, struct ver *v);
 int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l);
+
+/* ---- pinver.c: TTL pins ---- */
+
+/* Replay one JR_PIN record (replay.c). */
+int dir_pin_replay(struct dir *d, const struct persist_item *it);
 
 /* ---- lease.c: leases ---- */
 

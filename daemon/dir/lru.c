@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/dir/lru.c: the LRU of evictable versions and eviction. A published
- * version is on the LRU iff it has no lease and its name is not ".tmp"
- * (dir_lru_settle keeps that true), and d->evictable counts its bytes. When the
- * allocator is short, dir_get_bytes() evicts from the head (least recently
- * used), one O(1) unbind each, telling subscribers with DEV_EVICT.
+ * version is on the LRU iff it has no lease, no TTL pin and its name is not
+ * ".tmp" (dir_lru_settle keeps that true), and d->evictable counts its
+ * bytes. When the allocator is short, dir_get_bytes() first lets pins that
+ * ran out go (dir_pins_expire: lazy, no timer thread), then evicts from the
+ * head (least recently used), one O(1) unbind each, telling subscribers
+ * with DEV_EVICT. A pinned version is never on the LRU, so eviction cannot
+ * reach it, and bytes pinned are not counted evictable.
  * Called with d->lock held, except dir_touch() which takes it.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "dir_priv.h"
 
@@ -31,11 +35,20 @@ static void lru_add_tail(struct dir *d, struct ver *v)
 	d->evictable += ver_reserved(v);
 }
 
-/* Put a published version where it belongs: on the LRU iff unleased and not ".tmp". */
+static void lru_add_head(struct dir *d, struct ver *v)
+{
+	v->lru.next = d->lru.next;
+	v->lru.prev = &d->lru;
+	d->lru.next->prev = &v->lru;
+	d->lru.next = &v->lru;
+	d->evictable += ver_reserved(v);
+}
+
+/* Put a published version where it belongs: on the LRU iff ver_evictable. */
 void dir_lru_settle(struct dir *d, struct node *n)
 {
 	struct ver *v = &n->u.v;
-	int want = !v->leases && ver_regular(v) && !name_is_tmp(n->name, n->nlen);
+	int want = ver_evictable(v, n);
 
 	if (want && !v->lru.prev)
 		lru_add_tail(d, v);
@@ -71,6 +84,7 @@ int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
 	int rc;
 
 	if (alloc_free_bytes(d->o.alloc) < need) {
+		dir_pins_expire(d);
 		if (d->o.eviction == DIR_EVICT_NONE ||
 		    alloc_free_bytes(d->o.alloc) + d->evictable < need) {
 			d->st.enospc++;
@@ -83,6 +97,29 @@ int dir_get_bytes(struct dir *d, uint64_t len, struct extent_list *l)
 	if (rc == -ENOSPC)
 		d->st.enospc++;
 	return rc;
+}
+
+uint64_t dir_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void dir_pins_expire(struct dir *d)
+{
+	uint64_t now = dir_wall_ns(), id;
+	struct ver *v;
+
+	while ((id = ttlpin_expired(&d->pins, now))) {
+		v = dir_id_ver(d, id);
+		if (!v)
+			continue;
+		v->pinned = 0;
+		if (v->state == DIR_ST_PUBLISHED && !v->lru.prev && ver_evictable(v, ver_node(v)))
+			lru_add_head(d, v);
+	}
 }
 
 /* v was used: move it to the LRU tail if it is on the LRU. */

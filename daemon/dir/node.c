@@ -300,6 +300,12 @@ int dir_ver_unbind(struct dir *d, struct node *n, struct ver *orphan)
 
 	if (v->lru.prev)
 		log_fatalx("dir: unbinding a version still on the LRU");
+	/* A pin belongs to the version while it is bound: unbound, nobody
+	 * can reach it by name, so keeping its bytes would only waste them. */
+	if (v->pinned) {
+		ttlpin_clear(&d->pins, v->id);
+		v->pinned = 0;
+	}
 	d->used -= r;
 	if (v->leases) {
 		dir_ver_move(d, v, orphan);

@@ -18,7 +18,8 @@
  * EVICT records the version once, for its primary name, and replay drops
  * every name with it; publishing or renaming over a shared name needs
  * nothing more, since replay drops only the name a JR_FILE or JR_RENAME
- * lands on. Pending versions, leases and sessions are never recorded: they
+ * lands on. TTL pins are JR_PIN records written by pinver.c; a checkpoint
+ * lists every pin after the names. Pending versions, leases and sessions are never recorded: they
  * do not survive a restart. Changes that grow the state ask
  * dir_record_room() first (persist_room: checkpoint early or -ENOSPC).
  */
@@ -267,6 +268,28 @@ static int walk_links(struct dir *d, persist_emit_fn emit, void *arg)
 	return rc;
 }
 
+struct pin_emit {
+	persist_emit_fn emit;
+	void *arg;
+};
+
+static int emit_pin(void *arg, const struct ttlpin *p)
+{
+	struct pin_emit *e = arg;
+	struct persist_item it = { .type = JR_PIN, .id = p->id, .until = p->until_ns,
+				   .tenant = p->tenant };
+
+	return e->emit(e->arg, &it);
+}
+
+/* Every pin, with its deadline: a checkpoint keeps them (pinver.c). */
+static int walk_pins(struct dir *d, persist_emit_fn emit, void *arg)
+{
+	struct pin_emit e = { emit, arg };
+
+	return ttlpin_walk(&d->pins, emit_pin, &e);
+}
+
 /* Push c on the stack of directories still to walk. */
 static int walk_push(const struct node ***stack, size_t *top, size_t *cap,
 		     const struct node *c)
@@ -328,6 +351,8 @@ int dir_record_walk(void *dir, persist_emit_fn emit, void *arg)
 		rc = walk_tree(d, emit, arg);
 	if (!rc)
 		rc = walk_links(d, emit, arg);
+	if (!rc)
+		rc = walk_pins(d, emit, arg);
 	return rc;
 }
 

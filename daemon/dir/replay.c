@@ -459,6 +459,8 @@ int dir_replay_item(void *dir, const struct persist_item *it)
 		return apply_unname(d, it);
 	case JR_SPECIAL:
 		return apply_special(d, it);
+	case JR_PIN:
+		return dir_pin_replay(d, it);
 	}
 	return -EBADMSG;
 }

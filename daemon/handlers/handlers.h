@@ -68,6 +68,8 @@ HANDLER(hdl_link);
 HANDLER(hdl_mknod);
 HANDLER(hdl_hintv);
 HANDLER(hdl_hint_wait);
+/* pin.c */
+HANDLER(hdl_pin);
 /* stats.c */
 HANDLER(hdl_statfs);
 /* rdma.c */

@@ -38,6 +38,8 @@ static uint32_t fixed_len(uint32_t type)
 		return sizeof(struct jb_unname);
 	case JR_SPECIAL:
 		return sizeof(struct jb_special);
+	case JR_PIN:
+		return sizeof(struct jb_pin);
 	}
 	return 0;
 }
@@ -96,6 +98,9 @@ static void enc_fixed(const struct persist_item *it, void *f)
 		break;
 	case JR_IDS:
 		*(struct jb_ids *)f = (struct jb_ids){ it->id };
+		break;
+	case JR_PIN:
+		*(struct jb_pin *)f = (struct jb_pin){ it->id, it->until, it->tenant };
 		break;
 	}
 }
@@ -235,6 +240,7 @@ int persist_dec(uint32_t type, const void *body, uint32_t blen, struct persist_i
 	struct jb_remove r;
 	struct jb_attr a;
 	struct jb_ids ids;
+	struct jb_pin pin;
 
 	if (!flen || blen < flen)
 		return -EBADMSG;
@@ -258,6 +264,11 @@ int persist_dec(uint32_t type, const void *body, uint32_t blen, struct persist_i
 	case JR_IDS:
 		memcpy(&ids, body, sizeof(ids));
 		*it = (struct persist_item){ .type = type, .id = ids.next_id };
+		return 0;
+	case JR_PIN:
+		memcpy(&pin, body, sizeof(pin));
+		*it = (struct persist_item){ .type = type, .id = pin.id, .until = pin.until_ns,
+			.tenant = pin.tenant };
 		return 0;
 	}
 	return dec_named(type, body, blen, it);

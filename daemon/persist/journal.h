@@ -41,6 +41,12 @@ enum jrec_type {
 	JR_LINK = 7,	/* one more name bound to the published version `id` */
 	JR_UNNAME = 8,	/* one name of a version with several goes; the others stay */
 	JR_SPECIAL = 9,	/* a symlink (with its target) or a FIFO, socket or device */
+	/*
+	 * Added with TTL pins: a journal written before them holds none and
+	 * recovers as before; a marud older than them skips these records
+	 * (the names come back, unpinned).
+	 */
+	JR_PIN = 10,	/* version id pinned until a wall-clock deadline (0: unpinned) */
 };
 
 struct jrec_hdr {
@@ -109,6 +115,16 @@ struct jb_special {
 	/* char target[tlen]; char name[nlen] */
 };
 
+/*
+ * until_ns: CLOCK_REALTIME ns, so a restart does not extend the pin; 0:
+ * unpin. tenant: the root directory id of the tenant whose cap it counts
+ * against, 0 none.
+ */
+struct jb_pin {
+	uint64_t id, until_ns, tenant;
+};
+
+_Static_assert(sizeof(struct jb_pin) == 24, "pin body");
 _Static_assert(sizeof(struct jrec_hdr) == 24, "record header");
 _Static_assert(sizeof(struct jb_dir) == 56 && sizeof(struct jb_file) == 80, "bodies");
 _Static_assert(sizeof(struct jb_link) == 32 && sizeof(struct jb_unname) == 24 &&

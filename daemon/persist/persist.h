@@ -57,12 +57,15 @@ struct persist_name {
  *   JR_UNNAME   id, why, at (the name that goes)
  *   JR_RENAME   id, ctime (0: not recorded), at (from), to
  *   JR_IDS      id (ids below it may be in use)
+ *   JR_PIN      id (the version), until (wall-clock ns deadline; 0: unpinned),
+ *               tenant (root id of the tenant it counts against; 0 none)
  * Pointers point into the caller's node or the replayed record.
  */
 struct persist_item {
 	uint32_t type, why;
 	uint64_t id, size, xxh3, rdev;
 	uint64_t atime, mtime, ctime;
+	uint64_t until, tenant;
 	uint32_t mode, uid, gid;
 	uint32_t next, tlen;
 	const struct extent *ext;

@@ -539,6 +539,25 @@ uint32_t maru_hint_actions(struct maru_client *c);
 int maru_hint(struct maru_client *c, int action, const char *request,
 	      const struct maru_hint_range *r, size_t n);
 
+/* ---- TTL pins (marufs-design(7) §4.3; since MARU_0.3) ---- */
+
+/*
+ * Keep published version ino (a file's ino, as maru_lookup() gives it)
+ * from eviction for `seconds` (clamped to marud's pin-max-seconds), or
+ * give a pinned version a new deadline; seconds 0 unpins. The pin belongs
+ * to that version: a new version published under the name, or a rename
+ * over it, starts unpinned and the old one's pin ends with its name.
+ * Returns the seconds granted (0 after an unpin), -ENOSPC when the pool's
+ * or the tenant's pinned bytes would pass their cap (no other pin is
+ * dropped for it), -EBUSY for a pending version, -ESTALE for one already
+ * replaced or unlinked, -EISDIR, -EINVAL (symlink or special file),
+ * -ENOENT. A marud older than pins does not know the request (it ends
+ * the connection: the call fails).
+ */
+int maru_pin_set(struct maru_client *c, uint64_t ino, uint32_t seconds);
+/* Seconds left of ino's pin, rounded up; 0 when it has none. */
+int maru_pin_get(struct maru_client *c, uint64_t ino);
+
 /* ---- events ---- */
 
 enum maru_event_type {

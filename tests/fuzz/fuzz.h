@@ -19,7 +19,8 @@
  * HELLO_F_RECLAIM whose token is {k, 0, ...} (k > 0) gets the (k-1)-th
  * token handed out so far (modulo their count), and an AUTH whose mac is
  * all zero, sent after marud's AUTH reply on that connection, gets the HMAC
- * a client holding the key (FUZZ_KEY_BYTE x 32) would send.
+ * a client holding the key (FUZZ_KEY_BYTE x 32) would send (with
+ * FUZZ_F_TENANT, the administrator's or the tenant's: see below).
  */
 #ifndef MARU_FUZZ_H
 #define MARU_FUZZ_H
@@ -37,6 +38,19 @@
 #define FUZZ_F_KEY		0x02	/* marud has a key: AUTH first */
 #define FUZZ_F_FEW_LEASES	0x04	/* max_leases 4 per session */
 #define FUZZ_F_LITTLE_PENDING	0x08	/* max_pending 32 KiB per session */
+/*
+ * With FUZZ_F_KEY: marud reads a key file (FUZZ_KEYS_*): the administrator
+ * key is then the hash of FUZZ_ADMIN_SECRET, and tenant FUZZ_TENANT (root
+ * FUZZ_TENANT_ROOT, rw, or ro with FUZZ_F_TENANT_RO) can be proved: an
+ * AUTH of 128 bytes (proto_auth_named) with an all-zero mac, after marud's
+ * AUTH reply, gets the HMAC of that tenant's key (hash of its secret).
+ */
+#define FUZZ_F_TENANT		0x10
+#define FUZZ_F_TENANT_RO	0x20
+#define FUZZ_ADMIN_SECRET	"fuzz-admin-secret-0123456789"
+#define FUZZ_TENANT		"t"
+#define FUZZ_TENANT_ROOT	"/t"
+#define FUZZ_TENANT_SECRET	"fuzz-tenant-secret-0123456789"
 #define FUZZ_POOL_MIN_BLOCKS	4
 
 #define FUZZ_CONNS		4

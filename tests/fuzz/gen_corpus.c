@@ -304,6 +304,70 @@ static void scen_save(struct scen *s, const char *name)
 }
 
 /* Ids come from one counter starting at 2 (root is 1): the seeds rely on it. */
+/* AUTH with a key name (proto_auth_named), twice: the harness fills the mac. */
+static void auth_named(struct scen *s, uint8_t sel)
+{
+	struct proto_auth_named an = { .a = { .nonce = { 4, 5, 6 } } };
+
+	snprintf(an.key_name, sizeof(an.key_name), "%s", FUZZ_TENANT);
+	req(s, sel, OP_AUTH, &an, sizeof(an), NULL, 0);
+	req(s, sel, OP_AUTH, &an, sizeof(an), NULL, 0);
+	hello(s, sel, 0);
+}
+
+/*
+ * A scoped session (FUZZ_F_TENANT: tenant "t", root /t = id 2) next to the
+ * administrator, who makes /o (3) and /o/f (4): the tenant names ids
+ * outside, renames and links across its root, subscribes; a ro tenant
+ * tries every change.
+ */
+static void tenant_seeds(void)
+{
+	struct proto_auth auth = { .nonce = { 1, 2, 3 } };
+	struct proto_readdir_req rd = { .dir = 1, .max_entries = 16 };
+	struct proto_subscribe_req sub = { 0 };
+	struct proto_hint_req hint = { .ino = 4, .hint = 1 };
+	uint8_t buf[512];
+	struct scen s;
+
+	scen_start(&s, FUZZ_F_KEY | FUZZ_F_TENANT, 60);
+	req(&s, 1, OP_AUTH, &auth, sizeof(auth), NULL, 0);
+	req(&s, 1, OP_AUTH, &auth, sizeof(auth), NULL, 0);
+	hello(&s, 1, 0);
+	name_op(&s, 1, OP_MKDIR, 1, "o");
+	create(&s, 1, 3, "f", 0, 0, 10);
+	write_op(&s, 1, 4, 0, 10);
+	publish(&s, 1, 4, 10);
+	auth_named(&s, 2);
+	req(&s, 2, OP_SUBSCRIBE, &sub, sizeof(sub), NULL, 0);
+	auth_named(&s, 0);
+	ino_op(&s, 0, OP_GETATTR, 1);
+	name_op(&s, 0, OP_MKDIR, 1, "d");
+	name_op(&s, 0, OP_LOOKUP, 3, "f");
+	ino_op(&s, 0, OP_GETATTR, 4);
+	open_op(&s, 0, 4, 0, "");
+	open_op(&s, 0, 0, 3, "f");
+	rename_op(&s, 0, 1, "d", 3, "d2", 0);
+	req(&s, 0, OP_LINK, buf, link_req(buf, 4, 1, "l"), NULL, 0);
+	req(&s, 0, OP_HINT, &hint, sizeof(hint), NULL, 0);
+	create(&s, 0, 1, "g", 0, 0, 10);
+	write_op(&s, 0, 6, 0, 10);
+	publish(&s, 0, 6, 10);
+	req(&s, 0, OP_READDIR, &rd, sizeof(rd), NULL, 0);
+	req(&s, 0, OP_STATS, NULL, 0, NULL, 0);
+	req(&s, 0, OP_STATFS, NULL, 0, NULL, 0);
+	scen_save(&s, "tenant");
+
+	scen_start(&s, FUZZ_F_KEY | FUZZ_F_TENANT | FUZZ_F_TENANT_RO, 60);
+	auth_named(&s, 0);
+	name_op(&s, 0, OP_MKDIR, 1, "x");
+	create(&s, 0, 1, "y", 0, 0, 10);
+	name_op(&s, 0, OP_UNLINK, 1, "y");
+	req(&s, 0, OP_READDIR, &rd, sizeof(rd), NULL, 0);
+	ino_op(&s, 0, OP_GETATTR, 1);
+	scen_save(&s, "tenant-ro");
+}
+
 static void server_seeds(void)
 {
 	static const char *const names[] = { "a", "b", "missing" };
@@ -428,6 +492,8 @@ static void server_seeds(void)
 	name_op(&s, 0, OP_MKDIR, 1, "e");
 	req(&s, 0, OP_SUBSCRIBE, &sub, sizeof(sub), NULL, 0);
 	scen_save(&s, "subscribe");
+
+	tenant_seeds();
 
 	/* RKEY on a pending version, after its publish and after the release
 	 * (no rdma listener in the fuzzed server: refused each time, and a

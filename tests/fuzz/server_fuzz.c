@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 
 #include "conf.h"
 #include "fuzz.h"
+#include "keyfile.h"
 #include "proto.h"
 #include "server.h"
 
@@ -55,6 +57,7 @@ struct fconn {
 struct fuzz {
 	struct server *srv;
 	uint8_t key[CONFIG_KEY_BYTES];
+	uint8_t tkey[CONFIG_KEY_BYTES];	/* FUZZ_F_TENANT: the tenant's key */
 	struct fconn conns[FUZZ_CONNS];
 	uint8_t tokens[TOKENS_KEPT][16];
 	unsigned int ntokens;
@@ -145,12 +148,17 @@ static void fill_mac(struct fuzz *fz, struct fconn *fc, uint8_t *frame, size_t n
 	crypto_auth_hmacsha256_state st;
 	struct proto_auth a;
 
+	const uint8_t *key = fz->key;
+
 	if (n < PROTO_HDR_SIZE + sizeof(a) || !fc->have_ns)
 		return;
 	memcpy(&a, frame + PROTO_HDR_SIZE, sizeof(a));
 	if (memcmp(a.mac, zero, sizeof(zero)))
 		return;
-	crypto_auth_hmacsha256_init(&st, fz->key, sizeof(fz->key));
+	/* a named AUTH proves the tenant's key (whatever name it carries) */
+	if (n >= PROTO_HDR_SIZE + sizeof(struct proto_auth_named))
+		key = fz->tkey;
+	crypto_auth_hmacsha256_init(&st, key, sizeof(fz->key));
 	crypto_auth_hmacsha256_update(&st, (const uint8_t *)"maruc", 5);
 	crypto_auth_hmacsha256_update(&st, fc->ns, 32);
 	crypto_auth_hmacsha256_update(&st, a.nonce, 32);
@@ -300,6 +308,40 @@ static void run_frames(struct fuzz *fz, const uint8_t *data, size_t size)
 	}
 }
 
+static char keys_path[2][64];
+
+static void keys_unlink(void)
+{
+	unlink(keys_path[0]);
+	unlink(keys_path[1]);
+}
+
+/* FUZZ_F_TENANT: marud reads a key file (one per process and rights). */
+static void tenant_keys(struct fuzz *fz, struct config *cfg, int ro)
+{
+	char *path = keys_path[!!ro];
+	FILE *f;
+
+	FUZZ_CHECK(sodium_init() >= 0);
+	if (!path[0]) {
+		if (!keys_path[0][0] && !keys_path[1][0])
+			atexit(keys_unlink);
+		snprintf(path, sizeof(keys_path[0]), "/dev/shm/marud-fuzz-keys-%ld-%s",
+			 (long)getpid(), ro ? "ro" : "rw");
+		f = fopen(path, "w");
+		FUZZ_CHECK(f != NULL);
+		fprintf(f, "%s\nadmin secret=%s\nkey %s root=%s rights=%s secret=%s\n",
+			KEYFILE_MAGIC, FUZZ_ADMIN_SECRET, FUZZ_TENANT, FUZZ_TENANT_ROOT,
+			ro ? "ro" : "rw", FUZZ_TENANT_SECRET);
+		FUZZ_CHECK(fchmod(fileno(f), 0600) == 0 && fclose(f) == 0);
+	}
+	snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", path);
+	crypto_generichash(fz->key, sizeof(fz->key), (const uint8_t *)FUZZ_ADMIN_SECRET,
+			   strlen(FUZZ_ADMIN_SECRET), NULL, 0);
+	crypto_generichash(fz->tkey, sizeof(fz->tkey), (const uint8_t *)FUZZ_TENANT_SECRET,
+			   strlen(FUZZ_TENANT_SECRET), NULL, 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz fz = { 0 };
@@ -311,6 +353,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	config_of(data, &cfg);
 	memset(fz.key, FUZZ_KEY_BYTE, sizeof(fz.key));
+	if ((data[0] & FUZZ_F_KEY) && (data[0] & FUZZ_F_TENANT))
+		tenant_keys(&fz, &cfg, data[0] & FUZZ_F_TENANT_RO);
 	fz.trace = getenv("FUZZ_TRACE") != NULL;
 	rc = server_new(&cfg, data[0] & FUZZ_F_KEY ? fz.key : NULL, FUZZ_GENERATION, &fz.srv);
 	if (rc) {

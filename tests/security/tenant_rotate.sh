@@ -14,6 +14,8 @@ marud_start --key-file "$T/keys"
 PID0=$MARUD_PID
 ALICE_KEY=$(key_client alice /alice rw)
 BOB_KEY=$(key_client bob /bob rw)
+marufs_mount -o "key_file=$(key_client admin),data=tcp"
+ADM=$LAST_MNT
 marufs_mount -o "key_file=$ALICE_KEY,data=tcp"
 A=$LAST_MNT
 marufs_mount -o "key_file=$BOB_KEY,data=tcp"
@@ -45,7 +47,7 @@ grep -q "key file $T/keys: 1 key removed or changed, [1-9][0-9]* connections\? c
 	fail "no summary line of the removal"
 # bob's mount can no longer reach its tree: its reconnect is refused
 assert_fails timeout 10 cat "$B/b"
-grep -q "AUTH names key 'bob', which the key file does not hold" "$T/marud.log" ||
+wait_for 10 grep -q "AUTH names key 'bob', which the key file does not hold" "$T/marud.log" ||
 	fail "bob's reconnect was not refused by name"
 # carol mounts at once
 marufs_mount -o "key_file=$(key_client carol /carol rw),data=tcp"
@@ -66,6 +68,19 @@ touch "$T/stop"
 wait "$LOAD"
 [ ! -s "$T/load.err" ] || fail "alice's load saw errors: $(head "$T/load.err")"
 log "alice: $(cat "$T/load.count") write+read rounds, no error, across two reloads"
+assert_eq "$(cat "$ADM/carol/y")" still "the administrator's mount outlived the tenant reloads"
+
+# rotating the administrator's secret closes the administrator's connections
+ADMIN_SECRET=rotated-admin-secret-0123456789
+keys_write "alice /alice rw" "carol /carol rw"
+kill -HUP "$MARUD_PID"
+wait_for 1 grep -q "the administrator key changed: closing" "$T/marud.log" ||
+	fail "the old administrator key's connections not closed within 1 s"
+assert_fails timeout 10 cat "$ADM/carol/y"
+marufs_mount -o "key_file=$(key_client admin),data=tcp"
+assert_eq "$(cat "$LAST_MNT/carol/y")" still "the new administrator key mounts at once"
+marufs_umount "$LAST_MNT"
+marufs_kill "$ADM"
 assert_eq "$MARUD_PID" "$PID0" "marud was not restarted"
 ! grep -q "restart\|serving, generation" <(grep -v "^===" "$T/marud.log" | tail -n +8) ||
 	fail "something restarted: $(grep "restart\|serving" "$T/marud.log")"

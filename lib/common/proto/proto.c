@@ -34,7 +34,7 @@ static const char *const op_names[OP_MAX] = {
 	[OP_EVENT] = "EVENT", [OP_EVENT_ACK] = "EVENT_ACK", [OP_RKEY] = "RKEY",
 	[OP_SYMLINK] = "SYMLINK", [OP_READLINK] = "READLINK", [OP_LINK] = "LINK",
 	[OP_MKNOD] = "MKNOD",
-	[OP_HINTV] = "HINTV", [OP_HINT_WAIT] = "HINT_WAIT",
+	[OP_HINTV] = "HINTV", [OP_HINT_WAIT] = "HINT_WAIT", [OP_PIN] = "PIN",
 };
 
 const char *proto_op_name(uint16_t op)
@@ -242,6 +242,18 @@ static int check_open_req(const uint8_t *p, uint32_t len)
 	return proto_name_valid((const char *)p + sizeof(r), r.namelen);
 }
 
+static int check_pin_req(const uint8_t *p, uint32_t len)
+{
+	struct proto_pin_req r;
+
+	if (len != sizeof(r))
+		return -EPROTO;
+	memcpy(&r, p, sizeof(r));
+	if (r.flags & ~PIN_F_QUERY)
+		return -EINVAL;
+	return (r.flags & PIN_F_QUERY) && r.seconds ? -EINVAL : 0;
+}
+
 /* Body, request id (padded to 8) and exactly count ranges. */
 static int check_hintv_req(uint16_t op, const uint8_t *p, uint32_t len)
 {
@@ -347,6 +359,8 @@ int proto_req_check(uint16_t op, const void *payload, uint32_t len)
 		return check_fixed(len, sizeof(struct proto_ack_req));
 	case OP_RKEY:
 		return check_fixed(len, sizeof(struct proto_rkey_req));
+	case OP_PIN:
+		return check_pin_req(p, len);
 	default:
 		/* EVENT is pushed by marud, never sent to it */
 		return -EPROTO;
@@ -499,6 +513,8 @@ int proto_rep_check(uint16_t op, const void *payload, uint32_t len)
 		return check_fixed(len, 0);
 	case OP_HINT_WAIT:
 		return check_fixed(len, sizeof(struct proto_hint_wait_rep));
+	case OP_PIN:
+		return check_fixed(len, sizeof(struct proto_pin_rep));
 	case OP_HELLO:
 		return check_hello_rep(p, len);
 	case OP_AUTH:

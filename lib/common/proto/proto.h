@@ -87,6 +87,7 @@ enum proto_op {
 	OP_HINTV = 43,		/* proto_hintv_req+request+ranges -> -          */
 	OP_HINT_WAIT = 44,	/* proto_hintv_req+request+ranges -> proto_hint_wait_rep */
 	OP_RKEY = 48,		/* proto_rkey_req          -> proto_rkey_rep+keys */
+	OP_PIN = 56,		/* proto_pin_req           -> proto_pin_rep     */
 	OP_MAX
 };
 
@@ -468,6 +469,30 @@ struct proto_hint_wait_rep {
 	uint32_t ready;		/* leading ranges ready */
 	uint32_t pad;
 };
+
+/*
+ * TTL pins (marufs-design(7) §4.3, marufs-protocol(7)). PIN {ino, seconds}
+ * keeps the published version ino from eviction for that long (clamped to
+ * marud's pin-max-seconds), or gives it a new deadline; seconds 0 unpins.
+ * PIN_F_QUERY changes nothing (seconds must be 0). The reply says the
+ * seconds left (0: not pinned). -ENOSPC: the pool's or the tenant's
+ * pinned bytes would pass their cap (no other pin is dropped); -EBUSY a
+ * pending version; -ESTALE a version replaced or unlinked; -EISDIR,
+ * -EINVAL (symlink, special file), -ENOENT.
+ */
+#define PIN_F_QUERY	1u
+struct proto_pin_req {
+	uint64_t ino;
+	uint32_t seconds;
+	uint32_t flags;		/* PIN_F_* */
+};
+_Static_assert(sizeof(struct proto_pin_req) == 16, "pin_req size");
+
+struct proto_pin_rep {
+	uint32_t left;		/* seconds, rounded up */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct proto_pin_rep) == 8, "pin_rep size");
 
 struct proto_subscribe_req {
 	uint64_t after_seq;	/* 0: from now */

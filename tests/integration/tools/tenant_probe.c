@@ -62,6 +62,7 @@ static int confine(const char *uri, const char *akey, const char *key, const cha
 {
 	struct maru_client *adm, *c;
 	struct maru_hint_range r;
+	struct maru_statfs st;
 	struct maru_file *f = NULL;
 	struct maru_attr a;
 	uint64_t d, v;
@@ -78,6 +79,7 @@ static int confine(const char *uri, const char *akey, const char *key, const cha
 	printf("outside: dir %llu, file %llu\n", (unsigned long long)d, (unsigned long long)v);
 	FAILS(maru_getattr(c, d, &a), ENOENT);
 	FAILS(maru_getattr(c, v, &a), ENOENT);
+	FAILS(maru_pin_set(c, v, 60), ENOENT);
 	FAILS(maru_lookup(c, d, file, &a), ENOENT);
 	FAILS(maru_readdir(c, d, 0, count_cb, &n), ENOENT);
 	FAILS(maru_mkdir(c, d, "planted", 0755, 0, 0, &a), ENOENT);
@@ -109,6 +111,11 @@ static int confine(const char *uri, const char *akey, const char *key, const cha
 	rc = maru_stats_text(c, buf, sizeof(buf));
 	CHECK(rc == -EACCES);
 	printf("STATS: EACCES\n");
+	OK(maru_statfs(c, &st));
+	CHECK(st.capacity > 0 && st.names == 0 && st.dirs == 0);
+	OK(maru_statfs(adm, &st));
+	CHECK(st.names > 0);
+	printf("STATFS: byte totals, no counts of other trees\n");
 	/* nothing moved outside */
 	OK(maru_lookup(adm, d, file, &a));
 	CHECK(a.ino == v);
@@ -144,7 +151,11 @@ static int ro(const char *uri, const char *key, const char *file)
 	FAILS(maru_link(c, a.ino, MARU_ROOT_ID, "l", &a), EROFS);
 	FAILS(maru_symlink(c, MARU_ROOT_ID, "s", "x", 0, 0, &a), EROFS);
 	FAILS(maru_mknod(c, MARU_ROOT_ID, "p", S_IFIFO | 0644, 0, 0, 0, &a), EROFS);
-	printf("ro: mkdir rmdir create unlink rename setattr link symlink mknod: EROFS\n");
+	FAILS(maru_pin_set(c, a.ino, 60), EROFS);
+	rc = maru_pin_get(c, a.ino);
+	CHECK(rc == 0);
+	printf("ro: mkdir rmdir create unlink rename setattr link symlink mknod pin: EROFS; "
+	       "pin query works\n");
 	maru_client_free(c);
 	return 0;
 }

@@ -10,7 +10,7 @@ keys_write()
 	local spec name root rights quota
 	{
 		echo "marud-keys 1"
-		echo "admin secret=admin-secret-$$-0123456789"
+		echo "admin secret=${ADMIN_SECRET:-admin-secret-$$-0123456789}"
 		for spec in "$@"; do
 			read -r name root rights quota <<<"$spec"
 			echo "key $name root=$root rights=$rights${quota:+ quota=$quota} secret=$name-secret-$$-0123456789"
@@ -27,7 +27,7 @@ key_client()
 	{
 		echo "marud-keys 1"
 		if [ "$name" = admin ]; then
-			echo "admin secret=admin-secret-$$-0123456789"
+			echo "admin secret=${ADMIN_SECRET:-admin-secret-$$-0123456789}"
 		else
 			echo "key $name root=${2:-/} rights=${3:-rw} secret=$name-secret-$$-0123456789"
 		fi

@@ -125,6 +125,8 @@ void fx_open_limits(struct fx *f, uint64_t blocks, enum dir_eviction ev,
 	if (limits) {
 		o.max_leases = limits->max_leases;
 		o.max_pending_bytes = limits->max_pending_bytes;
+		o.pin_max_bytes = limits->pin_max_bytes;
+		o.pin_max_seconds = limits->pin_max_seconds;
 	}
 	assert_int_equal(dir_new(&o, &f->d), 0);
 	assert_int_equal(dir_session_new(f->d, &f->s1), 0);

@@ -111,6 +111,27 @@ static void test_roundtrip_every_kind(void **state)
 		roundtrip(kinds[i]);
 }
 
+static void test_pin_roundtrip(void **state)
+{
+	struct persist_item it = { .type = JR_PIN, .id = 77, .until = 1800000000123456789ull };
+	struct persist_item back;
+	uint8_t buf[64];
+	uint32_t n = persist_enc_to(&it, buf);
+
+	assert_int_equal(n, sizeof(struct jb_pin));
+	assert_int_equal(n, persist_enc_len(&it));
+	assert_int_equal(persist_dec(JR_PIN, buf, n, &back), 0);
+	assert_int_equal(back.type, JR_PIN);
+	assert_true(back.id == 77 && back.until == it.until);
+	assert_int_equal(persist_item_check(&back), 0);
+	assert_int_equal(persist_dec(JR_PIN, buf, n - 1, &back), -EBADMSG);
+	/* an unpin is the same record with no deadline */
+	it.until = 0;
+	persist_enc_to(&it, buf);
+	assert_int_equal(persist_dec(JR_PIN, buf, n, &back), 0);
+	assert_true(back.until == 0);
+}
+
 static void test_refuses_short_and_unknown(void **state)
 {
 	struct persist_item it = item_of(JR_FILE), back;
@@ -168,6 +189,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_every_kind),
+		cmocka_unit_test(test_pin_roundtrip),
 		cmocka_unit_test(test_refuses_short_and_unknown),
 		cmocka_unit_test(test_old_rename_has_no_ctime),
 		cmocka_unit_test(test_check_refuses_what_no_writer_makes),

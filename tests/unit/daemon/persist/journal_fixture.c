@@ -24,9 +24,11 @@ static void no_copy(void *arg, const struct extent_list *dst, uint64_t dst_off,
 {
 }
 
+uint64_t wfx_pin_max_bytes = UINT64_MAX;
+
 void wopen(struct wfx *f, int journal)
 {
-	struct dir_opts o = { .copy = no_copy };
+	struct dir_opts o = { .copy = no_copy, .pin_max_bytes = wfx_pin_max_bytes };
 	struct journal_opts jo = { f->pool, BLK, f->meta_len, uuid, NULL, NULL, f->shared };
 	struct persist_owner own;
 

@@ -29,6 +29,8 @@ struct wfx {
 	int shared;		/* pool is a MAP_SHARED mapping (wnew_shared) */
 };
 
+/* The pool's pin cap of the directories wopen makes (default: no cap). */
+extern uint64_t wfx_pin_max_bytes;
 /* A directory (and journal and persist, unless journal == 0) over f's pool bytes. */
 void wopen(struct wfx *f, int journal);
 /* A fresh pool of meta_len + data_len bytes, opened; with a journal, checkpointed. */

@@ -13,7 +13,8 @@
  * until the pins are updated AND a new version is added: a new node in
  * libmaru.sym (with the calls whose structs grew, and lib/compat.c for the
  * old layout), or a new extension size or ABI; then append the new
- * digest. `abi_test --print` prints the tables and digests as they are.
+ * digest (a node that only adds calls repeats the digest before it).
+ * `abi_test --print` prints the tables and digests as they are.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -452,7 +453,7 @@ static const struct {
 	{ "MARU_0.1", 0x58064f5f70f8db02ull },	/* before the size fields */
 	/* the size fields, opts.lease_cache, opts.stream_bytes */
 	{ "MARU_0.2", 0xeb2d3759b1afdabeull },
-	/* opts.tls_ca, opts.tls_cert, opts.tls_key */
+	/* opts.tls_ca, opts.tls_cert, opts.tls_key; TTL pin calls */
 	{ "MARU_0.3", 0x6f3b376fb4cb4f46ull },
 };
 
@@ -549,7 +550,8 @@ static void test_lib_pins_belong_to_newest_node(void **state)
 	assert_int_equal(n, (int)N(lib_history));
 	for (i = 0; i < N(lib_history); i++) {
 		assert_string_equal(nodes[i], lib_history[i].node);
-		for (j = 0; j < i; j++)
+		/* a node that only adds calls keeps the table of the one before */
+		for (j = 0; j + 1 < i; j++)
 			assert_true(lib_history[j].digest != lib_history[i].digest);
 	}
 	if (digest(lib_pinned, N(lib_pinned)) != lib_history[last].digest)
