@@ -5,6 +5,8 @@
 # - A mount with tls_ca= against a server that answers in clear (what a man
 #   in the middle stripping TLS would do) fails at once, and the only bytes
 #   the mount sent were a TLS ClientHello: no frame in clear, no key proof.
+# - A TLS 1.2 client (openssl s_client -tls1_2) is refused by a TLS marud;
+#   TLS 1.3 from the same tool is served.
 # - A mount without TLS against a TLS marud is refused, with and without a
 #   key: marud answers EPROTONOSUPPORT, logs the refusal, and the mount says
 #   to give tls_ca=; the unix socket of that marud still serves in clear.
@@ -38,6 +40,15 @@ mount_must_fail "no TLS 1.3 handshake" "maru://127.0.0.1:$fake" "data=tcp,timeou
 
 # a clear client, a TLS marud (without, then with a key)
 tls_marud_start "$port" --tls-cert "$T/pki/srv.pem" --tls-key "$T/pki/srv.key"
+# TLS 1.3 only
+if openssl s_client -connect "127.0.0.1:$port" -tls1_2 -CAfile "$T/pki/ca.pem" \
+	</dev/null >"$T/tls12.out" 2>&1; then
+	fail "marud accepted TLS 1.2: $(grep -a Protocol "$T/tls12.out")"
+fi
+grep -q "alert handshake failure" "$T/tls12.out" || fail "TLS 1.2 not refused by alert: $(tail -3 "$T/tls12.out")"
+openssl s_client -connect "127.0.0.1:$port" -tls1_3 -CAfile "$T/pki/ca.pem" \
+	</dev/null >"$T/tls13.out" 2>&1 || fail "TLS 1.3 from openssl failed: $(tail -3 "$T/tls13.out")"
+grep -q "Verify return code: 0 (ok)" "$T/tls13.out" || fail "openssl did not verify marud's certificate"
 mount_must_fail "speaks only TLS on tcp" "maru://127.0.0.1:$port" "data=tcp,timeout_ms=8000"
 grep -q "TLS refused: clear text at a TLS listener" "$T/marud.log" || fail "marud did not log the refusal"
 marufs_mount -o data=tcp
