@@ -43,6 +43,7 @@
 #define TLS_FLAGS	(GNUTLS_NO_TICKETS | GNUTLS_NO_AUTO_REKEY | GNUTLS_NO_SIGNAL | \
 			 GNUTLS_NONBLOCK)
 #define RELAY_BUF	(64U << 10)
+#define TLS_RECORD_MAX	(16U << 10)	/* plaintext of one record */
 #define RELAY_STACK	(128U << 10)
 
 struct tls_creds {
@@ -383,19 +384,25 @@ static int pump_once(struct relay *r, struct pump *p)
 	ssize_t n;
 	int moved = 0;
 
-	if (!p->down_len && !p->net_eof) {
-		n = gnutls_record_recv(r->s, r->down, sizeof(r->down));
+	/* as many records as are there and fit: one hand-over for several */
+	while (!p->net_eof && p->down_len + TLS_RECORD_MAX <= sizeof(r->down)) {
+		n = gnutls_record_recv(r->s, r->down + p->down_len,
+				       sizeof(r->down) - p->down_len);
 		if (n > 0) {
-			p->down_len = (size_t)n;
-			p->down_off = 0;
+			if (!p->down_len)
+				p->down_off = 0;
+			p->down_len += (size_t)n;
 			moved = 1;
-		} else if (n == 0 || (n != GNUTLS_E_AGAIN && n != GNUTLS_E_INTERRUPTED)) {
+			continue;
+		}
+		if (n == 0 || (n != GNUTLS_E_AGAIN && n != GNUTLS_E_INTERRUPTED)) {
 			/* before the caller sees the end, so that it can ask why */
 			if (n == GNUTLS_E_FATAL_ALERT_RECEIVED)
 				atomic_store(&r->cr->alert, 1 + (int)gnutls_alert_get(r->s));
 			p->net_eof = 1;
 			moved = 1;
 		}
+		break;
 	}
 	if (p->down_len) {
 		n = send(r->app, r->down + p->down_off, p->down_len - p->down_off,
@@ -447,7 +454,7 @@ static void pump(struct relay *r)
 			continue;
 		f[0] = (struct pollfd){ .fd = r->net };
 		f[1] = (struct pollfd){ .fd = r->app };
-		if (!p.down_len)
+		if (!p.net_eof && p.down_len + TLS_RECORD_MAX <= sizeof(r->down))
 			f[0].events |= POLLIN;
 		if (p.up_len)
 			f[0].events |= POLLOUT;
