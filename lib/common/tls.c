@@ -462,6 +462,11 @@ static void pump(struct relay *r)
 			f[1].events |= POLLIN;
 		if (p.down_len)
 			f[1].events |= POLLOUT;
+		/* a side we wait nothing from is left out: its hang-up would
+		 * wake this loop until the other side moved */
+		for (int i = 0; i < 2; i++)
+			if (!f[i].events)
+				f[i].fd = -1;
 		if (poll(f, 2, -1) < 0 && errno != EINTR)
 			break;
 	}
