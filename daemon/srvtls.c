@@ -93,7 +93,13 @@ int srvtls_reload(struct server *srv, const struct config *nc)
 
 int srvtls_on(const struct server *srv)
 {
-	return srv->tls != NULL;
+	int on;
+
+	/* a reload swaps the pointer (never to or from NULL) under the lock */
+	pthread_mutex_lock(&tls_lock);
+	on = srv->tls != NULL;
+	pthread_mutex_unlock(&tls_lock);
+	return on;
 }
 
 /*
