@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -178,7 +179,7 @@ static struct tls_creds *client_creds(const char *caname, int with_cert)
 	return cr;
 }
 
-static int clear_seen;
+static atomic_int clear_seen;
 
 static void on_clear(int fd, const char *peer)
 {
@@ -315,8 +316,11 @@ static void test_clear_client_and_stop(void **state)
 	close(cfd);
 	close(sfd);
 	close(efd);
+	tls_creds_put(cc);
 	/* a CA file without a certificate, a certificate without its key */
 	assert_int_equal(tls_creds_client("/dev/null", NULL, NULL, &cc, err, sizeof(err)) < 0, 1);
+	assert_int_equal(tls_creds_client("/dev/null", "/dev/null", NULL, &cc, err, sizeof(err)),
+			 -EINVAL);
 	tls_creds_put(sc);
 	(void)state;
 }
