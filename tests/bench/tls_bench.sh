@@ -33,7 +33,7 @@ marud_start --size 1G --listen "unix:$MARUD_SOCK" --listen "tcp://127.0.0.1:$TPO
 "$MARUD" -d --pool "shm:maru-tlsbench-$$" --size 1G --listen "unix:$T/plain.sock" \
 	--listen "tcp://127.0.0.1:$PPORT" >>"$T/marud-plain.log" 2>&1 &
 PLAIN_PID=$!
-on_exit "kill -TERM $PLAIN_PID 2>/dev/null; wait $PLAIN_PID 2>/dev/null || true"
+on_exit "kill -TERM $PLAIN_PID 2>/dev/null; wait $PLAIN_PID 2>/dev/null; rm -f /dev/shm/maru-tlsbench-$$"
 wait_up "$PLAIN_PID" 10 test -S "$T/plain.sock" || fail "the plain marud did not start"
 
 for r in $(seq "$ROUNDS"); do
