@@ -44,6 +44,10 @@ struct config {
 	enum dir_eviction eviction;
 	uint64_t grace_ms;
 	char key_file[PATH_MAX];
+	/* TLS on tcp listeners (daemon/srvtls.c): certificate, key, client CA. */
+	char tls_cert[PATH_MAX];
+	char tls_key[PATH_MAX];
+	char tls_client_ca[PATH_MAX];
 	uint32_t max_conns;
 	/* Handshake limits (daemon/admit.c): unauthenticated connections. */
 	uint32_t handshake_timeout_ms;	/* AUTH (or HELLO without a key) by then */

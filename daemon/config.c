@@ -134,6 +134,24 @@ static int set_key_file(struct config *c, const char *v, int layer)
 	return set_string(c->key_file, sizeof(c->key_file), v);
 }
 
+static int set_tls_cert(struct config *c, const char *v, int layer)
+{
+	(void)layer;
+	return set_string(c->tls_cert, sizeof(c->tls_cert), v);
+}
+
+static int set_tls_key(struct config *c, const char *v, int layer)
+{
+	(void)layer;
+	return set_string(c->tls_key, sizeof(c->tls_key), v);
+}
+
+static int set_tls_client_ca(struct config *c, const char *v, int layer)
+{
+	(void)layer;
+	return set_string(c->tls_client_ca, sizeof(c->tls_client_ca), v);
+}
+
 static int set_pidfile(struct config *c, const char *v, int layer)
 {
 	return set_string(c->pidfile, sizeof(c->pidfile), v);
@@ -469,6 +487,9 @@ static const struct config_key config_keys[] = {
 	{ "eviction", set_eviction },
 	{ "grace", set_grace },
 	{ "key-file", set_key_file },
+	{ "tls-cert", set_tls_cert },
+	{ "tls-key", set_tls_key },
+	{ "tls-client-ca", set_tls_client_ca },
 	{ "max-conns", set_max_conns },
 	{ "max-frame", set_max_frame },
 	{ "handshake-timeout-ms", set_handshake_timeout },

@@ -200,6 +200,10 @@ int config_validate(const struct config *c, uint8_t key[CONFIG_KEY_BYTES],
 			return rc;
 		*have_key = 1;
 	}
+	if (!c->tls_cert[0] != !c->tls_key[0] || (c->tls_client_ca[0] && !c->tls_cert[0])) {
+		config_errf(err, "tls-cert and tls-key come together, and tls-client-ca needs them");
+		return -EINVAL;
+	}
 	if (c->nlisten == 0) {
 		config_errf(err, "no listen address");
 		return -EINVAL;
@@ -241,6 +245,9 @@ void config_print(const struct config *c, FILE *out)
 		(unsigned long long)(c->grace_ms % 1000));
 	fprintf(out, "key-file: %s\n", c->key_file[0] ? c->key_file :
 		"(none: serving only loopback and unix sockets)");
+	fprintf(out, "tls: %s%s%s%s%s\n", c->tls_cert[0] ? "TLS 1.3 on tcp listeners, certificate " :
+		"off (tcp in clear)", c->tls_cert, c->tls_cert[0] ? ", key " : "", c->tls_key,
+		c->tls_client_ca[0] ? ", client certificates required" : "");
 	fprintf(out, "max-conns: %u\n", c->max_conns);
 	fprintf(out, "max-frame: %u bytes\n", c->max_frame);
 	fprintf(out, "handshake-timeout-ms: %u\n", c->handshake_timeout_ms);
@@ -365,6 +372,8 @@ int config_diff_log(const struct config *o, const struct config *n)
 				  strcmp(o->region_ext_config, n->region_ext_config) != 0);
 	restart += restart_needed("listen", listen_differs(o, n));
 	restart += restart_needed("key-file", strcmp(o->key_file, n->key_file) != 0);
+	restart += restart_needed("tls (on or off)", !o->tls_cert[0] != !n->tls_cert[0] ||
+				  !o->tls_client_ca[0] != !n->tls_client_ca[0]);
 	restart += restart_needed("pidfile", strcmp(o->pidfile, n->pidfile) != 0);
 	restart += restart_needed("metrics-listen",
 				  strcmp(o->metrics_listen, n->metrics_listen) != 0 ||

@@ -140,6 +140,7 @@ void config_usage(FILE *out)
 		"usage: marud [-dnv] [-f file] [-D key=value] [--pool URI] [--size SIZE]\n"
 		"             [--listen URI]... [--eviction lru|none] [--grace SECONDS]\n"
 		"             [--key-file PATH] [--max-conns N] [--max-frame BYTES]\n"
+		"             [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
 		"             [--handshake-timeout-ms MS] [--handshake-max N]\n"
 		"             [--handshake-per-source N]\n"
 		"             [--max-leases N] [--max-pending BYTES] [--pidfile PATH]\n"
@@ -189,6 +190,9 @@ static const struct option long_opts[] = {
 	{ "eviction", required_argument, NULL, 0 },
 	{ "grace", required_argument, NULL, 0 },
 	{ "key-file", required_argument, NULL, 0 },
+	{ "tls-cert", required_argument, NULL, 0 },
+	{ "tls-key", required_argument, NULL, 0 },
+	{ "tls-client-ca", required_argument, NULL, 0 },
 	{ "max-conns", required_argument, NULL, 0 },
 	{ "max-frame", required_argument, NULL, 0 },
 	{ "handshake-timeout-ms", required_argument, NULL, 0 },

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "rdma.h"
 #include "server_priv.h"
+#include "srvtls.h"
 
 /*
  * Accepted connections the kernel queues for us (capped by somaxconn): a
@@ -270,6 +271,26 @@ static void refuse(struct server *srv, struct conn *c, int rc, const char *why)
 	conn_free(c);
 }
 
+/* fd's TLS session: the descriptor to serve, or -errno (fd closed). */
+static int tls_wrap(struct server *srv, int fd, const struct sockaddr_storage *ss,
+		    socklen_t sl)
+{
+	char host[64], port[NI_MAXSERV], peer[64 + NI_MAXSERV + 2];
+	int rc;
+
+	if (getnameinfo((const struct sockaddr *)ss, sl, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(peer, sizeof(peer), "tcp peer");
+	else
+		snprintf(peer, sizeof(peer), "%s:%s", host, port);
+	rc = srvtls_wrap(srv, fd, peer);
+	if (rc < 0) {
+		log_warn(rc, "%s: cannot start its TLS session", peer);
+		close(fd);
+	}
+	return rc;
+}
+
 static void accept_one(struct server *srv, struct listener *l)
 {
 	struct sockaddr_storage ss;
@@ -284,6 +305,15 @@ static void accept_one(struct server *srv, struct listener *l)
 			log_warn(errno, "accept on %s", l->uri);
 		return;
 	}
+	if (!l->is_unix)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!l->is_unix && srvtls_on(srv)) {
+		/* the connection is served through its TLS session from here on */
+		rc = tls_wrap(srv, fd, &ss, sl);
+		if (rc < 0)
+			return;
+		fd = rc;
+	}
 	if (conn_new(srv, fd, l->is_unix, &c)) {
 		close(fd);
 		return;
@@ -294,8 +324,6 @@ static void accept_one(struct server *srv, struct listener *l)
 		refuse(srv, c, rc, why);
 		return;
 	}
-	if (!l->is_unix)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (conn_start(c)) {
 		log_warnx("%s: cannot start serving the connection", c->peer);
 		admit_forget(c);

@@ -2,7 +2,8 @@
 /*
  * daemon/reload.c: what SIGHUP reloads, in order (reload.h): the
  * configuration's live settings (server.c), then the key file (keys.c:
- * removed keys' connections closed, new keys usable at once).
+ * removed keys' connections closed, new keys usable at once), then the
+ * TLS certificate (srvtls.c: new connections take the new one).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include "keys.h"
 #include "log.h"
 #include "reload.h"
+#include "srvtls.h"
 #include "server.h"
 
 static int config_step(struct server *srv, const struct config *nc)
@@ -33,7 +35,7 @@ static const struct reload_step {
 } steps[] = {
 	{ "configuration", config_step },
 	{ "key file", keys_step },
-	/* tls: { "certificates", tls_reload }, */
+	{ "TLS certificate", srvtls_reload },
 };
 
 unsigned int reload_all(struct server *srv, const struct config *nc)

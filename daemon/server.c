@@ -35,6 +35,7 @@
 #include "recover.h"
 #include "server.h"
 #include "server_priv.h"
+#include "srvtls.h"
 #include "session.h"
 #include "subscribe.h"
 
@@ -233,6 +234,9 @@ int server_new(const struct config *cfg, const uint8_t *key, uint64_t generation
 	rc = keys_load(srv, 0);
 	if (rc)
 		goto out_destroy;
+	rc = srvtls_open(srv);
+	if (rc)
+		goto out_destroy;
 	rc = listen_open_all(srv);
 	if (rc)
 		goto out_destroy;
@@ -310,6 +314,7 @@ void server_destroy(struct server *srv)
 		server_stop(srv);
 	metrics_stop(srv);
 	listen_close_all(srv);
+	srvtls_close(srv);
 	sessions_destroy(srv->sessions);
 	rdma_srv_close(srv->rdma);
 	if (srv->dir)

@@ -120,6 +120,7 @@ struct server {
 	struct member *member;		/* cluster/: NULL outside a cluster */
 	uint64_t generation;
 	int have_key;
+	struct tls_creds *tls;		/* srvtls.c: TCP clients speak TLS, or NULL */
 	uint8_t key[CONFIG_KEY_BYTES];	/* the administrator key (unscoped) */
 	struct tenants tenants;		/* tenant.h: scoped keys of the key file */
 

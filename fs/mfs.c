@@ -215,6 +215,9 @@ int mfs_client_opts(struct mfs *m, struct maru_client_opts *co, char *name,
 	maru_client_opts_init(co, sizeof(*co));
 	co->uri = m->o.pool;
 	co->key_file = m->o.key_file;
+	co->tls_ca = m->o.tls_ca;
+	co->tls_cert = m->o.tls_cert;
+	co->tls_key = m->o.tls_key;
 	co->log_fn = libmaru_log_sink;
 	co->log_arg = m;
 	co->log_priority = log_get_verbose() ? LOG_DEBUG : LOG_INFO;

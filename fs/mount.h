@@ -70,6 +70,7 @@ struct mfs_opts {
 	char *data;		/* auto|shm|tcp|rdma */
 	char *coherence;	/* hw|flush */
 	char *key_file;
+	char *tls_ca, *tls_cert, *tls_key;	/* TLS 1.3 to marud over tcp */
 	char *logfile;		/* daemonized: log here instead of syslog */
 	unsigned int timeout_ms;
 	unsigned int max_conns;

@@ -23,6 +23,9 @@ static const struct fuse_opt mfs_optspec[] = {
 	MOPT("data=%s", data),
 	MOPT("coherence=%s", coherence),
 	MOPT("key_file=%s", key_file),
+	MOPT("tls_ca=%s", tls_ca),
+	MOPT("tls_cert=%s", tls_cert),
+	MOPT("tls_key=%s", tls_key),
 	MOPT("timeout_ms=%u", timeout_ms),
 	MOPT("entry_timeout=%lf", entry_timeout),
 	MOPT("attr_timeout=%lf", attr_timeout),
@@ -59,6 +62,8 @@ void opts_usage(const char *prog)
 	       "    -o data=auto|shm|tcp|rdma   data path (default auto)\n"
 	       "    -o coherence=hw|flush       flush=non-coherent shared CXL memory (hw)\n"
 	       "    -o key_file=PATH            shared secret for marud (mode 0600)\n"
+	       "    -o tls_ca=PATH              TLS 1.3 to marud: the CA of its certificate\n"
+	       "    -o tls_cert=PATH,tls_key=PATH  client certificate (mutual TLS)\n"
 	       "    -o timeout_ms=N             bound on one call while marud is down (5000)\n"
 	       "    -o max_conns=N              control sockets for parallel calls (4)\n"
 	       "    -o stream_bytes=N           data=tcp: bytes read ahead/written behind (64 MiB)\n"
@@ -182,6 +187,9 @@ void opts_free(struct mfs_opts *o)
 	free(o->data);
 	free(o->coherence);
 	free(o->key_file);
+	free(o->tls_ca);
+	free(o->tls_cert);
+	free(o->tls_key);
 	free(o->logfile);
 	free(o->lookup_hints);
 	free(o->metrics);

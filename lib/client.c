@@ -21,6 +21,7 @@
 #include "lease_cache.h"
 #include "session.h"
 #include "splice.h"
+#include "tlsdial.h"
 #include "transport.h"
 
 #define DEFAULT_TIMEOUT_MS	5000
@@ -157,6 +158,9 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 	}
 	/* the caller's string need not outlive this call */
 	c->opts.key_file = NULL;
+	rc = tlsdial_init(c);
+	if (rc)
+		goto out_free;
 	rc = client_init_sync(c);
 	if (rc)
 		goto out_free;
@@ -180,6 +184,7 @@ out_close:
 	lease_cache_free(c);
 	splice_src_free(c);
 out_free:
+	tlsdial_free(c);
 	sodium_memzero(c->key, sizeof(c->key));
 	free(c->conns);
 	free(c);
@@ -206,6 +211,7 @@ void maru_client_free(struct maru_client *c)
 	session_dp_close(c);
 	splice_src_free(c);
 	client_destroy_sync(c);
+	tlsdial_free(c);
 	sodium_memzero(c->key, sizeof(c->key));
 	free(c->conns);
 	free(c);

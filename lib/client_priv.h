@@ -47,6 +47,7 @@ struct req;
 struct shm_dp;
 struct tcp_dp;
 struct tcp_stream;
+struct tls_creds;
 
 /* One socket of the pool; fd < 0 when closed. */
 struct conn {
@@ -146,6 +147,11 @@ struct maru_client {
 	char name[32];
 	uint8_t key[32];
 	int has_key;
+	struct tls_creds *tls;		/* tlsdial.c: TCP sockets speak TLS, or NULL */
+	atomic_uint tls_ktls;		/* sessions the kernel carried (tlsdial.c) */
+	atomic_uint tls_sessions;
+	char tls_desc[96];		/* the last session's parameters, under lock */
+	char tls_said[160];		/* the last handshake failure logged, under lock */
 	char key_name[64];		/* scoped key (keyfile.h): its name; "": admin */
 
 	pthread_mutex_t lock;		/* session, conns, files, down */

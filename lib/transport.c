@@ -45,6 +45,7 @@
 #include "frame.h"
 #include "session.h"
 #include "sockio.h"
+#include "tlsdial.h"
 #include "transport.h"
 
 #define BACKOFF_MIN_MS	10
@@ -101,6 +102,9 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 	int fd, rc;
 
 	fd = addr_connect_stop(&c->addr, ms ? ms : 1, cancel_fd());
+	/* with tls_ca, TLS before any byte of ours (tlsdial.c says why not) */
+	if (fd >= 0)
+		fd = tlsdial_wrap(c, fd, deadline);
 	if (fd < 0)
 		return fd;
 	/* the handshake within what is left of the caller's budget; the
@@ -110,8 +114,12 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 		rc = auth_exchange(c, fd);
 	if (!rc)
 		rc = hello(fd, c, flags, token, rep, deadline);
+	rc = tlsdial_ended(c, rc);
 	if (rc == -EACCES && !c->has_key)
 		clog_warnx(c, "no key: marud requires one (give the key file marud's key-file names)");
+	if (rc == -EPROTONOSUPPORT)
+		clog_warnx(c, "marud at %s speaks only TLS on tcp: give tls_ca= (the CA of its "
+			   "certificate)", c->uri);
 	if (!rc)
 		rc = frame_set_timeout(fd, c->opts.timeout_ms);
 	if (rc) {
@@ -308,7 +316,7 @@ static void note_up(struct maru_client *c)
 static int fatal_err(int rc)
 {
 	return rc == -EACCES || rc == -EINVAL || rc == -ENOMEM || rc == -EPROTO ||
-	       rc == -EPERM;
+	       rc == -EPROTONOSUPPORT || rc == -EPERM;
 }
 
 /*

@@ -128,6 +128,19 @@ struct maru_client_opts {
 	 * frame, as before).
 	 */
 	size_t stream_bytes;
+	/*
+	 * Since MARU_0.3. TLS 1.3 on a maru:// (tcp) URI: tls_ca is the PEM
+	 * file of the CA marud's certificate must chain to (its name must
+	 * match the URI's host); tls_cert and tls_key (both or neither) a
+	 * client certificate for a marud that asks for one (mutual TLS).
+	 * With tls_ca set the client never speaks clear text: a marud that
+	 * does not answer in TLS fails the connection (-EPROTO, -ECONNRESET),
+	 * a refused certificate with -EACCES; a unix URI is -EINVAL. The HMAC
+	 * key (key_file) is proved inside the TLS session as before.
+	 */
+	const char *tls_ca;
+	const char *tls_cert;
+	const char *tls_key;
 };
 
 /* Fill opts with defaults. size is sizeof(*opts) as the caller knows it. */
@@ -142,6 +155,14 @@ void maru_client_opts_init(struct maru_client_opts *opts, size_t size);
 int maru_client_new(const struct maru_client_opts *opts, struct maru_client **out);
 /* Abandon pending versions, release leases, close sockets, free. */
 void maru_client_free(struct maru_client *c);
+/*
+ * Since MARU_0.3. The TLS of c's sockets: 0, the parameters of its last
+ * session in desc (GnuTLS's words, e.g. "(TLS1.3)-(ECDHE-X25519)-
+ * (RSA-PSS-RSAE-SHA256)-(AES-256-GCM)"; may be NULL) and in *ktls (may be
+ * NULL) 1 when the kernel carried every session's records (kernel TLS), 0
+ * when a thread of libmaru did; -ENOTCONN when c does not use TLS.
+ */
+int maru_client_tls(struct maru_client *c, char *desc, size_t len, int *ktls);
 
 /*
  * Cancelling calls (since MARU_0.2). A token bound to a thread makes the

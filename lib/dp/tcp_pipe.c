@@ -28,6 +28,7 @@
 #include "frame.h"
 #include "sockio.h"
 #include "tcp_pipe.h"
+#include "tlsdial.h"
 
 #define PIPE_IDLE	8
 /* frame buffers kept for the next stream: at most this many, and a
@@ -119,6 +120,9 @@ static int pipe_dial(struct maru_client *c, struct pipe *p)
 
 	c->env.facts(c, &s);
 	fd = addr_connect(&c->addr, c->opts.timeout_ms);
+	/* the data path's sockets speak TLS too when the control's do */
+	if (fd >= 0)
+		fd = tlsdial_wrap(c, fd, mono_ms() + c->opts.timeout_ms);
 	if (fd < 0)
 		return fd;
 	rc = frame_set_timeout(fd, c->opts.timeout_ms);
@@ -126,6 +130,7 @@ static int pipe_dial(struct maru_client *c, struct pipe *p)
 		rc = auth_exchange(c, fd);
 	if (!rc)
 		rc = pipe_hello(c, fd, &s);
+	rc = tlsdial_ended(c, rc);
 	if (rc) {
 		close(fd);
 		atomic_fetch_add(&c->st.tcp.pipe_errors, 1);

@@ -102,10 +102,38 @@ static void test_print(void **state)
 	free(text);
 }
 
+/* tls-cert and tls-key come together; tls-client-ca needs them (issue 26). */
+static void test_tls_keys(void **state)
+{
+	uint8_t key[CONFIG_KEY_BYTES];
+	struct config c, n;
+	int have;
+	FILE *err;
+
+	assert_int_equal(load(NULL, NULL, &c), 0);
+	assert_int_equal(config_set(&c, "tls-cert", "/etc/marud/cert.pem", 0), 0);
+	err = fmemopen(errbuf, sizeof(errbuf), "w");
+	assert_int_equal(config_validate(&c, key, &have, err), -EINVAL);
+	fclose(err);
+	assert_non_null(strstr(errbuf, "tls-cert and tls-key come together"));
+	assert_int_equal(config_set(&c, "tls_key", "/etc/marud/key.pem", 0), 0);
+	assert_int_equal(config_validate(&c, key, &have, NULL), 0);
+	assert_int_equal(load(NULL, NULL, &n), 0);
+	assert_int_equal(config_set(&n, "tls-client-ca", "/etc/marud/ca.pem", 0), 0);
+	assert_int_equal(config_validate(&n, key, &have, NULL), -EINVAL);
+	/* TLS on or off is a restart, a new path is not */
+	assert_true(config_diff_log(&n, &c) > 0);
+	n = c;
+	snprintf(n.tls_cert, sizeof(n.tls_cert), "/etc/marud/cert2.pem");
+	assert_int_equal(config_diff_log(&c, &n), 0);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_file_and_loopback),
+		cmocka_unit_test(test_tls_keys),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_print),
 	};

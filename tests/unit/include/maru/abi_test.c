@@ -54,6 +54,9 @@ static const struct pin lib_actual[] = {
 	FIELD(maru_client_opts, lease_cache),
 	FIELD(maru_client_opts, lease_cache_ms),
 	FIELD(maru_client_opts, stream_bytes),
+	FIELD(maru_client_opts, tls_ca),
+	FIELD(maru_client_opts, tls_cert),
+	FIELD(maru_client_opts, tls_key),
 	STRUCT(maru_pool_info),
 	FIELD(maru_pool_info, info_size),
 	FIELD(maru_pool_info, uuid),
@@ -270,7 +273,7 @@ static const struct pin ext_actual[] = {
 /* ---- the pins (abi_test --print) ---- */
 
 static const struct pin lib_pinned[] = {
-	{ "maru_client_opts", NULL, 104, 8 },
+	{ "maru_client_opts", NULL, 128, 8 },
 	{ "maru_client_opts", "opts_size", 0, 8 },
 	{ "maru_client_opts", "uri", 8, 8 },
 	{ "maru_client_opts", "key_file", 16, 8 },
@@ -287,6 +290,9 @@ static const struct pin lib_pinned[] = {
 	{ "maru_client_opts", "lease_cache", 84, 4 },
 	{ "maru_client_opts", "lease_cache_ms", 88, 4 },
 	{ "maru_client_opts", "stream_bytes", 96, 8 },
+	{ "maru_client_opts", "tls_ca", 104, 8 },
+	{ "maru_client_opts", "tls_cert", 112, 8 },
+	{ "maru_client_opts", "tls_key", 120, 8 },
 	{ "maru_pool_info", NULL, 8256, 8 },
 	{ "maru_pool_info", "info_size", 0, 8 },
 	{ "maru_pool_info", "uuid", 8, 16 },
@@ -508,8 +514,9 @@ static const struct {
 	/* the size fields, opts.lease_cache, opts.stream_bytes */
 	{ "MARU_0.2", 0xeb2d3759b1afdabeull },
 	/* struct maru_cluster_opts, struct maru_cluster_pool (the cluster calls);
-	 * struct maru_ns_usage (maru_ns_usage, tenants' quotas); the TTL pin calls */
-	{ "MARU_0.3", 0xb1ada9cf125992c2ull },
+	 * struct maru_ns_usage (maru_ns_usage, tenants' quotas); opts.tls_ca,
+	 * opts.tls_cert, opts.tls_key (TLS); the TTL pin calls */
+	{ "MARU_0.3", 0x73a6e771b83f762aull },
 };
 
 /* The extension: each ABI version and struct size, and its table's digest. */
