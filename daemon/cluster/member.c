@@ -246,13 +246,7 @@ static void *member_main(void *arg)
 		if (ms > 1000)
 			ms = 1000;	/* a drain asked meanwhile goes out within 1 s */
 		pthread_mutex_lock(&m->lock);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += ms / 1000;
-		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		deadline_ms(&ts, ms);
 		if (!m->stop && ms)
 			pthread_cond_timedwait(&m->wake, &m->lock, &ts);
 		pthread_mutex_unlock(&m->lock);
@@ -284,12 +278,13 @@ int member_start(const struct etcd_opts *eo, const struct member_info *mi,
 		return rc;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->wake, NULL);
-	rc = pthread_create(&m->thread, NULL, member_main, m);
+	rc = cond_init_mono(&m->wake);
+	if (!rc)
+		rc = -pthread_create(&m->thread, NULL, member_main, m);
 	if (rc) {
 		etcd_free(m->etcd);
 		free(m);
-		return -rc;
+		return rc;
 	}
 	*out = m;
 	return 0;

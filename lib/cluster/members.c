@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "maru/libmaru.h"
+#include "clock.h"
 #include "etcd.h"
 #include "hash.h"
 #include "place.h"
@@ -207,13 +208,7 @@ static void *cluster_main(void *arg)
 			c->unreachable = 0;
 		}
 		pthread_mutex_lock(&c->lock);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += c->refresh_ms / 1000;
-		ts.tv_nsec += (long)(c->refresh_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		deadline_ms(&ts, c->refresh_ms);
 		if (!c->stop)
 			pthread_cond_timedwait(&c->wake, &c->lock, &ts);
 		pthread_mutex_unlock(&c->lock);
@@ -279,8 +274,9 @@ int maru_cluster_open(const struct maru_cluster_opts *o, struct maru_cluster **o
 		return rc;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->wake, NULL);
-	rc = refresh(c);
+	rc = cond_init_mono(&c->wake);
+	if (!rc)
+		rc = refresh(c);
 	if (!rc)
 		rc = -pthread_create(&c->thread, NULL, cluster_main, c);
 	if (rc) {
