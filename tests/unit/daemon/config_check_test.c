@@ -57,6 +57,21 @@ static void test_key_file_and_loopback(void **state)
 	snprintf(c.key_file, sizeof(c.key_file), "%s", p600);
 	assert_int_equal(config_validate(&c, key, &have, NULL), 0);
 	assert_int_equal(have, 1);
+	/* The metrics endpoint: loopback, else only with metrics-remote. */
+	snprintf(c.metrics_listen, sizeof(c.metrics_listen), "[::1]:9464");
+	assert_int_equal(config_validate(&c, key, &have, NULL), 0);
+	snprintf(c.metrics_listen, sizeof(c.metrics_listen), "0.0.0.0:9464");
+	err = fmemopen(errbuf, sizeof(errbuf), "w");
+	assert_int_equal(config_validate(&c, key, &have, err), -EPERM);
+	fclose(err);
+	assert_non_null(strstr(errbuf, "metrics-remote = yes"));
+	c.metrics_remote = 1;
+	assert_int_equal(config_validate(&c, key, &have, NULL), 0);
+	snprintf(c.metrics_listen, sizeof(c.metrics_listen), "metrics.example:9464");
+	assert_int_equal(config_validate(&c, key, &have, NULL), -EINVAL);
+	snprintf(c.metrics_listen, sizeof(c.metrics_listen), "127.0.0.1:65536");
+	assert_int_equal(config_validate(&c, key, &have, NULL), -EINVAL);
+	c.metrics_listen[0] = '\0';
 	c.nlisten = 0;
 	assert_int_equal(config_validate(&c, key, &have, NULL), -EINVAL);
 }

@@ -40,6 +40,9 @@ static void test_defaults(void **state)
 	assert_int_equal(c.handshake_timeout_ms, 5000);
 	assert_int_equal(c.handshake_max, 256);
 	assert_int_equal(c.handshake_per_source, 64);
+	assert_string_equal(c.metrics_listen, "");	/* no /metrics endpoint */
+	assert_int_equal(c.metrics_remote, 0);
+	assert_int_equal(c.histograms, 1);
 	assert_string_equal(errbuf, "");
 }
 
@@ -90,6 +93,13 @@ static void test_set(void **state)
 	assert_string_equal(c.listen[0], "unix:/tmp/b.sock");
 	assert_int_equal(config_set(&c, "listen", "http://x", 2), -EINVAL);
 	assert_int_equal(c.nlisten, 1);
+	assert_int_equal(config_set(&c, "metrics-listen", "127.0.0.1:9464", 1), 0);
+	assert_string_equal(c.metrics_listen, "127.0.0.1:9464");
+	assert_int_equal(config_set(&c, "metrics_remote", "yes", 1), 0);
+	assert_int_equal(c.metrics_remote, 1);
+	assert_int_equal(config_set(&c, "histograms", "no", 2), 0);
+	assert_int_equal(c.histograms, 0);
+	assert_int_equal(config_set(&c, "histograms", "sometimes", 2), -EINVAL);
 }
 
 int main(void)

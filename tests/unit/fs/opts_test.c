@@ -56,6 +56,9 @@ static void test_defaults(void **state)
 	assert_true(o.negative_timeout == DEFAULT_NEG_TIMEOUT);
 	assert_null(o.data);
 	assert_null(o.lookup_hints);
+	assert_null(o.metrics);
+	assert_int_equal(o.metrics_remote, 0);
+	assert_int_equal(o.histograms, 1);
 	assert_int_equal(o.timeout_ms, 0);
 	assert_int_equal(o.show_help, 0);
 	assert_int_equal(args.argc, 2);	/* program and mountpoint */
@@ -71,6 +74,7 @@ static void test_every_option(void **state)
 		"-ostream_bytes=1048576",
 		"-o", "entry_timeout=1.5,attr_timeout=2.5,negative_timeout=0,logfile=l.log",
 		"-olookup_hints=off,ro,defaults,_netdev,nofail,noauto,user",
+		"-ometrics=0.0.0.0:9465,metrics_remote,histograms=0",
 		"maru://host:9", "/mnt/m", "-f", NULL };
 	struct fuse_args args;
 	struct mfs_opts o;
@@ -88,6 +92,9 @@ static void test_every_option(void **state)
 	assert_true(o.negative_timeout == 0);
 	assert_string_equal(o.logfile, "l.log");
 	assert_string_equal(o.lookup_hints, "off");
+	assert_string_equal(o.metrics, "0.0.0.0:9465");
+	assert_int_equal(o.metrics_remote, 1);
+	assert_int_equal(o.histograms, 0);
 	assert_string_equal(o.pool, "maru://host:9");
 	/* libfuse's own options go on; marufs's and fstab's do not */
 	assert_true(args_have(&args, "ro"));
@@ -98,6 +105,7 @@ static void test_every_option(void **state)
 	assert_false(args_have(&args, "nofail"));
 	assert_false(args_have(&args, "user"));
 	assert_false(args_have(&args, "data="));
+	assert_false(args_have(&args, "metrics"));
 	assert_false(args_have(&args, "maru://"));
 	opts_free(&o);
 	fuse_opt_free_args(&args);
