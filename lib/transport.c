@@ -592,6 +592,21 @@ int transport_call(struct maru_client *c, struct req *r)
 	return rc;
 }
 
+int transport_call_within(struct maru_client *c, struct req *r, unsigned int ms)
+{
+	uint64_t t0 = hist_start();
+	int rc = call_until(c, r, mono_ms() + (ms < c->opts.timeout_ms ? ms : c->opts.timeout_ms));
+
+	if (r->op < OP_MAX)
+		hist_done(&c->st.call_lat[r->op], t0);
+	return rc;
+}
+
+int transport_down(struct maru_client *c)
+{
+	return atomic_load(&c->down_since_ms) != 0;
+}
+
 void transport_ping(struct maru_client *c)
 {
 	struct req r = { .op = OP_PING };

@@ -17,6 +17,10 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 		   const uint8_t *token, struct proto_hello_rep *rep);
 /* Send r on an idle socket, retrying on fresh ones until opts.timeout_ms. */
 int transport_call(struct maru_client *c, struct req *r);
+/* The same, retrying for at most ms (and never past opts.timeout_ms). */
+int transport_call_within(struct maru_client *c, struct req *r, unsigned int ms);
+/* 1 while this client is in an outage (a call failed to reach marud). */
+int transport_down(struct maru_client *c);
 /* maru_client_new: the first session, -ECONNREFUSED if nobody listens. */
 int transport_connect_first(struct maru_client *c);
 void transport_close_conns(struct maru_client *c);

@@ -83,5 +83,17 @@ grep -q '^marud_request_duration_seconds_count{op="PUBLISH"} ' "$MNT/.maru/stats
 	fail ".maru/stats lacks marud's request histogram"
 
 marufs_umount "$MNT2"
+# marud away: the mount's endpoint answers at once with its own families,
+# maru_client_connected 0 (a scraper must not wait out timeout_ms each time)
+marud_kill
+scrape get "$P2" >"$T/mnt.away0" 2>/dev/null || true	# the outage is learnt here
+t0=$(date +%s%N)
+scrape get "$P2" >"$T/mnt.away" || fail "marufs's /metrics with marud away"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+log "marufs's /metrics with marud away: $ms ms"
+[ "$ms" -lt 1500 ] || fail "marufs's /metrics took $ms ms with marud away"
+grep -q '^maru_client_connected{[^}]*} 0$' "$T/mnt.away" ||
+	fail "no maru_client_connected 0 with marud away: $(grep connected "$T/mnt.away")"
+grep -q '^marufs_' "$T/mnt.away" || fail "marufs's own families missing with marud away"
+promtool check metrics <"$T/mnt.away" || fail "promtool check metrics: marufs's /metrics, marud away"
 marufs_umount "$MNT"
-marud_stop
