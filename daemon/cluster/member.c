@@ -128,7 +128,7 @@ static void tell(struct member *m, int what, int err, int draining)
 			  "retrying every second", m->mi.cluster,
 			  m->lease ? "cannot renew the etcd lease" : "cannot join",
 			  err == -EAGAIN ? "etcd has no quorum (members answer but cannot serve)" :
-			  err == -EACCES ? "etcd refused the credentials" :
+			  err == -EACCES ? "etcd refused the credentials or the request" :
 			  err == -EHOSTUNREACH ? "no etcd endpoint answers" : "etcd refused",
 			  etcd_error(m->etcd));
 		break;

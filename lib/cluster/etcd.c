@@ -146,7 +146,8 @@ const char *etcd_error(const struct etcd *e)
  * POST body to one endpoint. Returns 0 with the reply parsed into *reply,
  * 1 when the endpoint did not answer (e->err says why), 2 when it took the
  * connection but did not answer in time (a member without quorum holds a
- * request until its own deadline), or -ECANCELED.
+ * request until its own deadline), 3 when it refused the request outside
+ * etcd's JSON (an HTTP 4xx), or -ECANCELED.
  */
 static int post_one(struct etcd *e, unsigned int i, const char *path, const char *body,
 		    json_object **reply)
@@ -198,8 +199,11 @@ static int post_one(struct etcd *e, unsigned int i, const char *path, const char
 	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &code);
 	*reply = e->len ? json_tokener_parse(e->buf) : NULL;
 	if (!*reply) {
-		snprintf(e->err, sizeof(e->err), "%s: HTTP %ld with no JSON reply", e->ep[i], code);
-		return 1;
+		/* etcd's own words, one line (e.g. its gateway refusing a client
+		 * certificate with a CommonName while auth is on) */
+		snprintf(e->err, sizeof(e->err), "%s: HTTP %ld: %.*s", e->ep[i], code,
+			 e->len ? (int)strcspn(e->buf, "\r\n") : 8, e->len ? e->buf : "no reply");
+		return code >= 400 && code < 500 ? 3 : 1;
 	}
 	return 0;
 }
@@ -245,6 +249,8 @@ static int post(struct etcd *e, const char *path, json_object *req, json_object 
 		rc = post_one(e, i, path, body, reply);
 		if (rc < 0)
 			return rc;
+		if (rc == 3)
+			return -EACCES;
 		if (rc > 0) {
 			busy |= rc == 2;
 			continue;
@@ -284,7 +290,7 @@ static int authenticate(struct etcd *e, unsigned int i)
 		      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), &r);
 	json_object_put(req);
 	if (rc)
-		return rc < 0 ? rc : rc == 2 ? -EAGAIN : -EHOSTUNREACH;
+		return rc < 0 ? rc : rc == 2 ? -EAGAIN : rc == 3 ? -EACCES : -EHOSTUNREACH;
 	code = refusal(e, i, r);
 	if (!code && json_object_object_get_ex(r, "token", &t) &&
 	    strlen(json_object_get_string(t)) < sizeof(e->token))

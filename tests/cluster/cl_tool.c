@@ -16,7 +16,9 @@
  *	cl_tool count URI KEY			names in the root of one pool
  *
  * Lines are "word value ..." for the shell to read; the exit status is 0
- * unless a call failed in a way the command does not count.
+ * unless a call failed in a way the command does not count. etcd's TLS
+ * and authentication come from CL_ETCD_CA, CL_ETCD_CERT, CL_ETCD_KEY,
+ * CL_ETCD_USER and CL_ETCD_PASSWORD when set.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -53,6 +55,11 @@ static struct maru_cluster *open_cluster(const char *uri)
 	maru_cluster_opts_init(&o, sizeof(o));
 	o.uri = uri;
 	o.refresh_ms = 200;
+	o.etcd_ca = getenv("CL_ETCD_CA");
+	o.etcd_cert = getenv("CL_ETCD_CERT");
+	o.etcd_key = getenv("CL_ETCD_KEY");
+	o.etcd_user = getenv("CL_ETCD_USER");
+	o.etcd_password = getenv("CL_ETCD_PASSWORD");
 	rc = maru_cluster_open(&o, &c);
 	if (rc) {
 		fprintf(stderr, "cl_tool: %s: %s\n", uri, maru_strerror(rc));
