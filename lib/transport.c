@@ -604,7 +604,9 @@ int transport_call_within(struct maru_client *c, struct req *r, unsigned int ms)
 
 int transport_down(struct maru_client *c)
 {
-	return atomic_load(&c->down_since_ms) != 0;
+	uint64_t since = atomic_load(&c->down_since_ms);
+
+	return since && mono_ms() - since >= TRANSPORT_OUTAGE_MS;
 }
 
 void transport_ping(struct maru_client *c)

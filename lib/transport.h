@@ -19,7 +19,12 @@ int transport_dial(struct maru_client *c, unsigned int ms, uint32_t flags,
 int transport_call(struct maru_client *c, struct req *r);
 /* The same, retrying for at most ms (and never past opts.timeout_ms). */
 int transport_call_within(struct maru_client *c, struct req *r, unsigned int ms);
-/* 1 while this client is in an outage (a call failed to reach marud). */
+/*
+ * 1 while this client is in an outage: its calls have failed to reach
+ * marud for TRANSPORT_OUTAGE_MS or more (a stale socket's one EPIPE, which
+ * the next try mends, is no outage).
+ */
+#define TRANSPORT_OUTAGE_MS	1000
 int transport_down(struct maru_client *c);
 /* maru_client_new: the first session, -ECONNREFUSED if nobody listens. */
 int transport_connect_first(struct maru_client *c);

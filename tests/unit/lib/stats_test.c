@@ -79,7 +79,9 @@ static char *stats(struct maru_client *c)
 	buf = malloc((size_t)n + 65536);
 	assert_non_null(buf);
 	m = maru_stats_text(c, buf, (size_t)n + 65536);
-	assert_true(m >= n);
+	/* not m >= n: a histogram's _sum is a float, and a later one can
+	 * print shorter (0.000123 -> 0.00024) */
+	assert_true(m > 0 && m < n + 65536);
 	assert_int_equal(strlen(buf), m);
 	return buf;
 }
@@ -92,7 +94,6 @@ static void test_stats_text(void **state)
 	struct fake_marud f;
 	struct store s;
 	char *t, small[16];
-	ssize_t n;
 
 	(void)state;
 	store_init(&s);
@@ -131,11 +132,10 @@ static void test_stats_text(void **state)
 	assert_non_null(strstr(t, "maru_client_tcp_frames_total{dir=\"read\"} 1\n"));
 	assert_non_null(strstr(t, "\nmaru_client_spin_replies_total "));
 	assert_non_null(strstr(t, "\nmaru_client_spin_misses_total "));
-	n = (ssize_t)strlen(t);
 	free(t);
 	/* a short buffer: a prefix, NUL-terminated, and the full length */
 	memset(small, 'Z', sizeof(small));
-	assert_true(maru_stats_text(c, small, sizeof(small)) >= n);
+	assert_true(maru_stats_text(c, small, sizeof(small)) > (ssize_t)sizeof(small));
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 	assert_memory_equal(small, MARUD_TEXT, sizeof(small) - 1);
 	assert_int_equal(maru_stats_text(c, NULL, 5), -EINVAL);
