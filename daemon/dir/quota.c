@@ -34,6 +34,8 @@ static uint32_t root_slot(const struct dir *d, uint64_t id)
 {
 	struct dir_root_ix k = { id, 0 }, *r;
 
+	if (!d->nroots)
+		return 0;	/* d->roots may be NULL: bsearch must not see it */
 	r = bsearch(&k, d->roots, d->nroots, sizeof(k), root_cmp);
 	return r ? r->slot : 0;
 }
@@ -219,7 +221,8 @@ static void index_roots(struct dir *d, struct dir_root_ix *ix)
 	for (i = 1; i < DIR_TQ_SLOTS; i++)
 		if (d->tq[i].root)
 			ix[n++] = (struct dir_root_ix){ d->tq[i].root, i };
-	qsort(ix, n, sizeof(*ix), root_cmp);
+	if (n)
+		qsort(ix, n, sizeof(*ix), root_cmp);
 	free(d->roots);
 	d->roots = n ? ix : NULL;
 	d->nroots = n;

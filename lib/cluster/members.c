@@ -141,7 +141,8 @@ static int read_view(struct maru_cluster *c, struct view **out)
 		if (!parse_record(kvs[i].value, &v->pools[v->n]))
 			v->n++;
 	etcd_kvs_free(kvs, n);
-	qsort(v->pools, v->n, sizeof(*v->pools), by_uuid);
+	if (v->n)
+		qsort(v->pools, v->n, sizeof(*v->pools), by_uuid);
 	for (i = 0; i < v->n; i++) {
 		v->place[i].seed = seed_of(v->pools[i].uuid);
 		/* weight x capacity in GiB; draining pools: see owner() */
