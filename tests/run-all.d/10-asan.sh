@@ -17,9 +17,10 @@ if [ "${MARU_ASAN:-1}" != 0 ]; then
 	if CC=${asan_cc:-cc} configure "$asan_dir" -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dtests=true; then
 		# every unit and integration case, none excluded (also those in a
-		# second suite, listed as "integration+engines")
+		# second suite, listed as "integration+engines"), and the security
+		# suite: the code that faces untrusted tenants and certificates
 		mapfile -t asan_tests < <(meson test -C "$asan_dir" --list 2>/dev/null |
-			sed -n -E 's%^marufs:([a-z]+\+)*(unit|integration)(\+[a-z]+)* / %%p')
+			sed -n -E 's%^marufs:([a-z]+\+)*(unit|integration|security)(\+[a-z]+)* / %%p')
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-} \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-} \
 			meson_tests "$asan_dir" "${asan_tests[@]}"
