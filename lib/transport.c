@@ -582,16 +582,6 @@ static int call_until(struct maru_client *c, struct req *r, uint64_t deadline)
 	return -ETIMEDOUT;
 }
 
-int transport_call(struct maru_client *c, struct req *r)
-{
-	uint64_t t0 = hist_start();
-	int rc = call_until(c, r, mono_ms() + c->opts.timeout_ms);
-
-	if (r->op < OP_MAX)
-		hist_done(&c->st.call_lat[r->op], t0);
-	return rc;
-}
-
 int transport_call_within(struct maru_client *c, struct req *r, unsigned int ms)
 {
 	uint64_t t0 = hist_start();
@@ -600,6 +590,11 @@ int transport_call_within(struct maru_client *c, struct req *r, unsigned int ms)
 	if (r->op < OP_MAX)
 		hist_done(&c->st.call_lat[r->op], t0);
 	return rc;
+}
+
+int transport_call(struct maru_client *c, struct req *r)
+{
+	return transport_call_within(c, r, c->opts.timeout_ms);
 }
 
 int transport_down(struct maru_client *c)

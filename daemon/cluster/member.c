@@ -28,7 +28,6 @@ struct member {
 	pthread_cond_t wake;
 	volatile int stop;		/* polled by etcd calls too */
 	int asked;			/* lock: state marud's config asks, -1 none */
-	int registered;			/* lock */
 	int state;			/* the thread's: 1 draining, as put in etcd */
 	int64_t lease;			/* the thread's */
 	int told;			/* the last state logged (enum below) */
@@ -149,13 +148,6 @@ static void took(struct member *m, int asked)
 	pthread_mutex_unlock(&m->lock);
 }
 
-static void set_registered(struct member *m, int yes)
-{
-	pthread_mutex_lock(&m->lock);
-	m->registered = yes;
-	pthread_mutex_unlock(&m->lock);
-}
-
 /* put the record under the current lease; the caller holds none of the locks */
 static int put_record(struct member *m, int draining)
 {
@@ -193,14 +185,12 @@ static unsigned int round_once(struct member *m)
 		}
 		m->state = st;
 		took(m, asked);
-		set_registered(m, 1);
 		tell(m, TOLD_JOINED, 0, st);
 		return m->mi.ttl_s * 1000 / 3;
 	}
 	rc = etcd_lease_keepalive(m->etcd, m->lease, &ttl);
 	if (rc == -ENOENT) {
 		m->lease = 0;
-		set_registered(m, 0);
 		tell(m, TOLD_EXPIRED, rc, m->state);
 		return 0;
 	}
@@ -296,16 +286,6 @@ void member_set_draining(struct member *m, int draining)
 	m->asked = !!draining;
 	pthread_cond_signal(&m->wake);
 	pthread_mutex_unlock(&m->lock);
-}
-
-int member_registered(struct member *m)
-{
-	int r;
-
-	pthread_mutex_lock(&m->lock);
-	r = m->registered;
-	pthread_mutex_unlock(&m->lock);
-	return r;
 }
 
 void member_stop(struct member *m)

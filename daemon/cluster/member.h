@@ -67,8 +67,6 @@ int member_start(const struct etcd_opts *eo, const struct member_info *mi,
 		 struct member **out);
 /* drain (1) or activate (0) from now on; the record follows within 1 s */
 void member_set_draining(struct member *m, int draining);
-/* 1 while the record is in etcd under a live lease */
-int member_registered(struct member *m);
 /* Leave: revoke the lease (the record goes with it), end the thread. */
 void member_stop(struct member *m);
 

@@ -778,8 +778,6 @@ int maru_cluster_pools(struct maru_cluster *c, struct maru_cluster_pool *out, si
  */
 int maru_cluster_owner(struct maru_cluster *c, const char *path, struct maru_cluster_pool *owner,
 		       struct maru_cluster_pool *previous);
-/* membership changes seen since open */
-uint64_t maru_cluster_changes(struct maru_cluster *c);
 
 const char *maru_strerror(int err);	/* text for a -errno from this API */
 const char *maru_version(void);

@@ -457,18 +457,6 @@ int etcd_get(struct etcd *e, const char *key, char **value, int64_t *lease)
 	return rc;
 }
 
-int etcd_delete(struct etcd *e, const char *key)
-{
-	json_object *req = json_object_new_object(), *r;
-	int rc;
-
-	json_object_object_add(req, "key", b64(key));
-	rc = call(e, "/v3/kv/deleterange", req, &r);
-	if (!rc)
-		json_object_put(r);
-	return rc;
-}
-
 void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
 {
 	size_t i;

@@ -51,7 +51,6 @@ int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease);
 /* *value malloc'd, NUL-terminated; *lease (may be NULL) the key's lease,
  * 0 none; -ENOENT: no such key */
 int etcd_get(struct etcd *e, const char *key, char **value, int64_t *lease);
-int etcd_delete(struct etcd *e, const char *key);
 
 struct etcd_kv {
 	char *key, *value;	/* NUL-terminated */

@@ -41,7 +41,6 @@ struct maru_cluster {
 	pthread_cond_t wake;
 	volatile int stop;
 	struct view *cur;		/* lock */
-	uint64_t changes;		/* lock */
 	int unreachable;		/* the thread's: said so already */
 };
 
@@ -182,7 +181,6 @@ static int refresh(struct maru_cluster *c)
 	if (view_differs(c->cur, v)) {
 		old = c->cur;
 		c->cur = v;
-		c->changes++;
 		v = NULL;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -318,16 +316,6 @@ int maru_cluster_pools(struct maru_cluster *c, struct maru_cluster_pool *out, si
 		memcpy(out, c->cur->pools, (n < max ? n : max) * sizeof(*out));
 	pthread_mutex_unlock(&c->lock);
 	return (int)n;
-}
-
-uint64_t maru_cluster_changes(struct maru_cluster *c)
-{
-	uint64_t n;
-
-	pthread_mutex_lock(&c->lock);
-	n = c->changes;
-	pthread_mutex_unlock(&c->lock);
-	return n;
 }
 
 /* the hash a path is placed by: its directory's path and its name's key */
