@@ -171,6 +171,14 @@ static int write_only(int flags)
 	return (flags & O_ACCMODE) == O_WRONLY;
 }
 
+/* p was published or abandoned under an attached writer: not a failure. */
+static int pend_moved_on(struct pending *p)
+{
+	int st = pend_state_of(p);
+
+	return st == PEND_PUBLISHED || st == PEND_ABANDONED;
+}
+
 /* Attach writer s to p (ref the caller's) and truncate if asked. */
 static int attach_writer(struct pend_slot *s, struct pending *p, int trunc)
 {
@@ -199,8 +207,15 @@ int pend_slot_open(struct pend_slot *s, int flags, int *direct)
 		if (rc == 0)
 			return 0;
 		if (s->p) {
-			/* attached but the truncate failed: let go, say why */
+			/* attached but the truncate failed: let go; published
+			 * (renamed) meanwhile, the name is free: open again */
+			int moved = pend_moved_on(s->p);
+
 			drop(s, 0);
+			if (moved) {
+				rc = -EAGAIN;
+				continue;
+			}
 			if (io_errno(rc) == EIO)
 				RATELOG_WARN("open(O_TRUNC) of inode %" PRIu64 ": truncate: "
 					     "%s (EIO)", s->ino, maru_strerror(rc));
@@ -245,7 +260,17 @@ int pend_slot_create(struct pend_slot *s, uint64_t parent, const char *name, mod
 		if (rc == 0)
 			break;
 		if (s->p) {
-			drop(s, 0);	/* attached, then failed: say why */
+			/* attached, then failed. Published (renamed by another
+			 * writer) between the attach and the truncate or the
+			 * attributes: that rename came first and the name is
+			 * free, so create again. Else say why. */
+			int moved = pend_moved_on(s->p);
+
+			drop(s, 0);
+			if (moved) {
+				rc = -EAGAIN;
+				continue;
+			}
 			if (io_errno(rc) == EIO)
 				RATELOG_WARN("create of %s: %s (EIO)", name, maru_strerror(rc));
 			return -io_errno(rc);
