@@ -51,7 +51,7 @@ grep -q 'test-command' "$SRCDIR/.ci/run" || fail ".ci/run does not read the READ
 
 # The README is a front page; the details live where it links.
 size=$(wc -c <"$readme")
-[ "$size" -lt 16384 ] || fail "README.md is $size bytes: keep it a front page under 16 KiB"
+[ "$size" -lt 12288 ] || fail "README.md is $size bytes: keep it a front page under 12 KiB"
 grep -q '](tests/bench/README.md)' "$readme" || fail "README does not link tests/bench/README.md"
 [ -s "$SRCDIR/tests/bench/README.md" ] || fail "tests/bench/README.md is missing"
 for doc in "$readme" "$SRCDIR/tests/bench/README.md"; do
