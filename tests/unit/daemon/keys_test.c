@@ -9,7 +9,8 @@
  * revokes a key closes its connections and no others, a changed
  * administrator key closes the administrator's, a bad file (parse error,
  * bad mode, a root that is a file) changes nothing and says why in one
- * line, no key file is a no-op.
+ * line, every allocation of a reload failing in turn never leaves a
+ * revoked key's connection open, no key file is a no-op.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <cmocka.h>
 
 #include "dir.h"
+#include "dir/fixture.h"
 #include "keyfile.h"
 #include "keys.h"
 #include "server_harness.h"
@@ -315,6 +317,58 @@ static void test_bad_file_keeps(void **state)
 	kfx_close(k);
 }
 
+/*
+ * Every allocation of a reload failing in turn: whatever the result, a key
+ * that ended up revoked has its connections closed (and one that did not,
+ * none). Without fault injection (sanitizers) only the last round runs.
+ */
+static void test_nomem_sweep(void **state)
+{
+	struct tenant *a;
+	struct server *srv;
+	struct kfx *k;
+	struct tconn ca;
+	unsigned long n;
+	char log[4096];
+	int rc, done = 0;
+
+	(void)state;
+	k = kfx_open("marud-keys 1\n" ADMIN1 KEY_A KEY_B);
+	srv = k->t.srv;
+	for (n = 1; !done && n < 10000; n++) {
+		a = tenants_find(&srv->tenants, "a");
+		assert_non_null(a);
+		conn_open(k, &ca);
+		ca.c->authed = 1;
+		ca.c->tenant = a;
+		put_keys(k, "marud-keys 1\n" ADMIN1 KEY_B, 0600);
+		fail_injected = 0;
+		fail_countdown = n;
+		rc = load_logged(srv, 1, log, sizeof(log));
+		fail_countdown = 0;
+		done = !fail_injected;
+		if (done)
+			assert_int_equal(rc, 0);
+		if (atomic_load(&a->revoked)) {
+			if (!closed(&ca))
+				fail_msg("allocation %lu failed (%d): a revoked, its "
+					 "connection open: %s", n, rc, log);
+			/* the keys changed: the log must not say they did not */
+			assert_null(strstr(log, "keeping the old keys"));
+		} else {
+			assert_false(closed(&ca));
+		}
+		unlist_all(srv);
+		tc_close(&ca);
+		/* back to a and b for the next round */
+		put_keys(k, "marud-keys 1\n" ADMIN1 KEY_A KEY_B, 0600);
+		assert_int_equal(load_logged(srv, 1, log, sizeof(log)), 0);
+	}
+	assert_true(done);
+	print_message("%lu allocations failed in turn\n", n - 2);
+	kfx_close(k);
+}
+
 /* No key file (or no key): nothing to read, nothing changes. */
 static void test_no_key_file(void **state)
 {
@@ -337,6 +391,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_revokes, kfx_teardown),
 		cmocka_unit_test_teardown(test_admin_changed, kfx_teardown),
 		cmocka_unit_test_teardown(test_bad_file_keeps, kfx_teardown),
+		cmocka_unit_test_teardown(test_nomem_sweep, kfx_teardown),
 		cmocka_unit_test(test_no_key_file),
 	};
 
