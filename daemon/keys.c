@@ -49,13 +49,19 @@ static unsigned int close_revoked(struct server *srv, int admin_changed)
 	return n;
 }
 
-static int keys_apply(struct server *srv, FILE *err)
+/*
+ * *applied: the tenant table took the file (keys revoked by it are then
+ * closed even when the quotas cannot follow: the directory keeps the ones
+ * it had, and the quota error is returned).
+ */
+static int keys_apply(struct server *srv, FILE *err, int *applied)
 {
 	uint8_t key[CONFIG_KEY_BYTES];
 	unsigned int revoked = 0, closed;
-	int rc, admin_changed = 0, had_admin, now_admin;
+	int rc, qrc = 0, admin_changed = 0, had_admin, now_admin;
 	struct keyfile kf;
 
+	*applied = 0;
 	if (!srv->cfg.key_file[0] || !srv->have_key)
 		return 0;
 	rc = config_load_keys(srv->cfg.key_file, key, &kf, err);
@@ -65,9 +71,13 @@ static int keys_apply(struct server *srv, FILE *err)
 	had_admin = srv->tenants.have_admin;
 	pthread_mutex_unlock(&srv->tenants.lock);
 	rc = tenants_apply(&srv->tenants, srv->dir, &kf, &revoked, err);
-	if (!rc)
-		rc = quotas_sync(&srv->tenants, srv->dir);
 	if (!rc) {
+		*applied = 1;
+		qrc = quotas_sync(&srv->tenants, srv->dir);
+		if (qrc)
+			log_warnx("key file %s: the keys apply, but not their quotas (%s): "
+				  "the directory keeps the quotas it had", srv->cfg.key_file,
+				  strerror(-qrc));
 		pthread_mutex_lock(&srv->tenants.lock);
 		/* a file with keys but no admin line has a random admin key that
 		 * nobody holds: no change; a legacy file is all admin key */
@@ -86,13 +96,13 @@ static int keys_apply(struct server *srv, FILE *err)
 	keyfile_free(&kf);
 	/* at start srv->key is main's copy of the same file: no change */
 	if (rc || (!revoked && !admin_changed))
-		return rc;
+		return rc ? rc : qrc;
 	revoked += admin_changed;
 	closed = close_revoked(srv, admin_changed);
 	log_info("key file %s: %u key%s removed or changed, %u connection%s closed",
 		 srv->cfg.key_file, revoked, revoked == 1 ? "" : "s", closed,
 		 closed == 1 ? "" : "s");
-	return 0;
+	return qrc;
 }
 
 /* Errors are collected in memory and logged in one line. */
@@ -101,12 +111,12 @@ int keys_load(struct server *srv, int reload)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *err = open_memstream(&text, &len);
-	int rc;
+	int rc, applied;
 
-	rc = keys_apply(srv, err);
+	rc = keys_apply(srv, err, &applied);
 	if (err)
 		fclose(err);
-	if (rc)
+	if (rc && !(applied && reload))	/* applied: keys_apply said what failed */
 		log_warnx("%s%s", reload ? "key file reload failed, keeping the old keys: " :
 			  "cannot start: ", text && len ? text : strerror(-rc));
 	free(text);

@@ -13,6 +13,10 @@ struct server;
  * Read srv->cfg.key_file (a no-op without one) and apply it. On any error
  * (unreadable, bad mode, a parse error "FILE:LINE: what", a root that is a
  * file) nothing changes, one log line says why, and -errno is returned.
+ * Once the tenant table took the file, its keys are in force: when the
+ * quotas then cannot reach the directory (quotas.h), that is logged, the
+ * directory keeps the quotas it had, removed keys' connections are closed
+ * all the same, and the quota error is returned.
  * reload: 1 from SIGHUP (the line says the old keys stay), 0 at start.
  */
 int keys_load(struct server *srv, int reload);

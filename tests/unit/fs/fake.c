@@ -521,7 +521,7 @@ int __wrap_maru_statfs(struct maru_client *c, struct maru_statfs *out)
 {
 	if (fk.away_rc)
 		return fk.away_rc;
-	memset(out, 0, sizeof(*out));
+	*out = fk.statfs;
 	return 0;
 }
 
@@ -763,6 +763,7 @@ int __wrap_fuse_reply_statfs(fuse_req_t req, const struct statvfs *st)
 	fk.last_err = 0;
 	fk.last_namemax = st->f_namemax;
 	fk.last_blocks = st->f_blocks;
+	fk.last_statvfs = *st;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/statvfs.h>
 
 #include "mount.h"
 
@@ -71,6 +72,9 @@ struct fake {
 	fuse_req_t intr_req;
 	fuse_interrupt_func_t intr_func;
 	void *intr_data;
+	/* what maru_statfs answers; the last fuse_reply_statfs() whole */
+	struct maru_statfs statfs;
+	struct statvfs last_statvfs;
 };
 
 #define FAKE_SPLICE_FD		42
