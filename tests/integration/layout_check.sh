@@ -5,7 +5,8 @@
 # fs/ opens with its SPDX line and a comment naming itself and what it owns, is
 # at most 700 lines, has no function over 80 lines, and no file calls, through
 # any number of other files, a file that calls it back (read from the built
-# objects with nm). tools/layout_check.py does the work and names each
+# objects with nm), and has a unit test of its own at the mirrored path
+# (tests/unit/<its path>_test.c; a program's main.c excepted). tools/layout_check.py does the work and names each
 # violation: a cycle with its files and the symbol of each call in it
 # (tools/layout_check_test.py, suite unit, shows it finds a three-file one).
 . "$(dirname "$0")/lib/common.sh"

@@ -7,7 +7,8 @@
 # the built objects (nm of each component's static archive) it checks that no
 # file calls, through any number of other files, a file that calls it back:
 # the "uses a symbol defined in" relation between the objects of one
-# component has no cycle of any length. Each strongly connected component of
+# component has no cycle of any length. Every C source but a program's
+# main.c has a unit test of its own at the mirrored path under tests/unit/. Each strongly connected component of
 # that graph with more than one file is a cycle; it is printed with its files
 # and, for every call between them, the symbol that makes the edge.
 #
@@ -199,6 +200,21 @@ def cycle_report(comp, files, calls):
     return out
 
 
+# Tests mirror the tree: daemon/x/y.c is tested by tests/unit/daemon/x/y_test.c.
+# A program's main.c only parses its command line and starts the rest: the
+# integration suites run each program (marud, marufs, marustat) whole.
+NO_UNIT_TEST = ("main.c",)
+
+
+def check_tests(src, rel, bad):
+    d, n = os.path.split(rel)
+    if n in NO_UNIT_TEST:
+        return
+    test = os.path.join("tests", "unit", d, n[:-2] + "_test.c")
+    if not os.path.exists(os.path.join(src, test)):
+        bad.append(f"{rel}: no test of its own ({test})")
+
+
 def check_calls(src, build, bad):
     for comp, archives in ARCHIVES.items():
         defs, uses = {}, {}
@@ -227,6 +243,7 @@ def main():
             bad.append(f"{rel}: {len(lines)} lines (at most {MAX_LINES})")
         if rel.endswith(".c"):
             check_functions(rel, lines, bad)
+            check_tests(src, rel, bad)
     check_calls(src, build, bad)
     for b in bad:
         print(b)

@@ -6,7 +6,8 @@
 # and the same cycle built for real (three C files compiled into a static
 # archive of a fake tree, layout_check.py run on it as the integration case
 # runs it) must be reported with every file and the symbol of every edge;
-# an acyclic graph and an acyclic tree must not be.
+# an acyclic graph and an acyclic tree must not be. A source without a unit
+# test at its mirrored path is reported too (a main.c is not).
 #
 #	python3 layout_check_test.py [CC ...]
 #
@@ -83,7 +84,7 @@ ARCHIVES = {  # as layout_check.ARCHIVES names them
 }
 
 
-def build_tree(root, cc, sources):
+def build_tree(root, cc, sources, untested=()):
     src, build = os.path.join(root, "src"), os.path.join(root, "build")
     for rel, body in sources.items():
         p = os.path.join(src, rel)
@@ -91,6 +92,12 @@ def build_tree(root, cc, sources):
         with open(p, "w") as f:
             f.write("/* SPDX-License-Identifier: LGPL-2.1-or-later */\n"
                     f"/* {rel}: a file of the layout_check test */\n" + body)
+        if rel in untested:
+            continue
+        t = os.path.join(src, "tests", "unit", rel[:-2] + "_test.c")
+        os.makedirs(os.path.dirname(t), exist_ok=True)
+        with open(t, "w") as f:
+            f.write("/* its test */\n")
     for archive, members in ARCHIVES.items():
         adir = os.path.dirname(archive)
         objdir = os.path.join(build, archive + ".p")
@@ -135,6 +142,17 @@ def test_archives(cc):
         print(out, end="")
         check(rc == 0 and "0 problem(s)" in out,
               "layout_check passes once lib/c.c no longer calls lib/a.c")
+    # tests mirror the tree: a source without its test is a problem, main.c is not
+    untested = dict(acyclic)
+    untested["lib/main.c"] = "int main(void) { return 0; }\n"
+    with tempfile.TemporaryDirectory() as root:
+        src, build = build_tree(root, cc, untested, ("lib/dp/b.c", "lib/main.c"))
+        rc, out = run_check(src, build)
+        print(out, end="")
+        check(rc == 1 and "lib/dp/b.c: no test of its own (tests/unit/lib/dp/b_test.c)" in out,
+              "layout_check names a source without tests/unit/<its path>_test.c")
+        check("lib/main.c" not in out and ", 1 problem(s)" in out,
+              "a program's main.c needs no unit test of its own")
 
 
 def main():
