@@ -111,7 +111,7 @@ static int sfx_handler(struct fake_req *q)
 	if (q->h.op != OP_READ && q->h.op != OP_WRITE)
 		return store_handler(q);
 	pthread_mutex_lock(&v->mu);
-	if (held(x) > v->held_max)
+	if (!v->client_gone && held(x) > v->held_max)
 		v->held_max = held(x);
 	rc = q->h.op == OP_READ ? vf_read(q, v) : vf_write(q, v);
 	pthread_mutex_unlock(&v->mu);
@@ -153,6 +153,10 @@ void sfx_free(struct sfx *x)
 	stream_free(x->c, x->st);
 	if (x->h)
 		maru_file_close(x->h);
+	/* frames may still arrive (a socket's last ones): not the client's now */
+	pthread_mutex_lock(&x->v.mu);
+	x->v.client_gone = 1;
+	pthread_mutex_unlock(&x->v.mu);
 	maru_client_free(x->c);
 	fake_stop(&x->f);
 	store_free(&x->s);

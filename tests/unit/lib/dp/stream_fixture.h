@@ -48,6 +48,7 @@ struct vf {
 	int wr_unordered;	/* a WRITE did not start there */
 	unsigned int most_queued;	/* most READs seen waiting on one socket */
 	int64_t held_max;	/* most of the client's budget held at a frame */
+	int client_gone;	/* the client is freed: held_max no more */
 };
 
 struct sfx {
