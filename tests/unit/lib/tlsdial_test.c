@@ -6,7 +6,8 @@
  * fail maru_client_new's init, with a line that says why, and the
  * caller's strings are not kept. A wrapped socket speaks TLS with marud's
  * side (bytes both ways), counts the session and describes it
- * (maru_client_tls); a refused certificate is -EACCES with the socket closed and
+ * (maru_client_tls); the host of a [v6] URI is checked without its
+ * brackets (and sent as no SNI name: marud's GnuTLS refuses "::1"); a refused certificate is -EACCES with the socket closed and
  * said once per reason (again after a session succeeded); a peer that
  * does not speak TLS is an error that says so; a fired cancel token ends
  * the handshake with -EINTR, unsaid. A session marud ends with a fatal
@@ -290,6 +291,13 @@ static void test_session(void **state)
 	assert_int_equal(read(sapp, buf, 1), 0);
 	close(sapp);
 	assert_int_equal(book.n, 0);
+	/* a [v6] URI: the certificate is checked for ::1, brackets off */
+	strcpy(c->addr.host, "[::1]");
+	app = wrap(c, sc, 1, &sapp);
+	assert_true(app >= 0);
+	assert_int_equal(atomic_load(&c->tls_sessions), 2);
+	close(app);
+	close(sapp);
 	tls_creds_put(sc);
 	client_free(c);
 }
