@@ -7,8 +7,9 @@
  * address, weight 1 unless said, draining, zone, since), records that are
  * not a pool's (malformed JSON, no tcp address, another cluster's) are
  * left out; the thread reads the membership again each refresh_ms; when
- * etcd cannot be read (gone, malformed answer) the last membership holds,
- * and the next readable one replaces it. Owners: the same membership gives
+ * etcd cannot be read (gone, malformed answer) the last membership holds
+ * (said once on stderr, and again when it is readable), and the next
+ * readable one replaces it. Owners: the same membership gives
  * the same owner to every client, a draining pool owns no name but is
  * still where names were (previous), a pool that joined less than
  * settle_s ago is not where names were, pools that formed the cluster
@@ -17,6 +18,7 @@
  * Emulated: etcd, by the small gateway of fake_etcd.c in the test process.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -180,6 +183,40 @@ static void test_records(void **state)
 	fe_stop(&f);
 }
 
+/* stderr into a fresh file at path; the descriptor to put back. */
+static int stderr_to(const char *path)
+{
+	int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+
+	assert_true(saved >= 0 && fd >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+	return saved;
+}
+
+/* stderr back as it was. */
+static void stderr_back(int saved)
+{
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+}
+
+/* Lines of the file at path that hold needle. */
+static int lines_with(const char *path, const char *needle)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
 /* The thread reads again; etcd unreachable: the last membership holds. */
 static void test_refresh_and_outage(void **state)
 {
@@ -187,9 +224,13 @@ static void test_refresh_and_outage(void **state)
 	struct maru_cluster *c;
 	struct fake_etcd f;
 	unsigned int n;
+	char log[64];
+	int saved;
 
 	(void)state;
 	fe_start(&f);
+	snprintf(log, sizeof(log), "/tmp/maru-members-test.%d", (int)getpid());
+	saved = stderr_to(log);
 	put_pool(&f, "a1", "h1:1", 1ull << 30, 1, "active", 100);
 	c = open_on(&f, 50, 600);
 	assert_int_equal(maru_cluster_pools(c, NULL, 0), 1);
@@ -224,6 +265,12 @@ static void test_refresh_and_outage(void **state)
 	assert_int_equal(maru_cluster_owner(c, "/a/b", NULL, NULL), -ENOENT);
 	maru_cluster_close(c);
 	fe_stop(&f);
+	/* the outage said once (not per refresh), and its end */
+	stderr_back(saved);
+	assert_int_equal(lines_with(log, "cannot read the membership"), 1);
+	assert_int_equal(lines_with(log, "keeping the last one"), 1);
+	assert_int_equal(lines_with(log, "membership readable again"), 1);
+	unlink(log);
 }
 
 static const char *paths[] = { "/a/x", "/a/y", "/b/x", "/model/layer-0/kv-17", "/z",
