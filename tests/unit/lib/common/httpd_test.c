@@ -8,7 +8,8 @@
  * sample with the owner's labels, asked again at every scrape (nothing
  * kept), as text/plain version 0.0.4; an owner's failure is 500; another
  * path 404, another method 405 with Allow: GET, a GET with a body 413,
- * headers beyond HTTPD_REQUEST_BYTES refused; a bound port cannot be bound
+ * headers beyond HTTPD_REQUEST_BYTES refused; one address has at most
+ * HTTPD_MAX_PER_IP connections at once; a bound port cannot be bound
  * twice. Real: libmicrohttpd on a loopback TCP port, the test's own
  * HTTP/1.1 client over a socket. Nothing is faked.
  */
@@ -234,6 +235,48 @@ static void test_start_refused(void **state)
 	assert_int_equal(httpd_port(NULL), 0);
 }
 
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* At most HTTPD_MAX_PER_IP connections of one address at once. */
+static void test_connection_bound(void **state)
+{
+	struct owner o = { 0 };
+	struct httpd *h = start("127.0.0.1:0", &o, NULL);
+	static char resp[8192];
+	int fd[HTTPD_MAX_PER_IP], extra, i;
+	char c;
+
+	(void)state;
+	for (i = 0; i < HTTPD_MAX_PER_IP; i++)
+		fd[i] = connect_to(httpd_port(h));
+	/* the next is closed unanswered */
+	extra = connect_to(httpd_port(h));
+	(void)send(extra, GET("/metrics"), strlen(GET("/metrics")), MSG_NOSIGNAL);
+	assert_true(recv(extra, &c, 1, 0) <= 0);
+	close(extra);
+	assert_int_equal(o.calls, 0);
+	/* one of them goes: room again */
+	close(fd[0]);
+	for (i = 0; i < 100 && http(httpd_port(h), 0, GET("/metrics"), resp,
+				    sizeof(resp)) != 200; i++)
+		usleep(10000);
+	assert_true(i < 100);
+	for (i = 1; i < HTTPD_MAX_PER_IP; i++)
+		close(fd[i]);
+	httpd_stop(h);
+}
+
 static void test_ipv6_loopback(void **state)
 {
 	struct owner o = { 0 };
@@ -255,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_owner_fails),
 		cmocka_unit_test(test_start_refused),
+		cmocka_unit_test(test_connection_bound),
 		cmocka_unit_test(test_ipv6_loopback),
 	};
 
