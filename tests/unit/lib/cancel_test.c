@@ -287,7 +287,8 @@ static void test_lock(void **state)
 	t0 = mono_ms();
 	assert_int_equal(cancel_lock(&m, t0 + 10000), -EINTR);
 	ms = mono_ms() - t0;
-	assert_true(ms >= 90 && ms < 100 + 10 * CANCEL_SLICE_MS);
+	/* not the deadline's 10 s: a slice after the fire, give or take load */
+	assert_true(ms >= 90 && ms < 2000);
 	pthread_join(tf, NULL);
 	/* the holder lets go: taken */
 	maru_cancel_reset(f.t);

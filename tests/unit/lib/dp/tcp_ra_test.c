@@ -360,8 +360,9 @@ static void *reader_main(void *arg)
 		n = VSIZE - off < PIECE ? VSIZE - off : PIECE;
 		pthread_mutex_lock(&x->st->lock);
 		rc = ra_read(x->h, x->st, x->back + off, n, off);
-		/* what the stream did not give tcp.c reads in line */
-		if (rc >= 0 && (size_t)rc < n)
+		/* what the stream did not give tcp.c reads in line, and
+		 * notes where that read ended */
+		if (rc == -EAGAIN || (rc >= 0 && (size_t)rc < n))
 			x->st->ra_seq = off + n;
 		pthread_mutex_unlock(&x->st->lock);
 		if (rc == -EAGAIN)
@@ -389,8 +390,9 @@ static void test_two_readers(void **state)
 		assert_int_equal(pthread_join(t[i], &ret), 0);
 		assert_null(ret);
 	}
-	/* most of it came from the stream */
-	assert_true(r[0].streamed + r[1].streamed > VSIZE / 2);
+	/* much of it came from the stream (one reader far ahead of the
+	 * other leaves the other's pieces to the control path) */
+	assert_true(r[0].streamed + r[1].streamed >= VSIZE / 4);
 	sfx_free(x);
 }
 
