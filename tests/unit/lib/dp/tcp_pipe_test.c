@@ -8,7 +8,8 @@
  * (AUTH-less HELLO reclaiming the client's session), pooled when idle and
  * taken again without a dial, closed instead when replies are owed or
  * the session moved on; a HELLO that does not reclaim the handle's session
- * is -ESTALE. Frames pipelined on one socket are answered in order, a
+ * is -ESTALE; with a key it authenticates first (a key marud does not
+ * know: -EACCES). Frames pipelined on one socket are answered in order, a
  * reply read for the wrong frame is -EPROTO, one that never comes is
  * -ETIMEDOUT within timeout_ms. The round-trip estimate falls at once,
  * rises an eighth of the way, takes a stall whole.
@@ -193,6 +194,31 @@ static void test_stale_session(void **state)
 	sfx_free(x);
 }
 
+/* With a key, a stream's socket authenticates before its HELLO. */
+static void test_socket_authenticates(void **state)
+{
+	struct sfx *x = sfx_new(2000, 0);
+	struct pipe p = PIPE_NONE;
+	uint8_t k[32], other[32];
+
+	(void)state;
+	memset(k, 0x3c, sizeof(k));
+	memset(other, 0x5a, sizeof(other));
+	memcpy(x->c->key, k, sizeof(k));
+	x->c->has_key = 1;
+	fake_set_key(&x->f, k, k);
+	assert_int_equal(pipe_get(x->c, &p), 0);
+	assert_int_equal(atomic_load(&x->c->st.tcp.dials), 1);
+	pipe_drop(&p);
+	/* marud does not know our key: no socket */
+	fake_set_key(&x->f, other, other);
+	assert_int_equal(pipe_get(x->c, &p), -EACCES);
+	assert_int_equal(p.fd, -1);
+	assert_int_equal(atomic_load(&x->c->st.tcp.dials), 1);
+	assert_int_equal(atomic_load(&x->c->st.tcp.pipe_errors), 1);
+	sfx_free(x);
+}
+
 /* Four READs out before any reply, answered in order. */
 static void test_pipelined_in_order(void **state)
 {
@@ -355,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_socket_pooled),
 		cmocka_unit_test(test_socket_not_pooled),
 		cmocka_unit_test(test_stale_session),
+		cmocka_unit_test(test_socket_authenticates),
 		cmocka_unit_test(test_pipelined_in_order),
 		cmocka_unit_test(test_reply_status),
 		cmocka_unit_test(test_reply_timeout),

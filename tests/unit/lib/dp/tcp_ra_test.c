@@ -7,7 +7,7 @@
  * oldest frame nor more than the budget (opts.stream_bytes) holds; reads
  * within the window are served in any order; frames left far behind are
  * dropped; a read elsewhere, or with no budget, is the control path's
- * (-EAGAIN, nothing sent); a big read lands straight in the caller's
+ * (-EAGAIN, nothing sent), as is one when no socket can be had; a big read lands straight in the caller's
  * buffer (no budget); a piece answered short inside the version stops the
  * stream, which starts again after it; a socket that breaks or a frame
  * refused is -EAGAIN with the stream dropped; a reply that never comes is
@@ -301,6 +301,28 @@ static void test_protocol_error(void **state)
 	broken(VF_REQID);
 }
 
+/* No socket to be had (marud refuses the stream's HELLO): in line. */
+static void test_no_socket(void **state)
+{
+	struct sfx *x = sfx_new(2000, 0);
+
+	(void)state;
+	sfx_open_published(x, VSIZE);
+	pthread_mutex_lock(&x->f.mu);
+	x->f.hello_status = -EMFILE;
+	pthread_mutex_unlock(&x->f.mu);
+	assert_int_equal(rd(x, x->st, PIECE, 0), -EAGAIN);
+	assert_int_equal(atomic_load(&x->c->st.tcp.rd_frames), 0);
+	assert_int_equal(x->st->ra_n, 0);
+	assert_int_equal(x->st->p.fd, -1);
+	assert_int_equal(atomic_load(&x->c->st.tcp.pipe_errors), 2);	/* dial, stream */
+	pthread_mutex_lock(&x->f.mu);
+	x->f.hello_status = 0;
+	pthread_mutex_unlock(&x->f.mu);
+	assert_int_equal(rd(x, x->st, PIECE, 0), PIECE);
+	sfx_free(x);
+}
+
 /* A reply that never comes: the caller's answer is -ETIMEDOUT, in time. */
 static void test_timeout(void **state)
 {
@@ -411,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_socket_breaks),
 		cmocka_unit_test(test_frame_refused),
 		cmocka_unit_test(test_protocol_error),
+		cmocka_unit_test(test_no_socket),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_two_readers),

@@ -7,7 +7,7 @@
  * budget; frames reach marud in the order written, never more than
  * TCP_STREAM_SLOTS frames nor TCP_STREAM_WINDOW bytes unanswered, nor
  * more copies than the budget (opts.stream_bytes) holds; with no budget
- * each frame goes in line; a big write goes out of the caller's buffer
+ * or no socket each frame goes in line; a big write goes out of the caller's buffer
  * and is answered before it returns (no budget). wb_drain answers all and
  * gives every chunk and the socket back. Failures: a socket that breaks
  * loses no byte (the frames are sent again in line, counted as resent); a
@@ -174,6 +174,35 @@ static void test_no_budget(void **state)
 	assert_int_equal(atomic_load(&x->c->st.tcp.wr_trips), 4);
 	assert_int_equal(x->v.held_max, 0);
 	landed(x, 4 * PIECE);
+	sfx_free(x);
+}
+
+/* No socket to be had (marud refuses the stream's HELLO): in line. */
+static void test_no_socket(void **state)
+{
+	struct sfx *x = sfx_new(2000, 0);
+	size_t off;
+
+	(void)state;
+	sfx_create(x);
+	pthread_mutex_lock(&x->f.mu);
+	x->f.hello_status = -EMFILE;
+	pthread_mutex_unlock(&x->f.mu);
+	for (off = 0; off < 4 * PIECE; off += PIECE) {
+		assert_int_equal(wr(x, x->pat + off, PIECE, off, MIB), PIECE);
+		assert_int_equal(x->st->wb_n, 0);
+		assert_memory_equal(x->v.data + off, x->pat + off, PIECE);
+	}
+	/* and a big one */
+	assert_int_equal(wr(x, x->pat + 4 * PIECE, 4 * MIB, 4 * PIECE, MIB), 4 * MIB);
+	assert_int_equal(atomic_load(&x->c->st.tcp.dials), 0);
+	assert_int_equal(atomic_load(&x->h->poison), 0);
+	/* at most the chunk the stream fills next, given back when drained */
+	assert_true(held(x) <= MIB);
+	pthread_mutex_lock(&x->f.mu);
+	x->f.hello_status = 0;
+	pthread_mutex_unlock(&x->f.mu);
+	landed(x, 4 * PIECE + 4 * MIB);
 	sfx_free(x);
 }
 
@@ -357,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_budget_bound),
 		cmocka_unit_test(test_no_budget),
+		cmocka_unit_test(test_no_socket),
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_answered_short),
