@@ -12,7 +12,7 @@
  * know: -EACCES). Frames pipelined on one socket are answered in order, a
  * reply read for the wrong frame is -EPROTO, one that never comes is
  * -ETIMEDOUT within timeout_ms. The round-trip estimate falls at once,
- * rises an eighth of the way, takes a stall whole.
+ * rises an eighth of the way, takes a stall whole, goes stale unsampled.
  * Real: the client, Unix sockets, the wire protocol. Emulated: marud
  * (tests/unit/lib/fake_marud.c with stream_fixture.c's handler).
  */
@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -348,6 +349,24 @@ static void test_rtt_estimate(void **state)
 	sfx_free(x);
 }
 
+/* An estimate not sampled for TCP_RTT_STALE_NS is stale: probe again. */
+static void test_rtt_stale(void **state)
+{
+	struct sfx *x = sfx_new(2000, 0);
+	struct timespec ts = { .tv_sec = TCP_RTT_STALE_NS / 1000000000ull,
+			       .tv_nsec = TCP_RTT_STALE_NS % 1000000000ull + 50000000 };
+
+	(void)state;
+	pipe_rtt_sample(x->c, 1000u * 1000);
+	assert_int_equal(pipe_rtt_worth(x->c), 1);
+	nanosleep(&ts, NULL);
+	assert_int_equal(pipe_rtt_worth(x->c), -1);
+	/* a fresh sample, fresh again */
+	pipe_rtt_sample(x->c, 100u * 1000);
+	assert_int_equal(pipe_rtt_worth(x->c), 0);
+	sfx_free(x);
+}
+
 /* Without the path's pool (closed): buffers still come from the budget. */
 static void test_no_pool(void **state)
 {
@@ -386,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_reply_status),
 		cmocka_unit_test(test_reply_timeout),
 		cmocka_unit_test(test_rtt_estimate),
+		cmocka_unit_test(test_rtt_stale),
 		cmocka_unit_test(test_no_pool),
 	};
 
