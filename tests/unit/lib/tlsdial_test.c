@@ -14,7 +14,7 @@
  * alert after the handshake (a refused client certificate) turns the
  * -ECONNRESET of the next read into -EACCES, once.
  * Real: GnuTLS (lib/common/tls.c both sides, and a bare GnuTLS server for
- * the alert), loopback TCP, certificates made here in a temp dir. No
+ * the alert), loopback TCP, certificates made in a temp dir (certs.c). No
  * marud: the calls are tlsdial.c's own, on a client struct made by hand.
  */
 #include <arpa/inet.h>
@@ -33,10 +33,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
 
+#include "certs.h"
 #include "client_priv.h"
 #include "tls.h"
 #include "tlsdial.h"
@@ -47,98 +46,21 @@ static struct logbook book;
 
 static void path(char *out, size_t len, const char *name)
 {
-	snprintf(out, len, "%s/%s", dir, name);
-}
-
-static void save(const char *name, gnutls_datum_t *d)
-{
-	char p[128];
-	FILE *f;
-
-	path(p, sizeof(p), name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(d->data, 1, d->size, f), d->size);
-	fclose(f);
-	gnutls_free(d->data);
-}
-
-/* name.pem and name.key: a CA (signer NULL) or a server certificate for
- * 127.0.0.1 and ::1 signed by it. */
-static void cert(const char *name, gnutls_x509_crt_t ca, gnutls_x509_privkey_t cakey,
-		 gnutls_x509_crt_t *crt_out, gnutls_x509_privkey_t *key_out)
-{
-	static const unsigned char v4[4] = { 127, 0, 0, 1 };
-	static const unsigned char v6[16] = { [15] = 1 };
-	gnutls_x509_privkey_t key;
-	gnutls_x509_crt_t crt;
-	gnutls_datum_t d;
-	unsigned char serial[8];
-	char file[64];
-	time_t now = time(NULL);
-
-	assert_int_equal(gnutls_x509_privkey_init(&key), 0);
-	assert_int_equal(gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-			 GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0), 0);
-	assert_int_equal(gnutls_x509_crt_init(&crt), 0);
-	gnutls_x509_crt_set_version(crt, 3);
-	gnutls_rnd(GNUTLS_RND_NONCE, serial, sizeof(serial));
-	serial[0] &= 0x7f;
-	gnutls_x509_crt_set_serial(crt, serial, sizeof(serial));
-	gnutls_x509_crt_set_activation_time(crt, now - 60);
-	gnutls_x509_crt_set_expiration_time(crt, now + 3600);
-	gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, name, strlen(name));
-	gnutls_x509_crt_set_key(crt, key);
-	gnutls_x509_crt_set_basic_constraints(crt, !ca, -1);
-	if (!ca) {
-		gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_KEY_CERT_SIGN);
-	} else {
-		gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE);
-		gnutls_x509_crt_set_key_purpose_oid(crt, GNUTLS_KP_TLS_WWW_SERVER, 0);
-		gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, v4, 4,
-						     GNUTLS_FSAN_SET);
-		gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, v6, 16,
-						     GNUTLS_FSAN_APPEND);
-	}
-	assert_int_equal(gnutls_x509_crt_sign2(crt, ca ? ca : crt, ca ? cakey : key,
-					       GNUTLS_DIG_SHA256, 0), 0);
-	assert_int_equal(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &d), 0);
-	snprintf(file, sizeof(file), "%s.pem", name);
-	save(file, &d);
-	assert_int_equal(gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &d), 0);
-	snprintf(file, sizeof(file), "%s.key", name);
-	save(file, &d);
-	*crt_out = crt;
-	*key_out = key;
+	certs_path(dir, out, len, name);
 }
 
 static int setup(void **state)
 {
-	gnutls_x509_crt_t ca, ca2, srv;
-	gnutls_x509_privkey_t cak, ca2k, srvk;
-
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/maru-tlsdial-test.XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	cert("ca", NULL, NULL, &ca, &cak);
-	cert("ca2", NULL, NULL, &ca2, &ca2k);
-	cert("srv", ca, cak, &srv, &srvk);
-	gnutls_x509_crt_deinit(srv);
-	gnutls_x509_privkey_deinit(srvk);
-	gnutls_x509_crt_deinit(ca);
-	gnutls_x509_crt_deinit(ca2);
-	gnutls_x509_privkey_deinit(cak);
-	gnutls_x509_privkey_deinit(ca2k);
+	certs_make(dir, sizeof(dir), "tlsdial-test");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	certs_remove(dir);
+	return 0;
 }
 
 /* A client as maru_client_new has it before tlsdial_init; ca names a file of dir. */
