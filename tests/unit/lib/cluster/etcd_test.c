@@ -13,8 +13,10 @@
  * -EACCES, malformed JSON or an oversized reply is no answer; etcd_error
  * says what was met, "" after a success; the stop flag ends a call with
  * -ECANCELED; with a user it authenticates once, sends the token, and
- * authenticates again once when the token expired.
- * Real: libcurl, json-c, loopback TCP. Emulated: etcd, by a small gateway
+ * authenticates again once when the token expired; with a CA file it
+ * speaks https, checks etcd's certificate and gives its own when asked.
+ * Real: libcurl, json-c, loopback TCP, TLS (lib/common/tls.c on the
+ * server side, certificates of ../certs.c). Emulated: etcd, by a small gateway
  * in the test process (fake_etcd.c), not Debian's etcd binary: it can
  * misbehave on demand, and starts in no time.
  */
@@ -32,9 +34,11 @@
 
 #include <cmocka.h>
 
+#include "../certs.h"
 #include "clock.h"
 #include "etcd.h"
 #include "fake_etcd.h"
+#include "tls.h"
 
 /* A loopback port nobody listens on (bound, then closed). */
 static void dead_endpoint(char *buf, size_t cap)
@@ -412,6 +416,72 @@ static void test_auth(void **state)
 	fe_stop(&f);
 }
 
+/* https: etcd's certificate checked against ca, ours given when asked. */
+static void test_tls(void **state)
+{
+	struct etcd_opts o = { .timeout_ms = 2000 };
+	char dir[64], ca[96], ca2[96], crt[96], key[96], cli[96], clikey[96], ep[64], err[256];
+	struct tls_creds *plain, *mutual;
+	struct fake_etcd f;
+	struct etcd *e;
+	char *v;
+
+	(void)state;
+	certs_make(dir, sizeof(dir), "etcd-test");
+	certs_path(dir, ca, sizeof(ca), "ca.pem");
+	certs_path(dir, ca2, sizeof(ca2), "ca2.pem");
+	certs_path(dir, crt, sizeof(crt), "srv.pem");
+	certs_path(dir, key, sizeof(key), "srv.key");
+	certs_path(dir, cli, sizeof(cli), "cli.pem");
+	certs_path(dir, clikey, sizeof(clikey), "cli.key");
+	assert_int_equal(tls_creds_server(crt, key, NULL, &plain, err, sizeof(err)), 0);
+	assert_int_equal(tls_creds_server(crt, key, ca, &mutual, err, sizeof(err)), 0);
+	fe_start(&f);
+	fe_endpoint(&f, ep, sizeof(ep));
+	o.endpoints = ep;
+	pthread_mutex_lock(&f.mu);
+	f.tls = plain;
+	pthread_mutex_unlock(&f.mu);
+	/* the right CA: https, a call like any other */
+	o.ca = ca;
+	assert_int_equal(etcd_new(&o, &e), 0);
+	assert_int_equal(etcd_put(e, "k", "over tls", 0), 0);
+	assert_int_equal(etcd_get(e, "k", &v, NULL), 0);
+	assert_string_equal(v, "over tls");
+	free(v);
+	etcd_free(e);
+	/* a CA that signed nothing of etcd's: no answer */
+	o.ca = ca2;
+	assert_int_equal(etcd_new(&o, &e), 0);
+	assert_int_equal(etcd_get(e, "k", &v, NULL), -EHOSTUNREACH);
+	etcd_free(e);
+	/* clear text to an https endpoint: no answer */
+	o.ca = NULL;
+	assert_int_equal(etcd_new(&o, &e), 0);
+	assert_int_equal(etcd_get(e, "k", &v, NULL), -EHOSTUNREACH);
+	etcd_free(e);
+	/* etcd --client-cert-auth: ours is given and taken */
+	pthread_mutex_lock(&f.mu);
+	f.tls = mutual;
+	pthread_mutex_unlock(&f.mu);
+	o.ca = ca;
+	o.cert = cli;
+	o.key = clikey;
+	assert_int_equal(etcd_new(&o, &e), 0);
+	assert_int_equal(etcd_get(e, "k", &v, NULL), 0);
+	free(v);
+	etcd_free(e);
+	/* and without one, refused */
+	o.cert = o.key = NULL;
+	assert_int_equal(etcd_new(&o, &e), 0);
+	assert_true(etcd_get(e, "k", &v, NULL) < 0);
+	etcd_free(e);
+	fe_stop(&f);
+	tls_creds_put(plain);
+	tls_creds_put(mutual);
+	certs_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_oversized),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_auth),
+		cmocka_unit_test(test_tls),
 	};
 
 	return cmocka_run_group_tests_name("cluster/etcd", tests, NULL, NULL);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/unit/lib/cluster/fake_etcd.c: the fake gateway of fake_etcd.h. Its
- * thread accepts one connection at a time, reads one HTTP request (headers
- * and a Content-Length body), answers it from an in-memory key table kept
- * in key order, and closes the connection.
+ * thread accepts one connection at a time (its TLS session's clear end
+ * with https), reads one HTTP request (headers and a Content-Length
+ * body), answers it from an in-memory key table kept in key order, and
+ * closes the connection.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "fake_etcd.h"
+#include "tls.h"
 
 #define REQ_MAX	65536
 
@@ -355,7 +357,8 @@ static void *fe_main(void *arg)
 	struct fake_etcd *e = arg;
 	struct pollfd p[2] = { { .fd = e->lfd, .events = POLLIN },
 			       { .fd = e->stop_pipe[0], .events = POLLIN } };
-	int fd;
+	struct tls_creds *tls;
+	int fd, app;
 
 	while (poll(p, 2, -1) >= 0 && !p[1].revents) {
 		if (!p[0].revents)
@@ -363,8 +366,15 @@ static void *fe_main(void *arg)
 		fd = accept4(e->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		serve_one(e, fd);
-		close(fd);
+		pthread_mutex_lock(&e->mu);
+		tls = e->tls;
+		pthread_mutex_unlock(&e->mu);
+		/* https: the session's clear end is served (a failed handshake
+		 * closes it: the read finds the end) */
+		if (tls && tls_server(tls, fd, 5000, "fake etcd", NULL, &app))
+			continue;
+		serve_one(e, tls ? app : fd);
+		close(tls ? app : fd);
 	}
 	return NULL;
 }

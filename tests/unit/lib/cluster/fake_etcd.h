@@ -6,9 +6,10 @@
  * and values base64, 64-bit integers as strings, an empty value left out
  * as etcd's gateway leaves it out), /v3/lease/grant, keepalive, revoke and
  * /v3/auth/authenticate, one connection at a time, each closed after its
- * answer. A test can make it misbehave: refuse with a gRPC code, answer
- * raw text with an HTTP status, answer late, close without answering,
- * require a user and rotate the token.
+ * answer, over TLS when given server credentials. A test can make it
+ * misbehave: refuse with a gRPC code, answer raw text with an HTTP status,
+ * answer late, close without answering, require a user and rotate the
+ * token.
  */
 #ifndef FAKE_ETCD_H
 #define FAKE_ETCD_H
@@ -17,6 +18,8 @@
 #include <stdint.h>
 
 #define FE_KEYS		64
+
+struct tls_creds;
 
 struct fake_etcd {
 	int lfd, stop_pipe[2];
@@ -38,6 +41,7 @@ struct fake_etcd {
 	int no_lease_id;		/* grant answers without ID */
 	size_t big;			/* answer a range with this many extra bytes */
 	const char *user, *password;	/* non-NULL: auth on */
+	struct tls_creds *tls;		/* non-NULL: https (lib/common/tls.c) */
 	int token_no;			/* the valid token is "tok<no>" */
 	/* what it saw */
 	unsigned int requests, auths;
