@@ -471,7 +471,7 @@ void etcd_kvs_free(struct etcd_kv *kvs, size_t n)
 int etcd_list(struct etcd *e, const char *prefix, struct etcd_kv **kvs, size_t *n,
 	      int64_t *revision)
 {
-	json_object *req = json_object_new_object(), *r, *arr, *kv, *v, *hdr;
+	json_object *req, *r, *arr, *kv, *v, *hdr;
 	size_t len = strlen(prefix), i, cnt;
 	char *end;
 	int rc;
@@ -487,6 +487,8 @@ int etcd_list(struct etcd *e, const char *prefix, struct etcd_kv **kvs, size_t *
 		return end ? -EINVAL : -ENOMEM;
 	}
 	end[len - 1]++;
+	/* made once the prefix is known good: nothing to drop before */
+	req = json_object_new_object();
 	json_object_object_add(req, "key", b64(prefix));
 	json_object_object_add(req, "range_end", b64(end));
 	free(end);

@@ -19,6 +19,7 @@
  * resume: a connection lives long), no automatic rekey (kernel TLS of
  * this era cannot take a KeyUpdate).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -593,6 +594,14 @@ static void fill_info(gnutls_session_t s, int ktls, struct tls_info *info)
 	info->ktls = ktls;
 }
 
+/* host is an IPv4 or IPv6 address, not a name */
+static int is_address(const char *host)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+}
+
 int tls_client(struct tls_creds *cr, int fd, const char *host, uint64_t deadline,
 	       int stop_fd, int *app, struct tls_info *info, char *err, size_t errlen)
 {
@@ -605,7 +614,10 @@ int tls_client(struct tls_creds *cr, int fd, const char *host, uint64_t deadline
 	if (rc)
 		return rc;
 	if (host && *host) {
-		gnutls_server_name_set(s, GNUTLS_NAME_DNS, host, strlen(host));
+		/* no SNI for an address (RFC 6066): a GnuTLS server, marud's,
+		 * refuses the handshake on "::1" as a name */
+		if (!is_address(host))
+			gnutls_server_name_set(s, GNUTLS_NAME_DNS, host, strlen(host));
 		gnutls_session_set_verify_cert(s, host, 0);
 	} else {
 		gnutls_session_set_verify_cert(s, NULL, 0);
