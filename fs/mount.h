@@ -83,6 +83,7 @@ struct mfs_opts {
 	char *metrics;		/* ADDR:PORT of the /metrics endpoint, NULL none */
 	int metrics_remote;	/* a non-loopback metrics address allowed */
 	int histograms;		/* 0: no latency histograms (default 1) */
+	unsigned int readahead_kb;	/* the mount's read_ahead_kb; 0: the kernel's */
 	int show_help;
 	int show_version;
 };

@@ -17,10 +17,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bdi.h"
 #include "handle.h"
 #include "hints.h"
 #include "intr.h"
 #include "ioctl.h"
+#include "log.h"
 #include "link.h"
 #include "ns.h"
 #include "ops.h"
@@ -409,8 +411,36 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		xattr_remove(req, ino, name);
 }
 
+/*
+ * The kernel gives a FUSE mount 128 KiB of read-ahead, and takes the
+ * smaller of its device's read_ahead_kb and the INIT reply's
+ * max_readahead when the reply comes: a sequential read of a chunk would be
+ * one READ per 128 KiB. Raise both here, before the reply goes, on the
+ * mount's own device (found in mountinfo: a stat of the mount would wait
+ * for this very loop).
+ */
+static void readahead_init(const struct mfs *m, struct fuse_conn_info *conn)
+{
+	unsigned int kb = m->o.readahead_kb, was = 0;
+	int rc;
+
+	if (!kb || !m->o.mountpoint)
+		return;
+	rc = bdi_readahead("/proc/self/mountinfo", "/sys", m->o.mountpoint, kb, &was);
+	if (rc < 0) {
+		log_warnx("read-ahead of %s left as the kernel set it: %s (a sequential read "
+			  "is then one READ per 128 KiB; -o readahead_kb=0 not to try)",
+			  m->o.mountpoint, strerror(-rc));
+		return;
+	}
+	conn->max_readahead = kb * 1024;
+	log_debug("read-ahead of %s: %u KiB, was %u KiB", m->o.mountpoint, kb, was);
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
+	if (userdata)
+		readahead_init(userdata, conn);
 	conn->max_write = MAX_WRITE;
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;

@@ -38,6 +38,7 @@ static const struct fuse_opt mfs_optspec[] = {
 	MOPT("metrics=%s", metrics),
 	MOPT("metrics_remote", metrics_remote),
 	MOPT("histograms=%d", histograms),
+	MOPT("readahead_kb=%u", readahead_kb),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -76,9 +77,11 @@ void opts_usage(const char *prog)
 	       "    -o metrics=ADDR:PORT        serve GET /metrics there (loopback only unless\n"
 	       "                                -o metrics_remote is given too)\n"
 	       "    -o histograms=0|1           latency histograms (1)\n"
+	       "    -o readahead_kb=N           kernel read-ahead of the mount (%u; 0: the kernel's)\n"
 	       "    -h, --help                  this text\n"
 	       "    -V, --version               print versions\n\n",
-	       prog, DEFAULT_ENTRY_TIMEOUT, DEFAULT_ATTR_TIMEOUT, DEFAULT_NEG_TIMEOUT);
+	       prog, DEFAULT_ENTRY_TIMEOUT, DEFAULT_ATTR_TIMEOUT, DEFAULT_NEG_TIMEOUT,
+	       DEFAULT_READAHEAD_KB);
 }
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -109,6 +112,7 @@ int opts_parse(struct fuse_args *args, struct mfs_opts *o)
 	o->attr_timeout = DEFAULT_ATTR_TIMEOUT;
 	o->negative_timeout = DEFAULT_NEG_TIMEOUT;
 	o->histograms = 1;
+	o->readahead_kb = DEFAULT_READAHEAD_KB;
 	return fuse_opt_parse(args, o, mfs_optspec, opt_proc) < 0 ? -1 : 0;
 }
 

@@ -13,6 +13,10 @@
 #define DEFAULT_ENTRY_TIMEOUT	30.0
 #define DEFAULT_ATTR_TIMEOUT	30.0
 #define DEFAULT_NEG_TIMEOUT	30.0
+/* a chunk read in 512 KiB READs: with its header one still fits a pipe of
+ * the default pipe-max-size (1 MiB), so a reply from a mapped pool is still
+ * spliced; 1 MiB READs would be copied by libfuse */
+#define DEFAULT_READAHEAD_KB	512u
 
 /*
  * The defaults, then marufs's options out of args (the first non-option
