@@ -155,6 +155,9 @@ int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_even
 
 	if (!c || !out)
 		return -EINVAL;
+	/* a routed client has no stream of its own (merged streams: not yet) */
+	if (c->route)
+		return -EOPNOTSUPP;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
