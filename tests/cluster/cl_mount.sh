@@ -15,6 +15,7 @@
 #    old name gone, the bytes counted in .maru/stats); vLLM's pattern
 #    (<final>_<random>.tmp then rename) keeps both names on one pool;
 #  - rmdir is ENOTEMPTY while another pool holds a name under it; df sums;
+#    an fstab-style mount (mount.fuse3 -t fuse.marufs) of the URI works;
 #  - a pool killed: once it left the membership its names miss (ENOENT)
 #    and the others' names read within the timeout.
 . "$(dirname "$0")/lib.sh"
@@ -183,6 +184,23 @@ for p in p1 p2 p3; do
 	sum=$((sum + $(stat -f -c '%b * %S' "${D[$p]}")))
 done
 assert_eq "$(( $(stat -f -c '%b * %S' "$CM") ))" "$sum" "df of the cluster mount (bytes)"
+
+# fstab: "maru+etcd://... /mnt fuse.marufs defaults,_netdev,... 0 0" runs
+# mount.fuse3, which starts marufs daemonized with the URI as its pool
+skip_unless_cmd mount.fuse3
+mkdir "$T/fstab"
+on_exit "fusermount3 -uz '$T/fstab' 2>/dev/null"
+mh_run w1 env PATH="$(dirname "$MARUFS"):$PATH" mount.fuse3 "$CL" "$T/fstab" -t fuse.marufs \
+	-o "defaults,_netdev,nofail,data=tcp,key_file=$MH_KEY" || fail "mount.fuse3 of $CL"
+mountpoint -q "$T/fstab" || fail "the fstab mount is not mounted"
+cmp -s "$T/src/f3.bin" "$T/fstab/a/b/f3.bin" || fail "f3.bin through the fstab mount"
+pid=
+for p in $(pgrep -x marufs); do
+	tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF " $T/fstab " && pid=$p
+done
+[ -n "$pid" ] || fail "no daemonized marufs for the fstab mount"
+umount "$T/fstab" || fail "umount of the fstab mount"
+wait_for 10 eval '! proc_alive '"$pid" || fail "daemonized marufs still runs after umount"
 
 # a pool killed: its names miss once it left, the others still read
 victim=$(pool_of a/b/f3.bin)
