@@ -170,6 +170,11 @@ static const struct route_ops single_pool = {
 	.stats_text = maru_stats_text,
 	.pin_set = maru_pin_set,
 	.pin_get = maru_pin_get,
+	.events_open = maru_events_open,
+	.events_next = maru_events_next,
+	.events_ack = maru_events_ack,
+	.events_up = maru_events_up,
+	.events_close = maru_events_close,
 };
 
 int maru_client_new(const struct maru_client_opts *opts, struct maru_client **out)

@@ -58,6 +58,11 @@ struct route_ops {
 	ssize_t (*stats_text)(struct maru_client *c, char *buf, size_t len);
 	int (*pin_set)(struct maru_client *c, uint64_t ino, uint32_t seconds);
 	int (*pin_get)(struct maru_client *c, uint64_t ino);
+	int (*events_open)(struct maru_client *c, uint64_t after, struct maru_events **out);
+	int (*events_next)(struct maru_events *ev, struct maru_event *out, int timeout_ms);
+	int (*events_ack)(struct maru_events *ev, uint64_t seq);
+	int (*events_up)(struct maru_events *ev, uint64_t *losses);
+	void (*events_close)(struct maru_events *ev);
 };
 
 /* 1 when uri names a cluster (maru+etcd://) */
@@ -105,6 +110,14 @@ int route_file_open(struct maru_client *c, uint64_t parent, const char *name,
 		    struct maru_file **out);
 int route_file_open_ino(struct maru_client *c, uint64_t ino, struct maru_file **out);
 int route_pin(struct maru_client *c, uint64_t ino, uint32_t seconds, int query);
+
+/* route_events.c: the pools' event streams merged */
+struct route_events;
+int route_events_open(struct maru_client *c, struct route_events **out);
+int route_events_next(struct route_events *re, struct maru_event *out, int timeout_ms);
+int route_events_ack(struct route_events *re, uint64_t seq);
+int route_events_up(struct route_events *re, uint64_t *losses);
+void route_events_close(struct route_events *re);
 
 /* route_stats.c */
 int route_statfs(struct maru_client *c, struct maru_statfs *out);

@@ -83,6 +83,20 @@ static uint64_t intern_locked(struct route *r, const char *path)
 	return r->ndir;
 }
 
+/* the id of directory path if this client knows it, else 0 */
+uint64_t route_dir_find(struct route *r, const char *path)
+{
+	uint64_t id = 0;
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->ndir && !id; i++)
+		if (r->dir[i] && !strcmp(r->dir[i]->path, path))
+			id = i + 1;
+	pthread_mutex_unlock(&r->lock);
+	return id;
+}
+
 uint64_t route_dir_intern(struct route *r, const char *path)
 {
 	uint64_t id;

@@ -78,6 +78,7 @@ static inline int route_slot_of(uint64_t ino)
 /* route_ids.c: directories */
 int route_dir_path(struct route *r, uint64_t id, char *buf, size_t len);
 uint64_t route_dir_intern(struct route *r, const char *path);
+uint64_t route_dir_find(struct route *r, const char *path);
 void route_dir_drop(struct route *r, const char *path);
 uint64_t route_dir_local_get(struct route *r, uint64_t id, unsigned int slot);
 void route_dir_local_set(struct route *r, uint64_t id, unsigned int slot, uint64_t local);

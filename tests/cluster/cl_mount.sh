@@ -8,6 +8,8 @@
 # (data=tcp with the key). Everything is real: etcd, marud, marufs, FUSE,
 # coreutils; nothing is faked. Checked:
 #  - .maru/pool lists the three pools, active, with their data path;
+#  - a second cluster mount sees the first one's new, rewritten and
+#    removed names at once (the pools' event streams, merged);
 #  - mkdir -p reaches every pool; files written with cp and dd read back
 #    byte-exact; the names spread over all three pools (each pool's direct
 #    mount), ls lists each name once;
@@ -62,6 +64,11 @@ pool_of()
 	return 0
 }
 
+# a second cluster mount: its caches learn of the first one's changes
+# from the pools' merged event streams
+cl_mount "$CL"
+CM2=$LAST_MNT
+
 # .maru/pool: the cluster and each pool
 cat "$CM/.maru/pool" >"$T/pool.txt"
 assert_eq "$(grep -c '^pool .* active tcp ' "$T/pool.txt")" 3 ".maru/pool: active tcp pools"
@@ -107,6 +114,29 @@ done
 ls "$CM/a/b" >"$T/ls"
 assert_eq "$(wc -l <"$T/ls")" $((NF + 1)) "names listed in a/b (files and c)"
 assert_eq "$(sort "$T/ls" | uniq -d | wc -l)" 0 "names listed twice"
+
+# events: names the second mount cached as missing, or with old bytes,
+# change through the first one and the second sees them within 2 s
+for i in $(seq 1 6); do
+	[ ! -e "$CM2/a/b/ev$i" ] || fail "ev$i exists before it was written"
+done
+cat "$CM2/a/b/f4.bin" >/dev/null
+t0=$(mh_now_ms)
+for i in $(seq 1 6); do
+	echo "ev$i" >"$CM/a/b/ev$i" || fail "write ev$i"
+done
+cp "$T/src/f5.bin" "$CM/a/b/f4.bin" || fail "rewrite f4.bin"
+wait_for 2 eval '[ "$(cat "$CM2/a/b/ev6" 2>/dev/null)" = ev6 ]' ||
+	fail "the second cluster mount does not see ev6 within 2 s"
+for i in $(seq 1 6); do
+	assert_eq "$(cat "$CM2/a/b/ev$i")" "ev$i" "ev$i through the second mount"
+done
+wait_for 2 cmp -s "$T/src/f5.bin" "$CM2/a/b/f4.bin" ||
+	fail "the second cluster mount still reads the old f4.bin"
+log "the second cluster mount saw 7 changes $(( $(mh_now_ms) - t0 )) ms after the first"
+rm "$CM/a/b/ev"* "$CM/a/b/f4.bin"
+wait_for 2 eval '[ ! -e "$CM2/a/b/ev1" ]' || fail "the second mount still sees ev1"
+cp "$T/src/f4.bin" "$CM/a/b/f4.bin"
 
 # rm
 for i in $(seq 51 $NF); do
