@@ -175,6 +175,11 @@ static const struct route_ops single_pool = {
 	.events_ack = maru_events_ack,
 	.events_up = maru_events_up,
 	.events_close = maru_events_close,
+	.lc_take = maru_lease_cache_take,
+	.lc_drop = maru_lease_cache_drop,
+	.lc_clear = maru_lease_cache_clear,
+	.lc_expire = maru_lease_cache_expire,
+	.lc_count = maru_lease_cache_count,
 };
 
 int maru_client_new(const struct maru_client_opts *opts, struct maru_client **out)

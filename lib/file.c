@@ -636,7 +636,8 @@ int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir)
 	if (!rc)
 		rc = publish_locked(f, dir);
 	pthread_rwlock_unlock(&f->lock);
-	/* a pool of a routed client: that pool's directory id means nothing */
+	/* a pool of a routed client: that pool's directory (its entries,
+	 * its times) is not the merged one */
 	if (dir && f->c->up)
 		memset(dir, 0, sizeof(*dir));
 	return rc;

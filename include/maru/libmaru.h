@@ -797,9 +797,9 @@ int maru_cluster_owner(struct maru_cluster *c, const char *path, struct maru_clu
  * partial file, never neither name). A directory rename is -EXDEV (mv(1)
  * copies then), a hard link to another pool's version -EXDEV.
  * maru_events_open() merges the pools' streams (ids as above, one merged
- * sequence; an ack of merged seq M acks each pool's events up to M). Not
- * through a routed client (yet): the lease cache, hints, maru_ns_usage()
- * (-ENODATA).
+ * sequence; an ack of merged seq M acks each pool's events up to M); the
+ * lease cache is each pool's client's, found by the tagged id. Not through
+ * a routed client (yet): hints, maru_ns_usage() (-ENODATA).
  *
  * maru_client_pool_at(): pool i (0, 1, ... in the order the client first
  * saw them) of a routed client: its record, its pool facts when its client

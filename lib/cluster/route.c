@@ -50,8 +50,6 @@ static int route_opts(struct route *r, const struct maru_client_opts *in)
 		r->opts.tls_cert = r->tls_cert = dup_or_null(in->tls_cert, &err);
 		r->opts.tls_key = r->tls_key = dup_or_null(in->tls_key, &err);
 	}
-	/* a kept lease is found by the pool's id: none through the router */
-	r->opts.lease_cache = 0;
 	return err;
 }
 

@@ -63,6 +63,11 @@ struct route_ops {
 	int (*events_ack)(struct maru_events *ev, uint64_t seq);
 	int (*events_up)(struct maru_events *ev, uint64_t *losses);
 	void (*events_close)(struct maru_events *ev);
+	int (*lc_take)(struct maru_client *c, uint64_t ino, struct maru_file **out);
+	void (*lc_drop)(struct maru_client *c, uint64_t ino);
+	void (*lc_clear)(struct maru_client *c);
+	void (*lc_expire)(struct maru_client *c);
+	unsigned int (*lc_count)(struct maru_client *c);
 };
 
 /* 1 when uri names a cluster (maru+etcd://) */
@@ -110,6 +115,9 @@ int route_file_open(struct maru_client *c, uint64_t parent, const char *name,
 		    struct maru_file **out);
 int route_file_open_ino(struct maru_client *c, uint64_t ino, struct maru_file **out);
 int route_pin(struct maru_client *c, uint64_t ino, uint32_t seconds, int query);
+/* the lease cache: each pool's client keeps its own (what = ROUTE_LC_*) */
+enum { ROUTE_LC_TAKE, ROUTE_LC_DROP, ROUTE_LC_CLEAR, ROUTE_LC_EXPIRE, ROUTE_LC_COUNT };
+int route_lease_cache(struct maru_client *c, int what, uint64_t ino, struct maru_file **out);
 
 /* route_events.c: the pools' event streams merged */
 struct route_events;

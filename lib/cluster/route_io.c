@@ -111,6 +111,41 @@ int route_pin(struct maru_client *c, uint64_t ino, uint32_t seconds, int query)
 		     : r->ops->pin_set(sub, ino & ROUTE_LOCAL_MASK, seconds);
 }
 
+/*
+ * A lease a pool's client kept is found there by its (tagged) id; count,
+ * clear and expire go to every pool connected.
+ */
+int route_lease_cache(struct maru_client *c, int what, uint64_t ino, struct maru_file **out)
+{
+	struct route *r = c->route;
+	unsigned int s[ROUTE_POOLS];
+	struct maru_client *sub;
+	int slot = route_slot_of(ino), n, i, sum = 0;
+
+	if (what == ROUTE_LC_TAKE || what == ROUTE_LC_DROP) {
+		if (slot < 0 || route_sub(r, (unsigned int)slot, &sub))
+			return -ENOENT;
+		/* kept by maru_file_ino(), the tagged id */
+		if (what == ROUTE_LC_DROP) {
+			r->ops->lc_drop(sub, ino);
+			return 0;
+		}
+		return r->ops->lc_take(sub, ino, out);
+	}
+	n = route_members(r, s, ROUTE_POOLS);
+	for (i = 0; i < n; i++) {
+		if (route_sub(r, s[i], &sub))
+			continue;
+		if (what == ROUTE_LC_CLEAR)
+			r->ops->lc_clear(sub);
+		else if (what == ROUTE_LC_EXPIRE)
+			r->ops->lc_expire(sub);
+		else
+			sum += (int)r->ops->lc_count(sub);
+	}
+	return sum;
+}
+
 /* ---- readdir ---- */
 
 struct merge {

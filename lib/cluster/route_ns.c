@@ -298,23 +298,35 @@ int route_rmdir(struct maru_client *c, uint64_t parent, const char *name)
 	return err ? err : ok ? 0 : -ENOENT;
 }
 
+/* unlink at the pool in slot; a directory that pool lacks: -ENOENT */
+static int unlink_at(struct route *r, int slot, uint64_t parent, const char *name)
+{
+	struct maru_client *sub;
+	uint64_t l;
+	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
+
+	if (!rc)
+		rc = route_sub(r, (unsigned int)slot, &sub);
+	if (!rc)
+		rc = r->ops->unlink(sub, l, name);
+	return rc == -ENOTDIR ? -ENOENT : rc;
+}
+
+/* At the owner, else where the name was placed before: one round trip. */
 int route_unlink(struct maru_client *c, uint64_t parent, const char *name)
 {
 	struct route *r = c->route;
 	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
-	struct maru_client *sub;
-	struct maru_attr a;
-	uint64_t l;
-	int rc, slot;
+	int rc, o, p;
 
 	rc = route_name_path(r, parent, name, dir, path);
 	if (!rc)
-		rc = route_find(r, parent, name, path, &slot, &a);
+		rc = route_owner(r, path, &o, &p);
 	if (!rc)
-		rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
-	if (!rc)
-		rc = route_sub(r, (unsigned int)slot, &sub);
-	return rc ? rc : r->ops->unlink(sub, l, name);
+		rc = unlink_at(r, o, parent, name);
+	if (rc == -ENOENT && p != o)
+		rc = unlink_at(r, p, parent, name);
+	return rc;
 }
 
 /* Where a new name path goes: its owner's slot, client, and directory there. */
