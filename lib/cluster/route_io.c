@@ -5,6 +5,7 @@
  * was placed before), calls by id to the id's pool; readdir merges the
  * pools (its cookie: the pool's slot + 1 in the top 8 bits, that pool's
  * cookie below; files from every pool, directories from the first); and
+ * (a pool out of reach lists nothing), and
  * rename, one pool's atomic rename when both names have one owner, else a
  * move: the version's bytes are copied into a new version under the new
  * name on the new owner, published, and only then is the old name
@@ -182,6 +183,13 @@ static int merge_one(void *arg, const struct maru_dirent *de)
 	return m->stopped;
 }
 
+/* errors of a pool that cannot be reached (or lacks the directory) */
+static int away(int rc)
+{
+	return rc == -ENOENT || rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -ECONNRESET || rc == -ESTALE || rc == -EIO;
+}
+
 int route_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 		  maru_readdir_cb cb, void *arg)
 {
@@ -202,17 +210,15 @@ int route_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 		if ((int)s[i] < from)
 			continue;
 		rc = route_dir_on(r, dir, s[i], 0, &l);
-		if (rc == -ENOENT)
-			continue;
 		if (!rc)
 			rc = route_sub(r, s[i], &sub);
-		if (rc)
-			return rc;
 		m.slot = s[i];
 		m.first = i == 0;
-		rc = r->ops->readdir(sub, l, (int)s[i] == from ? cookie & ROUTE_LOCAL_MASK : 0,
-				     merge_one, &m);
-		if (rc)
+		if (!rc)
+			rc = r->ops->readdir(sub, l, (int)s[i] == from ? cookie & ROUTE_LOCAL_MASK : 0,
+					     merge_one, &m);
+		/* a pool out of reach lists nothing: its names are misses */
+		if (rc && !away(rc))
 			return rc;
 	}
 	return 0;

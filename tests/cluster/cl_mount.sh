@@ -243,6 +243,14 @@ fusermount3 -uz "${D[$victim]}"
 cl_pool_signal "$victim" KILL
 cl_pool_wait_exit "$victim"
 t0=$(mh_now_ms)
+# still in the membership: ls lists the other pools' names in time
+ls "$CM/a/b" >"$T/ls-lost" || fail "ls with $victim just killed"
+d=$(( $(mh_now_ms) - t0 ))
+log "ls with $victim just killed: $(grep -c '^f.*\.bin$' "$T/ls-lost") files in $d ms"
+[ "$d" -le $((TMO + 1000)) ] || fail "ls took $d ms with $victim just killed (timeout $TMO ms)"
+for i in "${keep[@]}"; do
+	grep -qx "f$i.bin" "$T/ls-lost" || fail "ls with $victim just killed misses f$i.bin"
+done
 wait_for 20 eval '! mh_run w1 "$CL_TOOL" pools "$CL" | grep -q "${MH_ADDR[$victim]}:"' ||
 	fail "$victim still in the membership 20 s after SIGKILL"
 log "$victim left the membership $(( $(mh_now_ms) - t0 )) ms after SIGKILL ($lost files there)"
