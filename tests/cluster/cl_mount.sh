@@ -14,7 +14,8 @@
 #    byte-exact; the names spread over all three pools (each pool's direct
 #    mount), ls lists each name once;
 #  - rm; mv within one pool (no bytes moved) and across pools (bytes exact,
-#    old name gone, the bytes counted in .maru/stats); vLLM's pattern
+#    old name gone, a reader open before it keeps its bytes, the bytes
+#    counted in .maru/stats); vLLM's pattern
 #    (<final>_<random>.tmp then rename) keeps both names on one pool;
 #  - rmdir is ENOTEMPTY while another pool holds a name under it; df sums;
 #    an fstab-style mount (mount.fuse3 -t fuse.marufs) of the URI works;
@@ -172,7 +173,10 @@ for k in $(seq 1 200); do
 	dst_owner=$(owner_of "a/b/other$k")
 	[ "$dst_owner" != "$src_owner" ] && break
 done
+exec 3<"$CM/a/b/f2.bin"
 mv "$CM/a/b/f2.bin" "$CM/a/b/other$k" || fail "mv across pools"
+cmp -s "$T/src/f2.bin" /dev/fd/3 || fail "a reader open before the mv lost its bytes"
+exec 3<&-
 cmp -s "$T/src/f2.bin" "$CM/a/b/other$k" || fail "other$k differs after mv across pools"
 [ ! -e "$CM/a/b/f2.bin" ] || fail "f2.bin still there after mv across pools"
 assert_eq "$(pool_of "a/b/other$k")" "${P_OF[$dst_owner]}" "pool of the moved name"
