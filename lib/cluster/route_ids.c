@@ -216,7 +216,8 @@ int route_members(struct route *r, unsigned int *slots, unsigned int max)
 		if (!seen[i])
 			r->pool[i].state = ROUTE_GONE;
 	pthread_mutex_unlock(&r->lock);
-	qsort(slots, k, sizeof(*slots), by_slot);
+	if (k)
+		qsort(slots, k, sizeof(*slots), by_slot);
 	return (int)k;
 }
 
@@ -290,12 +291,14 @@ static int connect_pool(struct route *r, struct route_pool *p, struct maru_clien
  */
 int route_sub(struct route *r, unsigned int slot, struct maru_client **out)
 {
-	struct route_pool *p = &r->pool[slot];
+	struct route_pool *p;
 	struct maru_client *c;
 	int rc = 0;
 
-	if (slot >= ROUTE_POOLS)
-		return -EINVAL;
+	/* an id tagged with a slot this client never gave */
+	if (slot >= ROUTE_POOLS || slot >= r->npool)
+		return -ESTALE;
+	p = &r->pool[slot];
 	if (now_ms() > atomic_load(&r->members_ms) + ROUTE_MEMBERS_MS)
 		route_members(r, NULL, 0);
 	pthread_mutex_lock(&r->lock);

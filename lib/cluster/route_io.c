@@ -325,6 +325,24 @@ static int rename_across(struct route *r, const struct move *mv, const struct ma
 	return rc == -ENOENT ? 0 : rc;
 }
 
+/*
+ * The new name replaced what it named at its owner; while placement
+ * settles after a join or a drain, the name may also be bound where it was
+ * placed before, which would list it twice: that binding goes too.
+ */
+static void drop_shadow(struct route *r, uint64_t np, const char *nn, const char *npath,
+			int to)
+{
+	struct maru_client *sub;
+	int o, p;
+	uint64_t l;
+
+	if (route_owner(r, npath, &o, &p) || p == o || p == to)
+		return;
+	if (!route_dir_on(r, np, (unsigned int)p, 0, &l) && !route_sub(r, (unsigned int)p, &sub))
+		r->ops->unlink(sub, l, nn);
+}
+
 int route_rename_seq(struct maru_client *c, uint64_t op, const char *on, uint64_t np,
 		     const char *nn, unsigned int flags, uint64_t *seq)
 {
@@ -352,8 +370,13 @@ int route_rename_seq(struct maru_client *c, uint64_t op, const char *on, uint64_
 		rc = route_new_at(r, np, npath, &mv.to, &dst, &mv.ndir);
 	if (rc)
 		return rc;
-	if (mv.to != mv.from)
-		return rename_across(r, &mv, &a);
-	atomic_fetch_add(&r->renames_local, 1);
-	return r->ops->rename_seq(dst, mv.odir, on, mv.ndir, nn, flags, NULL);
+	if (mv.to != mv.from) {
+		rc = rename_across(r, &mv, &a);
+	} else {
+		atomic_fetch_add(&r->renames_local, 1);
+		rc = r->ops->rename_seq(dst, mv.odir, on, mv.ndir, nn, flags, NULL);
+	}
+	if (!rc)
+		drop_shadow(r, np, nn, npath, mv.to);
+	return rc;
 }
