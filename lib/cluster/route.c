@@ -56,19 +56,13 @@ static int route_opts(struct route *r, const struct maru_client_opts *in)
 static void route_free(struct route *r)
 {
 	unsigned int i;
-	size_t k;
 
 	for (i = 0; i < r->npool; i++)
 		if (r->pool[i].c)
 			r->ops->client_free(r->pool[i].c);
 	if (r->cl)
 		maru_cluster_close(r->cl);
-	for (k = 0; k < r->ndir; k++)
-		if (r->dir[k]) {
-			free(r->dir[k]->path);
-			free(r->dir[k]);
-		}
-	free(r->dir);
+	route_dirs_fini(r);
 	free(r->key_file);
 	free(r->tls_ca);
 	free(r->tls_cert);
@@ -130,6 +124,8 @@ int route_client_new(const struct maru_client_opts *o, const struct route_ops *o
 	atomic_init(&r->gen, 1);
 	c->route = r;
 	rc = route_opts(r, o);
+	if (!rc)
+		rc = route_dirs_init(r);
 	if (!rc)
 		rc = route_open(r);
 	if (rc) {

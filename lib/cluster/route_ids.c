@@ -5,7 +5,7 @@
  * seen and never reused, so a file id's tag stays its pool's), connecting
  * a pool's client when it is first needed, and the directories by id
  * (the router's own ids, each mapped to its path and, lazily, to its id on
- * each pool).
+ * each pool) and by path (htab.h). Removing a directory walks them all.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "client_priv.h"
+#include "hash.h"
 #include "route_priv.h"
 
 static uint64_t now_ms(void)
@@ -31,6 +32,48 @@ int route_join(const char *dir, const char *name, char *buf, size_t len)
 	int n = dir[0] ? snprintf(buf, len, "%s/%s", dir, name) : snprintf(buf, len, "%s", name);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static uint32_t path_hash(const char *path)
+{
+	return (uint32_t)hash_xxh3(path, strlen(path));
+}
+
+static uint32_t dir_hash(uintptr_t item)
+{
+	return path_hash(((const struct route_dir *)item)->path);
+}
+
+static int dir_is(uintptr_t item, const void *key)
+{
+	return !strcmp(((const struct route_dir *)item)->path, key);
+}
+
+int route_dirs_init(struct route *r)
+{
+	if (htab_init(&r->by_path, 64, dir_hash, HTAB_BULK))
+		return -ENOMEM;
+	r->by_path_ok = 1;
+	return 0;
+}
+
+void route_dirs_fini(struct route *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->ndir; i++)
+		if (r->dir[i]) {
+			free(r->dir[i]->path);
+			free(r->dir[i]);
+		}
+	free(r->dir);
+	if (r->by_path_ok)
+		htab_fini(&r->by_path);
+}
+
+static struct route_dir *find_locked(struct route *r, const char *path)
+{
+	return (struct route_dir *)htab_find(&r->by_path, path_hash(path), dir_is, path);
 }
 
 static struct route_dir *dir_at(struct route *r, uint64_t id)
@@ -62,11 +105,12 @@ int route_dir_path(struct route *r, uint64_t id, char *buf, size_t len)
 static uint64_t intern_locked(struct route *r, const char *path)
 {
 	struct route_dir *d, **nd;
-	size_t i;
 
-	for (i = 0; i < r->ndir; i++)
-		if (r->dir[i] && !strcmp(r->dir[i]->path, path))
-			return i + 1;
+	d = find_locked(r, path);
+	if (d)
+		return d->id;
+	if (htab_reserve(&r->by_path))
+		return 0;
 	if (r->ndir == r->dircap) {
 		nd = realloc(r->dir, (r->dircap ? 2 * r->dircap : 64) * sizeof(*nd));
 		if (!nd)
@@ -80,19 +124,20 @@ static uint64_t intern_locked(struct route *r, const char *path)
 		return 0;
 	}
 	r->dir[r->ndir++] = d;
-	return r->ndir;
+	d->id = r->ndir;
+	htab_place(&r->by_path, (uintptr_t)d, path_hash(path));
+	return d->id;
 }
 
 /* the id of directory path if this client knows it, else 0 */
 uint64_t route_dir_find(struct route *r, const char *path)
 {
-	uint64_t id = 0;
-	size_t i;
+	struct route_dir *d;
+	uint64_t id;
 
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->ndir && !id; i++)
-		if (r->dir[i] && !strcmp(r->dir[i]->path, path))
-			id = i + 1;
+	d = find_locked(r, path);
+	id = d ? d->id : 0;
 	pthread_mutex_unlock(&r->lock);
 	return id;
 }
@@ -119,6 +164,7 @@ void route_dir_drop(struct route *r, const char *path)
 	for (i = 0; i < r->ndir; i++) {
 		d = r->dir[i];
 		if (d && !strncmp(d->path, path, n) && (!d->path[n] || d->path[n] == '/')) {
+			htab_del(&r->by_path, (uintptr_t)d);
 			free(d->path);
 			free(d);
 			r->dir[i] = NULL;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "maru/libmaru.h"
+#include "htab.h"
 #include "route.h"
 
 #define ROUTE_POOLS	64		/* slots: pools ever seen by one client */
@@ -42,6 +43,7 @@ struct route_pool {
 /* A directory: its path from the root ("" root, "a/b") and its id per pool. */
 struct route_dir {
 	char *path;
+	uint64_t id;
 	uint64_t local[ROUTE_POOLS];	/* 0: not known yet */
 };
 
@@ -59,6 +61,8 @@ struct route {
 	unsigned int npool;
 	struct route_dir **dir;		/* id - 1 -> directory; NULL: removed */
 	size_t ndir, dircap;
+	struct htab by_path;		/* the directories by path */
+	int by_path_ok;
 	atomic_uint_fast64_t gen;
 	atomic_uint_fast64_t members_ms;	/* route_members() last read them */
 	atomic_uint_fast64_t renames_local, renames_moved, bytes_moved, prev_hits;
@@ -76,6 +80,8 @@ static inline int route_slot_of(uint64_t ino)
 }
 
 /* route_ids.c: directories */
+int route_dirs_init(struct route *r);
+void route_dirs_fini(struct route *r);
 int route_dir_path(struct route *r, uint64_t id, char *buf, size_t len);
 uint64_t route_dir_intern(struct route *r, const char *path);
 uint64_t route_dir_find(struct route *r, const char *path);
