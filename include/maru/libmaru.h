@@ -781,8 +781,9 @@ int maru_cluster_owner(struct maru_cluster *c, const char *path, struct maru_clu
 
 /*
  * The cluster mount (since MARU_0.3): maru_client_new() with opts.uri a
- * maru+etcd://HOST:PORT[,HOST:PORT...]/NAME gives a routed client. It
- * opens the cluster's membership and an ordinary client per pool (same
+ * maru+etcd://HOST:PORT[,HOST:PORT...]/NAME gives a routed client (etcd's
+ * TLS and user in a query: ?etcd_ca=&etcd_cert=&etcd_key=&etcd_user=&
+ * etcd_password_file=, see libmaru(3)). It opens the cluster's membership and an ordinary client per pool (same
  * options, uri the pool's record; each chooses its own data path), and
  * every call above goes where maru_cluster_owner() says: a name to its
  * owner (a lookup or open that misses there asks the previous owner);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client_priv.h"
 #include "route_priv.h"
@@ -67,6 +68,8 @@ static void route_free(struct route *r)
 	free(r->tls_ca);
 	free(r->tls_cert);
 	free(r->tls_key);
+	free(r->query);
+	memset(r->etcd_password, 0, sizeof(r->etcd_password));
 	pthread_mutex_destroy(&r->connect_lock);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -86,13 +89,76 @@ static int connect_all(struct route *r)
 	return ok ? 0 : rc;
 }
 
+/* The first line of a password file (0600 or stricter). */
+static int read_password(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &st) || (st.st_mode & 077))
+		rc = -EACCES;
+	else if (!fgets(buf, (int)len, f))
+		rc = -EINVAL;
+	fclose(f);
+	if (!rc)
+		buf[strcspn(buf, "\r\n")] = '\0';
+	return rc;
+}
+
+/*
+ * maru+etcd://HOST:PORT/NAME?etcd_ca=PATH&etcd_cert=PATH&etcd_key=PATH&
+ * etcd_user=USER&etcd_password_file=PATH: etcd's TLS and user. The query
+ * is cut off the URI the membership is read with.
+ */
+static int etcd_query(struct route *r, char *cluster_uri, struct maru_cluster_opts *co)
+{
+	char *q = strchr(cluster_uri, '?'), *kv, *save = NULL, *v;
+	int rc = 0;
+
+	if (!q)
+		return 0;
+	*q++ = '\0';
+	r->query = strdup(q);
+	if (!r->query)
+		return -ENOMEM;
+	for (kv = strtok_r(r->query, "&", &save); kv && !rc; kv = strtok_r(NULL, "&", &save)) {
+		v = strchr(kv, '=');
+		if (!v)
+			return -EINVAL;
+		*v++ = '\0';
+		if (!strcmp(kv, "etcd_ca"))
+			co->etcd_ca = r->etcd_ca = v;
+		else if (!strcmp(kv, "etcd_cert"))
+			co->etcd_cert = r->etcd_cert = v;
+		else if (!strcmp(kv, "etcd_key"))
+			co->etcd_key = r->etcd_key = v;
+		else if (!strcmp(kv, "etcd_user"))
+			co->etcd_user = r->etcd_user = v;
+		else if (!strcmp(kv, "etcd_password_file"))
+			rc = read_password(v, r->etcd_password, sizeof(r->etcd_password));
+		else
+			rc = -EINVAL;
+	}
+	if (r->etcd_password[0])
+		co->etcd_password = r->etcd_password;
+	return rc;
+}
+
 static int route_open(struct route *r)
 {
 	struct maru_cluster_opts co;
+	char uri[MARU_PATH_MAX];
 	int rc;
 
 	maru_cluster_opts_init(&co, sizeof(co));
-	co.uri = r->uri;
+	snprintf(uri, sizeof(uri), "%s", r->uri);
+	rc = etcd_query(r, uri, &co);
+	if (rc)
+		return rc;
+	co.uri = uri;
 	rc = maru_cluster_open(&co, &r->cl);
 	if (rc)
 		return rc;

@@ -55,6 +55,10 @@ struct route {
 	char *key_file, *tls_ca, *tls_cert, *tls_key;
 	char uri[MARU_PATH_MAX];
 	char name[32];
+	/* etcd's TLS and user, from the URI's query (route.c) */
+	char *query;
+	const char *etcd_ca, *etcd_cert, *etcd_key, *etcd_user;
+	char etcd_password[128];
 	pthread_mutex_t lock;
 	pthread_mutex_t connect_lock;
 	struct route_pool pool[ROUTE_POOLS];
