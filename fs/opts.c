@@ -58,7 +58,8 @@ static const struct fuse_opt mfs_optspec[] = {
 void opts_usage(const char *prog)
 {
 	printf("usage: %s [options] POOL MOUNTPOINT\n"
-	       "POOL is maru://host[:port] or maru+unix:///path/to/marud.sock\n\n"
+	       "POOL is maru://host[:port], maru+unix:///path/to/marud.sock, or a\n"
+	       "cluster of pools, maru+etcd://host:port[,host:port...]/NAME\n\n"
 	       "marufs options:\n"
 	       "    -o data=auto|shm|tcp|rdma   data path (default auto)\n"
 	       "    -o coherence=hw|flush       flush=non-coherent shared CXL memory (hw)\n"

@@ -145,10 +145,35 @@ int vdir_pool_text(struct mfs *m, const struct maru_pool_info *pi, char *buf, si
 	return (size_t)n < cap ? n : (int)cap - 1;
 }
 
+/*
+ * A cluster mount (maru+etcd://): one line per pool after the cluster's
+ * own lines: "pool UUID URI STATE DATA_PATH PATH" (a path "-" while the
+ * pool's client is not connected).
+ */
+static size_t pools_text(struct mfs *m, struct maru_pool_info *pi, char *buf, size_t cap)
+{
+	static const char *const states[] = { "active", "draining", "gone" };
+	struct maru_cluster_pool p;
+	size_t n = 0;
+	unsigned int i;
+	int st, k;
+
+	for (i = 0; n < cap && maru_client_pool_at(m->c, i, &p, pi, &st) == 0; i++) {
+		k = snprintf(buf + n, cap - n, "pool %s %s %s %s %.256s\n", p.uuid, p.uri,
+			     st >= 0 && st <= 2 ? states[st] : "?",
+			     pi->info_size ? path_name(pi->data_path) : "-",
+			     pi->info_size && pi->path[0] ? pi->path : "-");
+		if (k < 0)
+			break;
+		n += (size_t)k;
+	}
+	return n < cap ? n : cap - 1;
+}
+
 static int pool_snapshot(struct mfs *m, struct vhandle *h)
 {
 	struct maru_pool_info *pi = malloc(sizeof(*pi));
-	size_t cap = 2 * MARU_PATH_MAX + 1024;
+	size_t cap = 2 * MARU_PATH_MAX + 1024 + 64 * 700;
 	int rc;
 
 	if (!pi)
@@ -162,6 +187,7 @@ static int pool_snapshot(struct mfs *m, struct vhandle *h)
 		goto out;
 	}
 	h->len = (size_t)vdir_pool_text(m, pi, h->buf, cap);
+	h->len += pools_text(m, pi, h->buf + h->len, cap - h->len);
 	rc = 0;
 out:
 	free(pi);

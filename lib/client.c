@@ -23,6 +23,7 @@
 #include "splice.h"
 #include "tlsdial.h"
 #include "transport.h"
+#include "route.h"
 
 #define DEFAULT_TIMEOUT_MS	5000
 #define DEFAULT_MAX_CONNS	4
@@ -140,6 +141,47 @@ out_free:
 	return rc;
 }
 
+/*
+ * The one-pool calls a routed client (maru+etcd://, lib/cluster/route.h)
+ * makes on its pools' clients: handed down as a table, so that no file of
+ * lib/cluster calls a public entry point that calls it.
+ */
+static const struct route_ops single_pool = {
+	.client_new = maru_client_new,
+	.client_free = maru_client_free,
+	.pool_info = maru_client_pool_info,
+	.mkdir = maru_mkdir,
+	.rmdir = maru_rmdir,
+	.lookup = maru_lookup,
+	.unlink = maru_unlink,
+	.getattr = maru_getattr,
+	.setattr = maru_setattr,
+	.rename_seq = maru_rename_seq,
+	.readdir = maru_readdir,
+	.symlink = maru_symlink,
+	.readlink = maru_readlink,
+	.link = maru_link,
+	.mknod = maru_mknod,
+	.file_create = maru_file_create,
+	.file_rewrite = maru_file_rewrite,
+	.file_open = maru_file_open,
+	.file_open_ino = maru_file_open_ino,
+	.statfs = maru_statfs,
+	.stats_text = maru_stats_text,
+	.pin_set = maru_pin_set,
+	.pin_get = maru_pin_get,
+	.events_open = maru_events_open,
+	.events_next = maru_events_next,
+	.events_ack = maru_events_ack,
+	.events_up = maru_events_up,
+	.events_close = maru_events_close,
+	.lc_take = maru_lease_cache_take,
+	.lc_drop = maru_lease_cache_drop,
+	.lc_clear = maru_lease_cache_clear,
+	.lc_expire = maru_lease_cache_expire,
+	.lc_count = maru_lease_cache_count,
+};
+
 int maru_client_new(const struct maru_client_opts *opts, struct maru_client **out)
 {
 	struct maru_client *c;
@@ -147,6 +189,8 @@ int maru_client_new(const struct maru_client_opts *opts, struct maru_client **ou
 
 	if (!opts || !out)
 		return -EINVAL;
+	if (route_uri(opts->uri))
+		return route_client_new(opts, &single_pool, out);
 	rc = client_alloc(opts, &c);
 	if (rc)
 		return rc;
@@ -197,6 +241,10 @@ void maru_client_free(struct maru_client *c)
 
 	if (!c)
 		return;
+	if (c->route) {
+		route_client_free(c);
+		return;
+	}
 	lease_cache_free(c);	/* its leases are among the files below */
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
@@ -223,6 +271,8 @@ int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out)
 {
 	if (!c || !out)
 		return -EINVAL;
+	if (c->route)
+		return route_pool_info(c, out);
 	memset(out, 0, sizeof(*out));
 	out->info_size = sizeof(*out);
 	pthread_mutex_lock(&c->lock);
@@ -237,6 +287,16 @@ int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out)
 	out->data_path = session_dp_kind(c);
 	out->coherence = c->opts.coherence;
 	return 0;
+}
+
+int maru_client_pool_at(struct maru_client *c, unsigned int i,
+			struct maru_cluster_pool *member, struct maru_pool_info *info, int *state)
+{
+	if (!c)
+		return -EINVAL;
+	if (!c->route)
+		return -ENOENT;
+	return route_pool_at(c, i, member, info, state);
 }
 
 const char *maru_client_rdma_rights(struct maru_client *c)

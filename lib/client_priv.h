@@ -188,7 +188,21 @@ struct maru_client {
 	struct client_stats st;
 	struct splice_src *splice;	/* splice.c: the splice descriptor */
 	struct lease_cache *lc;		/* lease_cache.c; NULL: none */
+	/*
+	 * Issue 24, the cluster mount (lib/cluster/route.h): a routed client
+	 * has route set and no session of its own; each of its pools' clients
+	 * has up (the routed client) and slot, the pool's tag in file ids.
+	 */
+	struct route *route;
+	struct maru_client *up;
+	unsigned int slot;
 };
+
+/* A file id as the caller sees it: tagged with its pool on a routed client. */
+static inline uint64_t client_ino(const struct maru_client *c, uint64_t ino)
+{
+	return c->up ? ((uint64_t)(c->slot + 1) << 56) | ino : ino;
+}
 
 struct maru_file {
 	struct maru_client *c;

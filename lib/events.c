@@ -41,6 +41,7 @@
 #include "frame.h"
 #include "sockio.h"
 #include "transport.h"
+#include "route.h"
 
 #define EV_BACKOFF_MIN_MS	10
 #define EV_BACKOFF_MAX_MS	500
@@ -66,6 +67,7 @@ struct maru_events {
 	int pinged;			/* a PING went since then */
 	unsigned int stall_ms;		/* silent this long: lost */
 	atomic_uint_fast64_t losses;	/* up -> down transitions */
+	struct route_events *rev;	/* a routed client's: its pools' merged */
 	uint8_t *buf;			/* one frame payload */
 };
 
@@ -158,6 +160,15 @@ int maru_events_open(struct maru_client *c, uint64_t after_seq, struct maru_even
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
+	/* a routed client: its pools' streams merged (lib/cluster/route_events.c) */
+	if (c->route) {
+		rc = route_events_open(c, &ev->rev);
+		if (rc)
+			free(ev);
+		else
+			*out = ev;
+		return rc;
+	}
 	ev->buf = malloc(EV_FRAME_MAX);
 	if (!ev->buf) {
 		free(ev);
@@ -192,6 +203,8 @@ int maru_events_up(struct maru_events *ev, uint64_t *losses)
 
 	if (!ev)
 		return -EINVAL;
+	if (ev->rev)
+		return route_events_up(ev->rev, losses);
 	if (losses)
 		*losses = atomic_load(&ev->losses);
 	pthread_mutex_lock(&ev->wlock);
@@ -204,6 +217,11 @@ void maru_events_close(struct maru_events *ev)
 {
 	if (!ev)
 		return;
+	if (ev->rev) {
+		route_events_close(ev->rev);
+		free(ev);
+		return;
+	}
 	if (ev->fd >= 0)
 		close(ev->fd);
 	pthread_mutex_destroy(&ev->lock);
@@ -412,6 +430,8 @@ int maru_events_next(struct maru_events *ev, struct maru_event *out, int timeout
 
 	if (!ev || !out)
 		return -EINVAL;
+	if (ev->rev)
+		return route_events_next(ev->rev, out, timeout_ms);
 	pthread_mutex_lock(&ev->lock);
 	for (;;) {
 		if (atomic_exchange(&ev->reown, 0) && ev->fd >= 0) {
@@ -446,6 +466,8 @@ int maru_events_ack(struct maru_events *ev, uint64_t seq)
 
 	if (!ev)
 		return -EINVAL;
+	if (ev->rev)
+		return route_events_ack(ev->rev, seq);
 	have = client_token(ev->c, token);
 	pthread_mutex_lock(&ev->wlock);
 	if (have && (!ev->has_owner || memcmp(token, ev->owner, sizeof(token))))

@@ -216,7 +216,7 @@ int file_new(struct maru_client *c, struct req *r, struct maru_file **out)
 
 uint64_t maru_file_ino(const struct maru_file *f)
 {
-	return f ? f->ino : 0;
+	return f ? client_ino(f->c, f->ino) : 0;
 }
 
 int maru_file_is_pending(const struct maru_file *f)
@@ -269,6 +269,10 @@ int maru_file_attr(struct maru_file *f, struct maru_attr *out)
 		attr_from_proto(&f->attr, out);
 		out->size = f->size;
 		out->reserved = f->reserved;
+		/* a pool of a routed client: its ids, its directory's not known */
+		out->ino = client_ino(f->c, out->ino);
+		if (f->c->up)
+			out->parent = 0;
 	}
 	pthread_rwlock_unlock(&f->lock);
 	return rc;
@@ -632,6 +636,10 @@ int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir)
 	if (!rc)
 		rc = publish_locked(f, dir);
 	pthread_rwlock_unlock(&f->lock);
+	/* a pool of a routed client: that pool's directory (its entries,
+	 * its times) is not the merged one */
+	if (dir && f->c->up)
+		memset(dir, 0, sizeof(*dir));
 	return rc;
 }
 

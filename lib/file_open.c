@@ -11,6 +11,7 @@
 #include "file.h"
 #include "frame.h"
 #include "transport.h"
+#include "route.h"
 
 static int open_call(struct maru_client *c, struct req *r, struct maru_file **out)
 {
@@ -43,6 +44,8 @@ int maru_file_create(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !out || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
 		return -EINVAL;
+	if (c->route)
+		return route_file_create(c, parent, name, mode, uid, gid, flags, size_hint, out);
 	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
@@ -63,6 +66,8 @@ int maru_file_rewrite(struct maru_client *c, uint64_t ino, unsigned int flags,
 
 	if (!c || !out || !ino || (flags & ~(MARU_CREATE_EXCL | MARU_CREATE_COPY)))
 		return -EINVAL;
+	if (c->route)
+		return route_file_rewrite(c, ino, flags, size_hint, out);
 	q.flags = create_flags(flags);
 	/* mode/uid/gid 0: marud keeps those of the version being rewritten */
 	return open_call(c, &r, out);
@@ -79,6 +84,8 @@ int maru_file_open(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !out)
 		return -EINVAL;
+	if (c->route)
+		return route_file_open(c, parent, name, out);
 	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
@@ -94,5 +101,7 @@ int maru_file_open_ino(struct maru_client *c, uint64_t ino, struct maru_file **o
 
 	if (!c || !out || !ino)
 		return -EINVAL;
+	if (c->route)
+		return route_file_open_ino(c, ino, out);
 	return open_call(c, &r, out);
 }

@@ -23,6 +23,7 @@
 #include "hash.h"
 #include "htab.h"
 #include "lease_cache.h"
+#include "route.h"
 
 #define LC_SLOTS_MIN	256	/* the table starts so, and doubles */
 #define LC_BYTES_MAX	(64ull << 20)
@@ -232,6 +233,8 @@ int maru_lease_cache_take(struct maru_client *c, uint64_t ino, struct maru_file 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	if (c && c->route)
+		return route_lease_cache(c, ROUTE_LC_TAKE, ino, out);
 	if (!lc || !__atomic_load_n(&lc->n, __ATOMIC_RELAXED))
 		return -ENOENT;
 	pthread_mutex_lock(&lc->lock);
@@ -254,6 +257,10 @@ void maru_lease_cache_drop(struct maru_client *c, uint64_t ino)
 {
 	struct maru_file *f;
 
+	if (c && c->route) {
+		route_lease_cache(c, ROUTE_LC_DROP, ino, NULL);
+		return;
+	}
 	if (maru_lease_cache_take(c, ino, &f) == 0)
 		maru_file_close(f);
 }
@@ -263,6 +270,10 @@ void maru_lease_cache_clear(struct maru_client *c)
 	struct lease_cache *lc = c ? c->lc : NULL;
 	struct lent *drop = NULL;
 
+	if (c && c->route) {
+		route_lease_cache(c, ROUTE_LC_CLEAR, 0, NULL);
+		return;
+	}
 	if (!lc)
 		return;
 	pthread_mutex_lock(&lc->lock);
@@ -277,6 +288,10 @@ void maru_lease_cache_expire(struct maru_client *c)
 	struct lease_cache *lc = c ? c->lc : NULL;
 	struct lent *drop = NULL;
 
+	if (c && c->route) {
+		route_lease_cache(c, ROUTE_LC_EXPIRE, 0, NULL);
+		return;
+	}
 	if (!lc || !__atomic_load_n(&lc->n, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&lc->lock);
@@ -289,5 +304,7 @@ unsigned int maru_lease_cache_count(struct maru_client *c)
 {
 	struct lease_cache *lc = c ? c->lc : NULL;
 
+	if (c && c->route)
+		return (unsigned int)route_lease_cache(c, ROUTE_LC_COUNT, 0, NULL);
 	return lc ? __atomic_load_n(&lc->n, __ATOMIC_RELAXED) : 0;
 }

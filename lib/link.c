@@ -12,6 +12,7 @@
 #include "attr.h"
 #include "frame.h"
 #include "transport.h"
+#include "route.h"
 
 /* A call whose reply is exactly one proto_attr. */
 static int link_attr_call(struct maru_client *c, struct req *r, struct maru_attr *out)
@@ -39,6 +40,8 @@ int maru_symlink(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !target)
 		return -EINVAL;
+	if (c->route)
+		return route_symlink(c, parent, name, target, uid, gid, out);
 	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;
@@ -63,6 +66,8 @@ int maru_readlink(struct maru_client *c, uint64_t ino, char *buf, size_t size)
 
 	if (!c || !buf)
 		return -EINVAL;
+	if (c->route)
+		return route_readlink(c, ino, buf, size);
 	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
@@ -88,6 +93,8 @@ int maru_link(struct maru_client *c, uint64_t ino, uint64_t newparent,
 
 	if (!c)
 		return -EINVAL;
+	if (c->route)
+		return route_link(c, ino, newparent, newname, out);
 	rc = attr_name_check(newname, &n);
 	if (rc)
 		return rc;
@@ -109,6 +116,8 @@ int maru_mknod(struct maru_client *c, uint64_t parent, const char *name,
 
 	if (!c || !(S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode)))
 		return -EINVAL;
+	if (c->route)
+		return route_mknod(c, parent, name, mode, rdev, uid, gid, out);
 	rc = attr_name_check(name, &n);
 	if (rc)
 		return rc;

@@ -19,6 +19,7 @@
 #include "attr.h"
 #include "frame.h"
 #include "transport.h"
+#include "route.h"
 
 #define READDIR_BATCH	1024
 #define EXISTS_BATCH	4096
@@ -74,22 +75,31 @@ int maru_mkdir(struct maru_client *c, uint64_t parent, const char *name,
 {
 	const uint32_t ids[3] = { S_IFDIR | (mode & 07777), uid, gid };
 
+	if (c && c->route)
+		return route_mkdir(c, parent, name, mode, uid, gid, out);
+
 	return name_call(c, OP_MKDIR, parent, name, ids, out);
 }
 
 int maru_rmdir(struct maru_client *c, uint64_t parent, const char *name)
 {
+	if (c && c->route)
+		return route_rmdir(c, parent, name);
 	return name_call(c, OP_RMDIR, parent, name, NULL, NULL);
 }
 
 int maru_lookup(struct maru_client *c, uint64_t parent, const char *name,
 		struct maru_attr *out)
 {
+	if (c && c->route)
+		return route_lookup(c, parent, name, out);
 	return name_call(c, OP_LOOKUP, parent, name, NULL, out);
 }
 
 int maru_unlink(struct maru_client *c, uint64_t parent, const char *name)
 {
+	if (c && c->route)
+		return route_unlink(c, parent, name);
 	return name_call(c, OP_UNLINK, parent, name, NULL, NULL);
 }
 
@@ -100,6 +110,8 @@ int maru_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *out)
 
 	if (!c)
 		return -EINVAL;
+	if (c->route)
+		return route_getattr(c, ino, out);
 	return attr_call(c, &r, out);
 }
 
@@ -118,6 +130,8 @@ int maru_setattr(struct maru_client *c, uint64_t ino,
 
 	if (!c || !in || attr_setattr_in(in, &s))
 		return -EINVAL;
+	if (c->route)
+		return route_setattr(c, ino, in, out);
 	q.mask = (sa->mask & MARU_SET_MODE ? SETATTR_MODE : 0) |
 		 (sa->mask & MARU_SET_UID ? SETATTR_UID : 0) |
 		 (sa->mask & MARU_SET_GID ? SETATTR_GID : 0);
@@ -157,6 +171,9 @@ int maru_rename_seq(struct maru_client *c, uint64_t oldparent, const char *oldna
 		*event_seq = 0;
 	if (!c || (flags & ~MARU_RENAME_NOREPLACE))
 		return -EINVAL;
+	if (c->route)
+		return route_rename_seq(c, oldparent, oldname, newparent, newname, flags,
+					event_seq);
 	rc = attr_name_check(oldname, &on);
 	if (!rc)
 		rc = attr_name_check(newname, &nn);
@@ -225,6 +242,8 @@ int maru_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 
 	if (!c || !cb)
 		return -EINVAL;
+	if (c->route)
+		return route_readdir(c, dir, cookie, cb, arg);
 	do {
 		q.cookie = cookie;
 		rc = transport_call(c, &r);
@@ -283,6 +302,8 @@ int maru_exists(struct maru_client *c, uint64_t parent, const char *const *names
 
 	if (!c || (n && (!names || !out)))
 		return -EINVAL;
+	if (c->route)
+		return route_exists(c, parent, names, n, out);
 	for (i = 0; i < n; i += k) {
 		k = n - i < EXISTS_BATCH ? n - i : EXISTS_BATCH;
 		rc = exists_batch(c, parent, names + i, k, out + i);

@@ -12,6 +12,7 @@
 #include "maru/libmaru.h"
 #include "proto.h"
 #include "transport.h"
+#include "route.h"
 
 static int pin_call(struct maru_client *c, uint64_t ino, uint32_t seconds, uint32_t flags)
 {
@@ -22,6 +23,8 @@ static int pin_call(struct maru_client *c, uint64_t ino, uint32_t seconds, uint3
 
 	if (!c || !ino)
 		return -EINVAL;
+	if (c->route)
+		return route_pin(c, ino, seconds, flags == PIN_F_QUERY);
 	rc = transport_call(c, &r);
 	if (rc)
 		return rc;

@@ -18,6 +18,7 @@
 #include "prom.h"
 #include "session.h"
 #include "transport.h"
+#include "route.h"
 
 int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 {
@@ -27,6 +28,8 @@ int maru_statfs(struct maru_client *c, struct maru_statfs *out)
 
 	if (!c || !out)
 		return -EINVAL;
+	if (c->route)
+		return route_statfs(c, out);
 	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
@@ -54,6 +57,9 @@ int maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out
 
 	if (!c || !out)
 		return -EINVAL;
+	/* a tenant's root is one pool's: not known across a cluster (yet) */
+	if (c->route)
+		return -ENODATA;
 	rc = transport_call(c, &r);
 	if (rc)
 		return rc;
@@ -197,6 +203,8 @@ ssize_t maru_stats_text(struct maru_client *c, char *buf, size_t len)
 
 	if (!c || (!buf && len))
 		return -EINVAL;
+	if (c->route)
+		return route_stats_text(c, buf, len);
 	rc = transport_down(c) ? transport_call_within(c, &r, STATS_AWAY_MS) :
 				 transport_call(c, &r);
 	if (rc && !unreachable(rc))

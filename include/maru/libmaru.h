@@ -779,6 +779,38 @@ int maru_cluster_pools(struct maru_cluster *c, struct maru_cluster_pool *out, si
 int maru_cluster_owner(struct maru_cluster *c, const char *path, struct maru_cluster_pool *owner,
 		       struct maru_cluster_pool *previous);
 
+/*
+ * The cluster mount (since MARU_0.3): maru_client_new() with opts.uri a
+ * maru+etcd://HOST:PORT[,HOST:PORT...]/NAME gives a routed client (etcd's
+ * TLS and user in a query: ?etcd_ca=&etcd_cert=&etcd_key=&etcd_user=&
+ * etcd_password_file=, see libmaru(3)). It opens the cluster's membership and an ordinary client per pool (same
+ * options, uri the pool's record; each chooses its own data path), and
+ * every call above goes where maru_cluster_owner() says: a name to its
+ * owner (a lookup or open that misses there asks the previous owner);
+ * mkdir, rmdir and setattr of a directory to every pool (rmdir is
+ * -ENOTEMPTY while any pool holds a name under it); readdir merges the
+ * pools; statfs sums them; maru_stats_text() labels each pool's samples
+ * pool="UUID". Ids: a file's is its pool's with the pool's slot + 1 in the
+ * top 8 bits, a directory's the client's own (MARU_ROOT_ID the root). A
+ * rename between names of one owner is that pool's atomic rename; else
+ * the version's bytes are copied to a new version under the new name on
+ * the new owner, published, then the old name is unlinked (never a
+ * partial file, never neither name). A directory rename is -EXDEV (mv(1)
+ * copies then), a hard link to another pool's version -EXDEV.
+ * maru_events_open() merges the pools' streams (ids as above, one merged
+ * sequence; an ack of merged seq M acks each pool's events up to M); the
+ * lease cache is each pool's client's, found by the tagged id. Not through
+ * a routed client (yet): hints, maru_ns_usage() (-ENODATA).
+ *
+ * maru_client_pool_at(): pool i (0, 1, ... in the order the client first
+ * saw them) of a routed client: its record, its pool facts when its client
+ * is connected (info->info_size 0 when not), and *state 0 active, 1
+ * draining, 2 gone (no longer in the membership). Any out pointer may be
+ * NULL. -ENOENT past the last pool, or when c is not a routed client.
+ */
+int maru_client_pool_at(struct maru_client *c, unsigned int i,
+			struct maru_cluster_pool *member, struct maru_pool_info *info, int *state);
+
 const char *maru_strerror(int err);	/* text for a -errno from this API */
 const char *maru_version(void);
 

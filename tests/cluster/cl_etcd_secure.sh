@@ -8,6 +8,9 @@
 # and write /marufs/ only. Certificates are made here with openssl(1).
 #  - marud with cluster-etcd-ca/-cert/-key and cluster-etcd-user/
 #    -password-file joins; libmaru's client with the same sees the pool;
+#  - a cluster mount with etcd_ca, etcd_cert, etcd_key, etcd_user and
+#    etcd_password_file in its URI's query lists the pool and does I/O;
+#    one without them does not mount;
 #  - a wrong password: marud serves and says etcd refused the credentials;
 #  - no CA (plain http to the https member): marud serves and says it
 #    cannot join.
@@ -78,6 +81,25 @@ grep -q "maru://${MH_ADDR[p1]}:$MH_PORT .* active" <<<"$out" ||
 if mh_run e1 "$CL_TOOL" pools "maru+etcd://$a:2379/$CL_CLUSTER" >"$T/noca.out" 2>&1; then
 	fail "libmaru's cluster client read the membership without TLS: $(cat "$T/noca.out")"
 fi
+
+# the cluster mount: etcd's TLS and user in the URI's query
+mh_host w1
+q="etcd_ca=$C/ca.pem&etcd_cert=$C/cli.pem&etcd_key=$C/cli.key&etcd_user=marud"
+q="$q&etcd_password_file=$T/pw"
+saved=("${WRAP[@]}")
+WRAP=(nsenter --net="/run/netns/$(mh_ns w1)" "${saved[@]}")
+marufs_mount -u "maru+etcd://$a:2379/$CL_CLUSTER?$q" -o "data=tcp,key_file=$MH_KEY"
+WRAP=("${saved[@]}")
+grep -q "^pool .* maru://${MH_ADDR[p1]}:$MH_PORT active tcp" "$LAST_MNT/.maru/pool" ||
+	fail "the cluster mount over etcd TLS does not list p1: $(cat "$LAST_MNT/.maru/pool")"
+echo secure >"$LAST_MNT/f" && assert_eq "$(cat "$LAST_MNT/f")" secure "a file through it"
+marufs_umount "$LAST_MNT"
+mkdir -p "$T/noca"
+if mh_run w1 timeout 30 "$MARUFS" -f -o "data=tcp,key_file=$MH_KEY" \
+	"maru+etcd://$a:2379/$CL_CLUSTER" "$T/noca" >"$T/noca-mount.out" 2>&1; then
+	fail "a cluster mount without etcd's CA mounted: $(cat "$T/noca-mount.out")"
+fi
+log "a cluster mount without etcd's CA: $(grep -i cannot "$T/noca-mount.out" | tail -1)"
 
 cl_pool_start p2 "${secure[@]}" -D "cluster-etcd-password-file=$T/badpw"
 wait_for 10 grep -q "cannot join: etcd refused the credentials" "$T/marud-p2.log" ||

@@ -14,6 +14,7 @@
  *	cl_tool moved CLUSTER N PREFIX		names whose owner changed with the
  *						last membership change
  *	cl_tool count URI KEY			names in the root of one pool
+ *	cl_tool owner CLUSTER PATH...		"PATH OWNER-URI" for each path
  *
  * Lines are "word value ..." for the shell to read; the exit status is 0
  * unless a call failed in a way the command does not count. etcd's TLS
@@ -292,6 +293,12 @@ int main(int argc, char **argv)
 		rc = cmd_put(c, argv[3], strtoul(argv[4], NULL, 10), argv[5]);
 	} else if (!strcmp(argv[1], "check") && argc == 6) {
 		rc = cmd_check(c, argv[3], strtoul(argv[4], NULL, 10), argv[5]);
+	} else if (!strcmp(argv[1], "owner") && argc >= 4) {
+		for (i = 3; i < argc && !rc; i++) {
+			rc = maru_cluster_owner(c, argv[i], &list[0], NULL) ? 1 : 0;
+			if (!rc)
+				printf("%s %s\n", argv[i], list[0].uri);
+		}
 	} else if (!strcmp(argv[1], "moved") && argc == 5) {
 		rc = cmd_moved(c, strtoul(argv[3], NULL, 10), argv[4]);
 	} else {

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * lib/cluster/route_ns.c: the namespace calls of a routed client
+ * (route.h). A name goes to its owner (members.c's placement of its path);
+ * a lookup that misses there asks where the name was placed before pools
+ * joined or drained, and a directory is also looked for on the first pool
+ * (one that joined later may lack it). Directories are made, changed and
+ * removed on every pool of the membership; rmdir is refused while any
+ * pool holds a name under it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client_priv.h"
+#include "route_priv.h"
+
+/* dir: the path of directory parent; path: of name in it */
+int route_name_path(struct route *r, uint64_t parent, const char *name, char *dir,
+		     char *path)
+{
+	int rc = route_dir_path(r, parent, dir, MARU_PATH_MAX);
+
+	if (rc)
+		return rc;
+	if (!name || !name[0] || strchr(name, '/'))
+		return -EINVAL;
+	return route_join(dir, name, path, MARU_PATH_MAX);
+}
+
+/* maru_lookup at the pool in slot; a directory that pool lacks: -ENOENT */
+static int lookup_at(struct route *r, int slot, uint64_t parent, const char *name,
+		     struct maru_attr *a)
+{
+	struct maru_client *sub;
+	uint64_t l;
+	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
+
+	if (!rc)
+		rc = route_sub(r, (unsigned int)slot, &sub);
+	if (!rc)
+		rc = r->ops->lookup(sub, l, name, a);
+	return rc == -ENOTDIR ? -ENOENT : rc;
+}
+
+/* Where parent/name is: its slot and attributes (the pool's ids). */
+int route_find(struct route *r, uint64_t parent, const char *name, const char *path,
+		int *slot, struct maru_attr *a)
+{
+	unsigned int m[ROUTE_POOLS];
+	int o, p, rc, n;
+
+	rc = route_owner(r, path, &o, &p);
+	if (rc)
+		return rc;
+	*slot = o;
+	rc = lookup_at(r, o, parent, name, a);
+	if (rc == -ENOENT && p != o) {
+		*slot = p;
+		rc = lookup_at(r, p, parent, name, a);
+		if (!rc)
+			atomic_fetch_add(&r->prev_hits, 1);
+	}
+	n = rc == -ENOENT ? route_members(r, m, ROUTE_POOLS) : 0;
+	if (n > 0 && (int)m[0] != o && (int)m[0] != p) {
+		*slot = (int)m[0];
+		rc = lookup_at(r, *slot, parent, name, a);
+		if (!rc && a->state != MARU_STATE_DIR)
+			rc = -ENOENT;
+	}
+	return rc;
+}
+
+int route_lookup(struct maru_client *c, uint64_t parent, const char *name,
+		 struct maru_attr *out)
+{
+	struct route *r = c->route;
+	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
+	struct maru_attr a;
+	int rc, slot;
+
+	rc = route_name_path(r, parent, name, dir, path);
+	if (!rc)
+		rc = route_find(r, parent, name, path, &slot, &a);
+	if (rc)
+		return rc;
+	route_fix_attr(r, (unsigned int)slot, parent, path, &a);
+	if (out)
+		*out = a;
+	return 0;
+}
+
+/* the router id of the directory holding path ("" for the root's parent) */
+static uint64_t parent_of(struct route *r, const char *path)
+{
+	char d[MARU_PATH_MAX];
+	char *s;
+
+	if (!path[0])
+		return 0;
+	snprintf(d, sizeof(d), "%s", path);
+	s = strrchr(d, '/');
+	if (s)
+		*s = '\0';
+	else
+		d[0] = '\0';
+	return route_dir_intern(r, d);
+}
+
+int route_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *out)
+{
+	struct route *r = c->route;
+	unsigned int m[ROUTE_POOLS];
+	char path[MARU_PATH_MAX];
+	struct maru_client *sub;
+	int slot = route_slot_of(ino), n, i, rc;
+	uint64_t l;
+
+	if (slot >= 0) {
+		rc = route_sub(r, (unsigned int)slot, &sub);
+		if (!rc)
+			rc = r->ops->getattr(sub, ino & ROUTE_LOCAL_MASK, out);
+		if (!rc)
+			route_fix_attr(r, (unsigned int)slot, 0, NULL, out);
+		return rc;
+	}
+	rc = route_dir_path(r, ino, path, sizeof(path));
+	if (rc)
+		return rc;
+	n = route_members(r, m, ROUTE_POOLS);
+	for (i = 0, rc = -ENOENT; i < n && rc; i++) {
+		rc = route_dir_on(r, ino, m[i], 0, &l);
+		if (!rc)
+			rc = route_sub(r, m[i], &sub);
+		if (!rc)
+			rc = r->ops->getattr(sub, l, out);
+		if (rc == -ESTALE)
+			route_dir_local_set(r, ino, m[i], 0);
+	}
+	if (!rc) {
+		out->ino = ino;
+		out->parent = parent_of(r, path);
+	}
+	return rc;
+}
+
+/* setattr of a directory on every pool; out from the first that did */
+static int setattr_dir(struct route *r, uint64_t ino, const struct maru_setattr *sa,
+		       struct maru_attr *out)
+{
+	unsigned int m[ROUTE_POOLS];
+	struct maru_client *sub;
+	struct maru_attr a;
+	int n = route_members(r, m, ROUTE_POOLS), i, rc, ok = 0, err = -ENOENT;
+	uint64_t l;
+
+	for (i = 0; i < n; i++) {
+		rc = route_dir_on(r, ino, m[i], 0, &l);
+		if (!rc)
+			rc = route_sub(r, m[i], &sub);
+		if (!rc)
+			rc = r->ops->setattr(sub, l, sa, &a);
+		if (rc) {
+			err = rc;
+			continue;
+		}
+		if (!ok++ && out) {
+			*out = a;
+			out->ino = ino;
+		}
+	}
+	return ok ? 0 : err;
+}
+
+int route_setattr(struct maru_client *c, uint64_t ino, const struct maru_setattr *sa,
+		  struct maru_attr *out)
+{
+	struct route *r = c->route;
+	struct maru_client *sub;
+	int slot = route_slot_of(ino), rc;
+
+	if (slot < 0)
+		return setattr_dir(r, ino, sa, out);
+	rc = route_sub(r, (unsigned int)slot, &sub);
+	if (!rc)
+		rc = r->ops->setattr(sub, ino & ROUTE_LOCAL_MASK, sa, out);
+	if (!rc && out)
+		route_fix_attr(r, (unsigned int)slot, 0, NULL, out);
+	return rc;
+}
+
+int route_mkdir(struct maru_client *c, uint64_t parent, const char *name,
+		uint32_t mode, uint32_t uid, uint32_t gid, struct maru_attr *out)
+{
+	struct route *r = c->route;
+	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
+	unsigned int m[ROUTE_POOLS];
+	struct maru_client *sub;
+	struct maru_attr a, first;
+	int n, i, rc, ok = 0, err = -ENOENT;
+	uint64_t l, id;
+
+	rc = route_name_path(r, parent, name, dir, path);
+	if (rc)
+		return rc;
+	if (route_lookup(c, parent, name, NULL) == 0)
+		return -EEXIST;
+	n = route_members(r, m, ROUTE_POOLS);
+	id = route_dir_intern(r, path);
+	if (!id)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		rc = route_dir_on(r, parent, m[i], 1, &l);
+		if (!rc)
+			rc = route_sub(r, m[i], &sub);
+		if (!rc)
+			rc = r->ops->mkdir(sub, l, name, mode, uid, gid, &a);
+		if (rc) {
+			err = err == -EEXIST ? err : rc;
+			continue;
+		}
+		route_dir_local_set(r, id, m[i], a.ino);
+		if (!ok++)
+			first = a;
+	}
+	if (!ok)
+		return err;
+	if (out) {
+		*out = first;
+		out->ino = id;
+		out->parent = parent;
+	}
+	return 0;
+}
+
+static int stop_at_first(void *arg, const struct maru_dirent *de)
+{
+	(void)de;
+	*(int *)arg = 1;
+	return 1;
+}
+
+/* 1 when some pool holds a name in directory id, 0 when none, or -errno */
+static int dir_used(struct route *r, uint64_t id, const unsigned int *m, int n)
+{
+	struct maru_client *sub;
+	int i, rc, any = 0;
+	uint64_t l;
+
+	for (i = 0; i < n && !any; i++) {
+		rc = route_dir_on(r, id, m[i], 0, &l);
+		if (rc == -ENOENT)
+			continue;
+		if (!rc)
+			rc = route_sub(r, m[i], &sub);
+		if (!rc)
+			rc = r->ops->readdir(sub, l, 0, stop_at_first, &any);
+		if (rc)
+			return rc;
+	}
+	return any;
+}
+
+int route_rmdir(struct maru_client *c, uint64_t parent, const char *name)
+{
+	struct route *r = c->route;
+	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
+	unsigned int m[ROUTE_POOLS];
+	struct maru_client *sub;
+	struct maru_attr a;
+	int n, i, rc, ok = 0, err = 0;
+	uint64_t l;
+
+	rc = route_name_path(r, parent, name, dir, path);
+	if (!rc)
+		rc = route_lookup(c, parent, name, &a);
+	if (rc)
+		return rc;
+	if (a.state != MARU_STATE_DIR)
+		return -ENOTDIR;
+	n = route_members(r, m, ROUTE_POOLS);
+	rc = dir_used(r, a.ino, m, n);
+	if (rc)
+		return rc < 0 ? rc : -ENOTEMPTY;
+	for (i = 0; i < n; i++) {
+		rc = route_dir_on(r, parent, m[i], 0, &l);
+		if (!rc)
+			rc = route_sub(r, m[i], &sub);
+		if (!rc)
+			rc = r->ops->rmdir(sub, l, name);
+		if (!rc)
+			ok++;
+		else if (rc != -ENOENT && !err)
+			err = rc;
+	}
+	route_dir_drop(r, path);
+	return err ? err : ok ? 0 : -ENOENT;
+}
+
+/* unlink at the pool in slot; a directory that pool lacks: -ENOENT */
+static int unlink_at(struct route *r, int slot, uint64_t parent, const char *name)
+{
+	struct maru_client *sub;
+	uint64_t l;
+	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
+
+	if (!rc)
+		rc = route_sub(r, (unsigned int)slot, &sub);
+	if (!rc)
+		rc = r->ops->unlink(sub, l, name);
+	return rc == -ENOTDIR ? -ENOENT : rc;
+}
+
+/* At the owner, else where the name was placed before: one round trip. */
+int route_unlink(struct maru_client *c, uint64_t parent, const char *name)
+{
+	struct route *r = c->route;
+	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
+	int rc, o, p;
+
+	rc = route_name_path(r, parent, name, dir, path);
+	if (!rc)
+		rc = route_owner(r, path, &o, &p);
+	if (!rc)
+		rc = unlink_at(r, o, parent, name);
+	if (rc == -ENOENT && p != o)
+		rc = unlink_at(r, p, parent, name);
+	return rc;
+}
+
+/* Where a new name path goes: its owner's slot, client, and directory there. */
+int route_new_at(struct route *r, uint64_t parent, const char *path, int *slot,
+		 struct maru_client **sub, uint64_t *local)
+{
+	int o, p, rc = route_owner(r, path, &o, &p);
+
+	if (!rc)
+		rc = route_dir_on(r, parent, (unsigned int)o, 1, local);
+	if (!rc)
+		rc = route_sub(r, (unsigned int)o, sub);
+	*slot = o;
+	return rc;
+}
