@@ -512,20 +512,27 @@ static const struct route_ops fake_ops = {
 
 /* ---- the fixture ---- */
 
-static void put_pool(struct rf *f, int i)
+void rf_put(struct rf *f, int i, const char *state)
 {
 	char key[128], val[512];
+	struct rf_pool *p = &f->pool[i];
+
+	snprintf(key, sizeof(key), "/marufs/kv/pools/%s", p->uuid);
+	snprintf(val, sizeof(val), "{\"uuid\":\"%s\",\"name\":\"kv\",\"tcp\":[\"tcp://127.0.0.1:%d"
+		 "\"],\"rdma\":[],\"capacity\":%d,\"weight\":1,\"zone\":\"z\",\"state\":\"%s\","
+		 "\"generation\":\"0000000000000001\",\"since\":1000}", p->uuid, 7001 + i,
+		 1000 * (i + 1), state);
+	fe_put(&f->e, key, val, 0);
+}
+
+static void put_pool(struct rf *f, int i)
+{
 	struct rf_pool *p = &f->pool[i];
 
 	snprintf(p->uuid, sizeof(p->uuid), "0000000%d-aaaa-bbbb-cccc-dddddddddddd", i);
 	snprintf(p->uri, sizeof(p->uri), "maru://127.0.0.1:%d", 7001 + i);
 	p->next_ino = 2;
-	snprintf(key, sizeof(key), "/marufs/kv/pools/%s", p->uuid);
-	snprintf(val, sizeof(val), "{\"uuid\":\"%s\",\"name\":\"kv\",\"tcp\":[\"tcp://127.0.0.1:%d"
-		 "\"],\"rdma\":[],\"capacity\":%d,\"weight\":1,\"zone\":\"z\",\"state\":\"active\","
-		 "\"generation\":\"0000000000000001\",\"since\":1000}", p->uuid, 7001 + i,
-		 1000 * (i + 1));
-	fe_put(&f->e, key, val, 0);
+	rf_put(f, i, "active");
 }
 
 void rf_setup(struct rf *f, int n, unsigned int down)

@@ -60,6 +60,8 @@ struct rf {
  */
 void rf_setup(struct rf *f, int n, unsigned int down);
 void rf_teardown(struct rf *f);
+/* Put pool i's record again with state ("active", "draining"). */
+void rf_put(struct rf *f, int i, const char *state);
 /* The pool index owning path (its placement now). */
 int rf_owner(struct rf *f, const char *path);
 /* A name "PREFIXk" in directory dir ("" root) owned by pool i, into buf. */
