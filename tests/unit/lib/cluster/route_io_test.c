@@ -192,6 +192,33 @@ static void test_readdir_resumes(void **state)
 	}
 }
 
+/* The first pool is out of reach: the directories are listed by the next. */
+static void test_readdir_first_pool_away(void **state)
+{
+	struct seen s = { .n = 0 };
+	struct maru_attr d, a;
+	char n[32];
+	struct rf f;
+
+	(void)state;
+	rf_setup(&f, 3, 1u);
+	assert_int_equal(route_mkdir(f.c, MARU_ROOT_ID, "d", 0755, 0, 0, &d), 0);
+	assert_int_equal(route_mkdir(f.c, d.ino, "sub", 0755, 0, 0, &a), 0);
+	rf_name_on(&f, "d", "f", 2, n, sizeof(n));
+	rf_add(&f, 2, rf_find(&f, 2, MARU_ROOT_ID, "d")->ino, n, S_IFREG | 0644);
+	assert_int_equal(route_readdir(f.c, d.ino, 0, collect, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(has(&s, "sub"), 1);
+	assert_int_equal(has(&s, n), 1);
+	/* resumed after the first entry: the rest, nothing twice */
+	s.n = 1;
+	assert_int_equal(route_readdir(f.c, d.ino, s.cookie[0], collect, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(has(&s, "sub"), 1);
+	assert_int_equal(has(&s, n), 1);
+	rf_teardown(&f);
+}
+
 static void test_rename_same_owner(void **state)
 {
 	struct rf *f = *state;
@@ -242,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lease_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_merges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_resumes, setup, teardown),
+		cmocka_unit_test(test_readdir_first_pool_away),
 		cmocka_unit_test_setup_teardown(test_rename_same_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_across_moves, setup, teardown),
 	};
