@@ -13,9 +13,12 @@
  * and never a partial file.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client_priv.h"
 #include "route_priv.h"
@@ -295,10 +298,16 @@ static int move_file(struct route *r, const struct move *mv, const struct maru_a
 	return rc;
 }
 
+/*
+ * A symlink to another pool: made under a name of its own there, then
+ * renamed onto the new name, which it replaces as rename(2) does (a
+ * symlink is never made over a bound name).
+ */
 static int move_link(struct route *r, const struct move *mv, const struct maru_attr *a)
 {
 	struct maru_client *src, *dst;
-	char target[MARU_PATH_MAX];
+	char target[MARU_PATH_MAX], tmp[64];
+	struct timespec ts;
 	int rc;
 
 	rc = route_sub(r, (unsigned int)mv->from, &src);
@@ -306,8 +315,18 @@ static int move_link(struct route *r, const struct move *mv, const struct maru_a
 		rc = route_sub(r, (unsigned int)mv->to, &dst);
 	if (!rc)
 		rc = r->ops->readlink(src, a->ino, target, sizeof(target));
-	if (rc >= 0)
-		rc = r->ops->symlink(dst, mv->ndir, mv->nn, target, a->uid, a->gid, NULL);
+	if (rc < 0)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(tmp, sizeof(tmp), ".maru-mv.%d.%llx.%lx", (int)getpid(),
+		 (unsigned long long)ts.tv_sec, (long)ts.tv_nsec);
+	rc = r->ops->symlink(dst, mv->ndir, tmp, target, a->uid, a->gid, NULL);
+	if (rc)
+		return rc;
+	rc = r->ops->rename_seq(dst, mv->ndir, tmp, mv->ndir, mv->nn,
+				 mv->flags & MARU_RENAME_NOREPLACE, NULL);
+	if (rc)
+		r->ops->unlink(dst, mv->ndir, tmp);
 	return rc;
 }
 

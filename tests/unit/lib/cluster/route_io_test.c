@@ -261,6 +261,36 @@ static void test_rename_across_moves(void **state)
 			 -EXDEV);
 }
 
+/* rename(2) replaces: a symlink moved onto an existing name at its owner */
+static void test_rename_across_replaces(void **state)
+{
+	struct rf *f = *state;
+	struct maru_attr x;
+	struct rf_ent *e;
+	char a[32], b[32];
+	int i, k;
+
+	rf_name_on(f, "", "ra", 0, a, sizeof(a));
+	rf_name_on(f, "", "rb", 2, b, sizeof(b));
+	assert_int_equal(route_symlink(f->c, MARU_ROOT_ID, a, "/t2", 0, 0, &x), 0);
+	rf_add(f, 2, MARU_ROOT_ID, b, S_IFREG | 0644);
+	assert_int_equal(route_rename_seq(f->c, MARU_ROOT_ID, a, MARU_ROOT_ID, b,
+					  MARU_RENAME_NOREPLACE, NULL), -EEXIST);
+	assert_non_null(rf_find(f, 0, MARU_ROOT_ID, a));
+	assert_true(S_ISREG(rf_find(f, 2, MARU_ROOT_ID, b)->mode));
+	assert_int_equal(route_rename_seq(f->c, MARU_ROOT_ID, a, MARU_ROOT_ID, b, 0, NULL), 0);
+	assert_null(rf_find(f, 0, MARU_ROOT_ID, a));
+	e = rf_find(f, 2, MARU_ROOT_ID, b);
+	assert_non_null(e);
+	assert_true(S_ISLNK(e->mode));
+	assert_string_equal(e->target, "/t2");
+	/* nothing else left behind on any pool's root */
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < RF_ENTS; k++)
+			if (f->pool[i].e[k].used && f->pool[i].e[k].parent == MARU_ROOT_ID)
+				assert_string_equal(f->pool[i].e[k].name, b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_readdir_first_pool_away),
 		cmocka_unit_test_setup_teardown(test_rename_same_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_across_moves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_across_replaces, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
