@@ -520,8 +520,8 @@ void rf_put(struct rf *f, int i, const char *state)
 	snprintf(key, sizeof(key), "/marufs/kv/pools/%s", p->uuid);
 	snprintf(val, sizeof(val), "{\"uuid\":\"%s\",\"name\":\"kv\",\"tcp\":[\"tcp://127.0.0.1:%d"
 		 "\"],\"rdma\":[],\"capacity\":%d,\"weight\":1,\"zone\":\"z\",\"state\":\"%s\","
-		 "\"generation\":\"0000000000000001\",\"since\":1000}", p->uuid, 7001 + i,
-		 1000 * (i + 1), state);
+		 "\"generation\":\"0000000000000001\",\"since\":%lld}", p->uuid, 7001 + i,
+		 1000 * (i + 1), state, (long long)p->since);
 	fe_put(&f->e, key, val, 0);
 }
 
@@ -532,7 +532,29 @@ static void put_pool(struct rf *f, int i)
 	snprintf(p->uuid, sizeof(p->uuid), "0000000%d-aaaa-bbbb-cccc-dddddddddddd", i);
 	snprintf(p->uri, sizeof(p->uri), "maru://127.0.0.1:%d", 7001 + i);
 	p->next_ino = 2;
+	if (!p->since)
+		p->since = 1000;
 	rf_put(f, i, "active");
+}
+
+int rf_join(struct rf *f, int64_t since)
+{
+	struct maru_cluster_pool p[RF_POOLS + 1];
+	struct timespec ts = { 0, 50 * 1000000L };
+	int i = f->npool, k;
+
+	assert_true(i < RF_POOLS);
+	f->pool[i].since = since;
+	put_pool(f, i);
+	f->npool++;
+	for (k = 0; k < 80; k++) {
+		if (maru_cluster_pools(f->cl, p, RF_POOLS + 1) == f->npool &&
+		    route_pool_at(f->c, (unsigned int)i, NULL, NULL, NULL) == 0)
+			return i;
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("pool %d never seen", i);
+	return -1;
 }
 
 void rf_setup(struct rf *f, int n, unsigned int down)
@@ -599,6 +621,25 @@ void rf_name_on(struct rf *f, const char *dir, const char *prefix, int i, char *
 			return;
 	}
 	fail_msg("no name of pool %d", i);
+}
+
+/* A name owned by the pool that joined, placed on prev before the join. */
+void rf_moved_name(struct rf *f, int joined, char *buf, size_t len, int *prev)
+{
+	struct maru_cluster_pool o, p;
+	int k, i;
+
+	for (k = 0; k < 1000; k++) {
+		snprintf(buf, len, "moved%d", k);
+		assert_int_equal(maru_cluster_owner(f->cl, buf, &o, &p), 0);
+		if (strcmp(o.uuid, f->pool[joined].uuid) || !strcmp(p.uuid, o.uuid))
+			continue;
+		for (i = 0; i < joined; i++)
+			if (!strcmp(p.uuid, f->pool[i].uuid))
+				*prev = i;
+		return;
+	}
+	fail_msg("no name moved by the join");
 }
 
 struct rf_ent *rf_find(struct rf *f, int i, uint64_t parent, const char *name)

@@ -34,6 +34,7 @@ struct rf_pool {
 	char uuid[40];
 	char uri[64];			/* maru://127.0.0.1:PORT */
 	int down;			/* client_new fails */
+	int64_t since;			/* its record's */
 	struct rf_ent e[RF_ENTS];
 	uint64_t next_ino;
 	unsigned int calls, connects, lc_clears;
@@ -62,11 +63,21 @@ void rf_setup(struct rf *f, int n, unsigned int down);
 void rf_teardown(struct rf *f);
 /* Put pool i's record again with state ("active", "draining"). */
 void rf_put(struct rf *f, int i, const char *state);
+/*
+ * A pool joins (its record put with since, seconds since the epoch);
+ * waits until both the routed client and the test's view see it. Its index.
+ */
+int rf_join(struct rf *f, int64_t since);
 /* The pool index owning path (its placement now). */
 int rf_owner(struct rf *f, const char *path);
 /* A name "PREFIXk" in directory dir ("" root) owned by pool i, into buf. */
 void rf_name_on(struct rf *f, const char *dir, const char *prefix, int i, char *buf,
 		size_t len);
+/*
+ * A root name ("movedK") owned by pool joined and placed before the join
+ * on another pool, whose index goes to *prev.
+ */
+void rf_moved_name(struct rf *f, int joined, char *buf, size_t len, int *prev);
 /* The entry named name in directory ino of pool i, or NULL. */
 struct rf_ent *rf_find(struct rf *f, int i, uint64_t parent, const char *name);
 /* Add a file (mode S_IFREG...) or directory to pool i; its ino. */

@@ -7,7 +7,9 @@
  * directories once in router ids) and resumes at any cookie without
  * losing or repeating an entry; rename within one owner is that pool's
  * rename, across owners a move (here of a symlink: made at the new owner,
- * then the old name unlinked), a directory's rename -EXDEV.
+ * then the old name unlinked, replacing what the new name held), a
+ * directory's rename -EXDEV; while placement settles after a join, the
+ * new name's binding where it was placed before is unlinked.
  * Not here: moving a regular file's bytes between pools (it needs real
  * maru_file leases; the fake pools hand out opaque files).
  * Real: route*.c, members.c over loopback. Faked: etcd (fake_etcd.c) and
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -291,6 +294,30 @@ static void test_rename_across_replaces(void **state)
 				assert_string_equal(f->pool[i].e[k].name, b);
 }
 
+/* While placement settles, the new name's binding where it was placed before goes. */
+static void test_rename_drops_shadow(void **state)
+{
+	char n[32], src[32];
+	struct maru_attr a;
+	struct rf f;
+	int j, prev = -1;
+	uint64_t l;
+
+	(void)state;
+	rf_setup(&f, 2, 0);
+	j = rf_join(&f, (int64_t)time(NULL));
+	rf_moved_name(&f, j, n, sizeof(n), &prev);
+	rf_name_on(&f, "", "src", j, src, sizeof(src));
+	rf_add(&f, prev, MARU_ROOT_ID, n, S_IFREG | 0644);
+	l = rf_add(&f, j, MARU_ROOT_ID, src, S_IFREG | 0644);
+	assert_int_equal(route_rename_seq(f.c, MARU_ROOT_ID, src, MARU_ROOT_ID, n, 0, NULL), 0);
+	assert_int_equal(rf_find(&f, j, MARU_ROOT_ID, n)->ino, l);
+	assert_null(rf_find(&f, prev, MARU_ROOT_ID, n));
+	assert_int_equal(route_lookup(f.c, MARU_ROOT_ID, n, &a), 0);
+	assert_int_equal(a.ino, route_tag((unsigned int)j, l));
+	rf_teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +330,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename_same_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_across_moves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_across_replaces, setup, teardown),
+		cmocka_unit_test(test_rename_drops_shadow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

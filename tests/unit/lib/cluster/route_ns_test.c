@@ -7,7 +7,8 @@
  * every pool under one router id, rmdir removes it from every pool and is
  * refused while any pool holds a name under it; setattr of a directory
  * reaches every pool; file ids go to their pool untagged and come back
- * tagged; bad names are refused before any pool is asked.
+ * tagged; bad names are refused before any pool is asked; after a pool
+ * joins, a name is still found (and unlinked) where it was placed before.
  * Real: route*.c, members.c over loopback. Faked: etcd (fake_etcd.c) and
  * the pools (route_fixture.c's route_ops on in-memory trees).
  */
@@ -19,9 +20,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "client_priv.h"
 #include "route_fixture.h"
 #include "route_priv.h"
 
@@ -187,6 +190,31 @@ static void test_bad_names(void **state)
 		assert_int_equal(rf_calls(f, i), before[i]);
 }
 
+static void test_found_where_placed_before(void **state)
+{
+	struct maru_attr a;
+	char n[32];
+	struct rf f;
+	struct route *r;
+	uint64_t l;
+	int j, prev = -1;
+
+	(void)state;
+	rf_setup(&f, 2, 0);
+	r = f.c->route;
+	j = rf_join(&f, (int64_t)time(NULL));
+	rf_moved_name(&f, j, n, sizeof(n), &prev);
+	assert_true(prev == 0 || prev == 1);
+	l = rf_add(&f, prev, MARU_ROOT_ID, n, S_IFREG | 0644);
+	assert_int_equal(route_lookup(f.c, MARU_ROOT_ID, n, &a), 0);
+	assert_int_equal(a.ino, route_tag((unsigned int)prev, l));
+	assert_int_equal(atomic_load(&r->prev_hits), 1);
+	assert_int_equal(route_unlink(f.c, MARU_ROOT_ID, n), 0);
+	assert_null(rf_find(&f, prev, MARU_ROOT_ID, n));
+	assert_int_equal(route_lookup(f.c, MARU_ROOT_ID, n, &a), -ENOENT);
+	rf_teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +225,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unlink_at_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
+		cmocka_unit_test(test_found_where_placed_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
