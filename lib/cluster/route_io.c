@@ -4,8 +4,8 @@
  * create and open go to the name's owner (open also asks where the name
  * was placed before), calls by id to the id's pool; readdir merges the
  * pools (its cookie: the pool's slot + 1 in the top 8 bits, that pool's
- * cookie below; files from every pool, directories from the first); and
- * (a pool out of reach lists nothing), and
+ * cookie below; files from every pool, directories from the first that
+ * answers; a pool out of reach lists nothing), and
  * rename, one pool's atomic rename when both names have one owner, else a
  * move: the version's bytes are copied into a new version under the new
  * name on the new owner, published, and only then is the old name
@@ -13,9 +13,12 @@
  * and never a partial file.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client_priv.h"
 #include "route_priv.h"
@@ -153,6 +156,7 @@ struct merge {
 	struct route *r;
 	unsigned int slot;
 	int first;		/* this pool lists the directories */
+	int any;		/* this pool listed an entry */
 	const char *dir;	/* the directory's path */
 	maru_readdir_cb cb;
 	void *arg;
@@ -179,6 +183,7 @@ static int merge_one(void *arg, const struct maru_dirent *de)
 		d.ino = route_tag(m->slot, de->ino);
 	}
 	d.cookie = route_tag(m->slot, de->cookie & ROUTE_LOCAL_MASK);
+	m->any = 1;
 	m->stopped = m->cb(m->arg, &d);
 	return m->stopped;
 }
@@ -197,7 +202,7 @@ int route_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 	struct merge m = { .r = r, .cb = cb, .arg = arg };
 	char path[MARU_PATH_MAX];
 	unsigned int s[ROUTE_POOLS];
-	int from = route_slot_of(cookie), n, i, rc;
+	int from = route_slot_of(cookie), n, i, rc, dirs_done = 0;
 	struct maru_client *sub;
 	uint64_t l;
 
@@ -207,16 +212,21 @@ int route_readdir(struct maru_client *c, uint64_t dir, uint64_t cookie,
 	m.dir = path;
 	n = route_members(r, s, ROUTE_POOLS);
 	for (i = 0; i < n && !m.stopped; i++) {
-		if ((int)s[i] < from)
-			continue;
 		rc = route_dir_on(r, dir, s[i], 0, &l);
 		if (!rc)
 			rc = route_sub(r, s[i], &sub);
+		/* a pool before the cookie's listed the directories if it could */
+		if ((int)s[i] < from) {
+			dirs_done |= !rc;
+			continue;
+		}
 		m.slot = s[i];
-		m.first = i == 0;
+		m.first = !dirs_done;
+		m.any = 0;
 		if (!rc)
 			rc = r->ops->readdir(sub, l, (int)s[i] == from ? cookie & ROUTE_LOCAL_MASK : 0,
 					     merge_one, &m);
+		dirs_done |= !rc || m.any;
 		/* a pool out of reach lists nothing: its names are misses */
 		if (rc && !away(rc))
 			return rc;
@@ -288,10 +298,16 @@ static int move_file(struct route *r, const struct move *mv, const struct maru_a
 	return rc;
 }
 
+/*
+ * A symlink to another pool: made under a name of its own there, then
+ * renamed onto the new name, which it replaces as rename(2) does (a
+ * symlink is never made over a bound name).
+ */
 static int move_link(struct route *r, const struct move *mv, const struct maru_attr *a)
 {
 	struct maru_client *src, *dst;
-	char target[MARU_PATH_MAX];
+	char target[MARU_PATH_MAX], tmp[64];
+	struct timespec ts;
 	int rc;
 
 	rc = route_sub(r, (unsigned int)mv->from, &src);
@@ -299,8 +315,18 @@ static int move_link(struct route *r, const struct move *mv, const struct maru_a
 		rc = route_sub(r, (unsigned int)mv->to, &dst);
 	if (!rc)
 		rc = r->ops->readlink(src, a->ino, target, sizeof(target));
-	if (rc >= 0)
-		rc = r->ops->symlink(dst, mv->ndir, mv->nn, target, a->uid, a->gid, NULL);
+	if (rc < 0)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(tmp, sizeof(tmp), ".maru-mv.%d.%llx.%lx", (int)getpid(),
+		 (unsigned long long)ts.tv_sec, (long)ts.tv_nsec);
+	rc = r->ops->symlink(dst, mv->ndir, tmp, target, a->uid, a->gid, NULL);
+	if (rc)
+		return rc;
+	rc = r->ops->rename_seq(dst, mv->ndir, tmp, mv->ndir, mv->nn,
+				 mv->flags & MARU_RENAME_NOREPLACE, NULL);
+	if (rc)
+		r->ops->unlink(dst, mv->ndir, tmp);
 	return rc;
 }
 
