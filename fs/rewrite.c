@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "dattr.h"
 #include "notify.h"
@@ -63,39 +62,6 @@ static int new_rewrite(struct mfs *m, uint64_t ino, const char *name, uint64_t p
 	return rc;
 }
 
-/*
- * open(O_TRUNC) of a version gone with its name (replaced or unlinked, then
- * the name renamed away or removed) since the VFS looked it up: what a
- * local filesystem does with a file unlinked after the path was resolved.
- * The open succeeds on an unnamed empty file whose writes read back
- * through the descriptor and are never published. Without O_TRUNC there
- * are no bytes to start from: ESTALE, and the VFS walks the path again.
- * (It walks it once; under heavy rewriting of one name, as engines' shared
- * temporary names are, the second walk can meet the same race.)
- */
-static int orphan_for_trunc(struct mfs *m, uint64_t ino, uint64_t parent, struct pending **out)
-{
-	struct maru_file *f;
-	char tmp[96];
-	int rc;
-
-	snprintf(tmp, sizeof(tmp), ".maru-trunc.%" PRIx64 ".%" PRIx64 ".tmp", ino,
-		 (uint64_t)(uintptr_t)out);
-	rc = maru_file_create(m->c, parent, tmp, S_IFREG | 0644, getuid(), getgid(),
-			      MARU_CREATE_EXCL, 0, &f);
-	if (rc < 0)
-		return -ESTALE;
-	maru_unlink(m->c, parent, tmp);	/* detached: never published */
-	*out = pend_new(m, f, parent, NULL, ino);
-	if (!*out) {
-		maru_file_close(f);
-		return -ENOMEM;
-	}
-	pend_move(*out, PEND_ORPHANED);
-	CNT_INC(m, stale_opens);
-	return 0;
-}
-
 int rewrite_for_open(struct mfs *m, uint64_t ino, int trunc, struct pending **out,
 		     int *moved)
 {
@@ -110,15 +76,6 @@ int rewrite_for_open(struct mfs *m, uint64_t ino, int trunc, struct pending **ou
 		p = pend_of_name(m, parent, name);
 	if (!p) {
 		rc = new_rewrite(m, ino, named ? name : NULL, parent, trunc, &f, moved);
-		if (rc == -ESTALE && trunc) {
-			rc = orphan_for_trunc(m, ino, named ? parent : ROOT_INO, &p);
-			if (rc < 0)
-				return rc;
-			*moved = 1;	/* not the kernel's version: direct_io */
-			pend_link_ino(m, ino, p);
-			*out = p;
-			return 0;	/* created empty */
-		}
 		if (rc < 0)
 			return rc;
 		fino = maru_file_ino(f);

@@ -100,37 +100,6 @@ static void test_open_trunc_and_stale(void **state)
 	notify_stop(m.nt);
 }
 
-/*
- * The version and its name both gone since the kernel looked the name up
- * (an engine's shared temporary name, renamed away by another writer):
- * open(O_TRUNC) writes an unnamed empty file, never published, as a local
- * filesystem writes a file unlinked after the path was resolved; without
- * O_TRUNC there is nothing to start from: ESTALE.
- */
-static void test_open_trunc_name_gone(void **state)
-{
-	uint64_t old = fake_publish(1, "t", "old");
-	struct pending *p = NULL;
-	int moved = 0, creates = fk.creates;
-
-	itab_remember(m.tab, old, 1, "t");
-	fake_ver(old)->published = 0;	/* replaced, then the name renamed away */
-	fake_ver(old)->used = 0;
-	assert_null(fake_named(1, "t"));
-	assert_int_equal(rewrite_for_open(&m, old, 0, &p, &moved), -ESTALE);
-	assert_int_equal(rewrite_for_open(&m, old, 1, &p, &moved), 0);
-	assert_non_null(p);
-	assert_true(moved);	/* not the kernel's version: direct_io */
-	assert_int_equal(pend_state_of(p), PEND_ORPHANED);
-	assert_int_equal(fk.creates, creates + 1);
-	assert_int_equal(fake_ver(pend_ino(p))->size, 0);
-	assert_null(fake_named(1, "t"));	/* nothing under any name */
-	assert_int_equal(m.cnt.stale_opens, 1);
-	drop(p);
-	assert_int_equal(fk.publishes, 0);	/* never published */
-	itab_forget(m.tab, old, 1);
-}
-
 static void test_create(void **state)
 {
 	struct pending *p, *q;
@@ -224,7 +193,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_rewrites_or_joins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_trunc_and_stale, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_trunc_name_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, teardown),
