@@ -46,10 +46,8 @@ static int open_at(struct route *r, int slot, uint64_t parent, const char *name,
 {
 	struct maru_client *sub;
 	uint64_t l;
-	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
+	int rc = route_at(r, slot, parent, &sub, &l);
 
-	if (!rc)
-		rc = route_sub(r, (unsigned int)slot, &sub);
 	if (!rc)
 		rc = r->ops->file_open(sub, l, name, out);
 	return rc == -ENOTDIR ? -ENOENT : rc;

@@ -35,10 +35,8 @@ static int lookup_at(struct route *r, int slot, uint64_t parent, const char *nam
 {
 	struct maru_client *sub;
 	uint64_t l;
-	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
+	int rc = route_at(r, slot, parent, &sub, &l);
 
-	if (!rc)
-		rc = route_sub(r, (unsigned int)slot, &sub);
 	if (!rc)
 		rc = r->ops->lookup(sub, l, name, a);
 	return rc == -ENOTDIR ? -ENOENT : rc;
@@ -303,10 +301,8 @@ static int unlink_at(struct route *r, int slot, uint64_t parent, const char *nam
 {
 	struct maru_client *sub;
 	uint64_t l;
-	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, &l);
+	int rc = route_at(r, slot, parent, &sub, &l);
 
-	if (!rc)
-		rc = route_sub(r, (unsigned int)slot, &sub);
 	if (!rc)
 		rc = r->ops->unlink(sub, l, name);
 	return rc == -ENOTDIR ? -ENOENT : rc;

@@ -114,4 +114,16 @@ int route_dir_on(struct route *r, uint64_t id, unsigned int slot, int create,
 void route_fix_attr(struct route *r, unsigned int slot, uint64_t parent, const char *path,
 		    struct maru_attr *a);
 
+/*
+ * The pool in slot and its own id of directory parent, for a call there;
+ * a directory that pool lacks is -ENOTDIR (the callers say -ENOENT).
+ */
+static inline int route_at(struct route *r, int slot, uint64_t parent,
+			   struct maru_client **sub, uint64_t *local)
+{
+	int rc = route_dir_on(r, parent, (unsigned int)slot, 0, local);
+
+	return rc ? rc : route_sub(r, (unsigned int)slot, sub);
+}
+
 #endif
