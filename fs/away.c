@@ -316,9 +316,17 @@ void away_heard(struct away *aw, int rc)
 {
 	int was, down = away_err(rc);
 
-	if (!aw || (rc != 0 && rc != -ENOENT && !away_err(rc)))
-		return;	/* an answer that tells nothing of marud's presence */
+	if (!aw)
+		return;
 	pthread_mutex_lock(&aw->lock);
+	if (rc != 0 && rc != -ENOENT && !down) {
+		/* an answer that tells nothing of marud's presence (ESTALE
+		 * after a new generation, EINTR): the state stays, but a probe
+		 * that got it has ended, else no call would ask marud again */
+		aw->probing = 0;
+		pthread_mutex_unlock(&aw->lock);
+		return;
+	}
 	was = aw->down;
 	aw->down = down;
 	aw->probing = 0;

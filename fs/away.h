@@ -62,7 +62,8 @@ int away_get_statfs(struct away *aw, struct maru_statfs *s);
  */
 int away_ask(struct away *aw, int cached);
 /* What marud's call returned (rc): 0 or -ENOENT: it is there; an away_err()
- * error: it is away; anything else tells nothing. */
+ * error: it is away; anything else tells nothing of it, but ends the probe
+ * (the next call may ask at once). */
 void away_heard(struct away *aw, int rc);
 /* marud is back (the event stream is): the events missed meanwhile make
  * every answer kept stale, so they are dropped too. */

@@ -214,6 +214,12 @@ static void test_known_away(void **state)
 	assert_false(away_ask(aw, 0));
 	sleep_ms(600);
 	assert_true(away_ask(aw, 0));
+	/* a probe answered with an error that tells nothing (ESTALE of a
+	 * new generation) ends too: the next call probes at once, not never */
+	away_heard(aw, -ESTALE);
+	assert_true(away_ask(aw, 0));
+	assert_false(away_ask(aw, 0));
+	assert_false(away_ask(aw, 1));
 	/* an answer (a missing name is one) ends it */
 	away_heard(aw, -ENOENT);
 	assert_true(away_ask(aw, 0));
