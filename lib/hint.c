@@ -13,6 +13,7 @@
 #include "maru/libmaru.h"
 #include "proto.h"
 #include "transport.h"
+#include "route.h"
 
 _Static_assert(sizeof(struct maru_hint_range) == sizeof(struct proto_hint_range),
 	       "maru_hint_range is the wire's range");
@@ -24,6 +25,8 @@ uint32_t maru_hint_actions(struct maru_client *c)
 
 	if (!c)
 		return 0;
+	if (c->route)
+		return route_hint_actions(c);
 	pthread_mutex_lock(&c->lock);
 	a = c->s.established ? c->s.hint_actions : 0;
 	pthread_mutex_unlock(&c->lock);
@@ -82,6 +85,8 @@ int maru_hint(struct maru_client *c, int action, const char *request,
 	rc = hint_args(action, request, &reqlen, r, n);
 	if (rc)
 		return rc;
+	if (c->route)
+		return route_hint(c, action, request, r, n);
 	if (!(maru_hint_actions(c) & (1u << action)))
 		return -EOPNOTSUPP;
 	do {

@@ -57,9 +57,8 @@ int maru_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out
 
 	if (!c || !out)
 		return -EINVAL;
-	/* a tenant's root is one pool's: not known across a cluster (yet) */
 	if (c->route)
-		return -ENODATA;
+		return route_ns_usage(c, dir, out);
 	rc = transport_call(c, &r);
 	if (rc)
 		return rc;

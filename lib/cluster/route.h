@@ -58,6 +58,10 @@ struct route_ops {
 	ssize_t (*stats_text)(struct maru_client *c, char *buf, size_t len);
 	int (*pin_set)(struct maru_client *c, uint64_t ino, uint32_t seconds);
 	int (*pin_get)(struct maru_client *c, uint64_t ino);
+	uint32_t (*hint_actions)(struct maru_client *c);
+	int (*hint)(struct maru_client *c, int action, const char *request,
+		    const struct maru_hint_range *r, size_t n);
+	int (*ns_usage)(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out);
 	int (*events_open)(struct maru_client *c, uint64_t after, struct maru_events **out);
 	int (*events_next)(struct maru_events *ev, struct maru_event *out, int timeout_ms);
 	int (*events_ack)(struct maru_events *ev, uint64_t seq);
@@ -126,6 +130,12 @@ int route_events_next(struct route_events *re, struct maru_event *out, int timeo
 int route_events_ack(struct route_events *re, uint64_t seq);
 int route_events_up(struct route_events *re, uint64_t *losses);
 void route_events_close(struct route_events *re);
+
+/* route_hint.c: hints to the pools holding their versions; usage summed */
+uint32_t route_hint_actions(struct maru_client *c);
+int route_hint(struct maru_client *c, int action, const char *request,
+	       const struct maru_hint_range *v, size_t n);
+int route_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out);
 
 /* route_stats.c */
 int route_statfs(struct maru_client *c, struct maru_statfs *out);

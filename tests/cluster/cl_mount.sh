@@ -17,6 +17,8 @@
 #    old name gone, a reader open before it keeps its bytes, the bytes
 #    counted in .maru/stats); vLLM's pattern
 #    (<final>_<random>.tmp then rename) keeps both names on one pool;
+#  - a .maru/hints line reaches each named file's owner's region
+#    extension (tests/ext/probe_ext logs it), and no other pool's;
 #  - rmdir is ENOTEMPTY while another pool holds a name under it; df sums;
 #    an fstab-style mount (mount.fuse3 -t fuse.marufs) of the URI works;
 #  - a pool killed: once it left the membership its names miss (ENOENT)
@@ -24,6 +26,7 @@
 . "$(dirname "$0")/lib.sh"
 
 : "${CL_TOOL:?}"
+: "${PROBE_EXT:?PROBE_EXT must name the probe extension}"
 NF=60
 TMO=2000
 cl_init
@@ -31,7 +34,8 @@ cl_etcd_cluster e1 e2 e3
 mh_host w1
 CL=maru+etcd://$CL_ETCD/$CL_CLUSTER
 for p in p1 p2 p3; do
-	cl_pool_start "$p" -D cluster-ttl=3
+	cl_pool_start "$p" -D cluster-ttl=3 --region-extension "$PROBE_EXT" \
+		--region-extension-config "log=$T/probe-$p.log"
 done
 mh_run w1 "$CL_TOOL" wait "$CL" 3 >/dev/null || fail "the client does not see 3 pools"
 
@@ -196,6 +200,28 @@ done
 assert_eq "$(stat_of maru_cluster_rename_moved_bytes_total)" "$moved0" \
 	"bytes moved by vLLM's 20 temp-then-rename"
 assert_eq "$(ls "$CM/a/b" | grep -c '\.tmp$')" 0 "vLLM temporary names left"
+
+# hints: one .maru/hints line naming a file of each pool reaches each
+# file's owner's region extension (probe_ext logs every hint it is given:
+# "hint CONN ACTION REQ NRANGES ..."), one range each; a line naming a
+# file of one pool reaches that pool only
+declare -A ONE=()
+for i in $(seq 1 20); do
+	ONE[$(pool_of "a/b/kv_$i.safetensors")]=a/b/kv_$i.safetensors
+done
+[ "${#ONE[@]}" = 3 ] || fail "vLLM's 20 files are not on all three pools"
+printf 'read rh %s %s %s\n' "${ONE[p1]}" "${ONE[p2]}" "${ONE[p3]}" >"$CM/.maru/hints" ||
+	fail "a hint line through the cluster mount"
+hinted() { grep -Eq "^hint [0-9]+ 1 $2 1 " "$T/probe-$1.log"; }
+for p in p1 p2 p3; do
+	wait_for 10 hinted "$p" rh || fail "the hint of ${ONE[$p]} did not reach $p's extension"
+done
+printf 'read rh1 %s\n' "${ONE[p2]}" >"$CM/.maru/hints" || fail "a hint of one file"
+wait_for 10 hinted p2 rh1 || fail "the hint of ${ONE[p2]} did not reach p2"
+for p in p1 p3; do
+	! grep -q " rh1 " "$T/probe-$p.log" || fail "$p's extension got a hint of p2's file"
+done
+log "hints: each pool's extension got the ranges of its own files only"
 
 # rmdir: ENOTEMPTY while some pool holds a name under the directory
 mkdir "$CM/d" || fail "mkdir d"

@@ -410,6 +410,46 @@ static int f_pin_get(struct maru_client *c, uint64_t ino)
 	return by_ino(p, ino) ? (int)p->pinned : -ENOENT;
 }
 
+static uint32_t f_hint_actions(struct maru_client *c)
+{
+	return P(c)->hint_actions;
+}
+
+static int f_hint(struct maru_client *c, int action, const char *request,
+		  const struct maru_hint_range *r, size_t n)
+{
+	struct rf_pool *p = P(c);
+	size_t i;
+
+	(void)request;
+	if (!(p->hint_actions & (1u << action)))
+		return -EOPNOTSUPP;
+	for (i = 0; i < n; i++)
+		if (!by_ino(p, r[i].ino))
+			return -ENOENT;
+	p->hints++;
+	p->nhint = n < 8 ? n : 8;
+	if (n)
+		memcpy(p->hint, r, p->nhint * sizeof(*r));
+	return 0;
+}
+
+static int f_ns_usage(struct maru_client *c, uint64_t dir, struct maru_ns_usage *out)
+{
+	struct rf_pool *p = P(c);
+	uint64_t k = (uint64_t)(p - cur->pool);
+
+	if (!is_dir(p, dir))
+		return -ENOTDIR;
+	memset(out, 0, sizeof(*out));
+	out->usage_size = sizeof(*out);
+	snprintf(out->tenant, sizeof(out->tenant), "t");
+	out->quota = p->quota;
+	out->used = 10 * k + 1;
+	out->enospc = k;
+	return 0;
+}
+
 /* ---- events: a pool's stream is the pool itself ---- */
 
 static int f_events_open(struct maru_client *c, uint64_t after, struct maru_events **out)
@@ -504,6 +544,7 @@ static const struct route_ops fake_ops = {
 	.mknod = f_mknod, .file_create = f_file_create, .file_rewrite = f_file_rewrite,
 	.file_open = f_file_open, .file_open_ino = f_file_open_ino, .statfs = f_statfs,
 	.stats_text = f_stats_text, .pin_set = f_pin_set, .pin_get = f_pin_get,
+	.hint_actions = f_hint_actions, .hint = f_hint, .ns_usage = f_ns_usage,
 	.events_open = f_events_open, .events_next = f_events_next,
 	.events_ack = f_events_ack, .events_up = f_events_up,
 	.events_close = f_events_close, .lc_take = f_lc_take, .lc_drop = f_lc_drop,

@@ -39,6 +39,11 @@ struct rf_pool {
 	uint64_t next_ino;
 	unsigned int calls, connects, lc_clears;
 	uint32_t pinned;
+	uint32_t hint_actions;		/* what its region extension takes */
+	unsigned int hints;		/* hint calls that reached it */
+	struct maru_hint_range hint[8];	/* the last one's ranges (its ids) */
+	size_t nhint;
+	uint64_t quota;			/* its tenant quota; usage: 10 x index + 1 */
 	char stats[512];		/* its Prometheus text */
 	struct maru_event evq[RF_EVQ];	/* events it will hand out */
 	int evn, evhead, ev_open;
