@@ -260,11 +260,46 @@ static int dir_used(struct route *r, uint64_t id, const unsigned int *m, int n)
 	return any;
 }
 
+static void warn_remake(struct route *r, unsigned int slot, const char *name, int rc)
+{
+	char uuid[sizeof(r->pool[0].rec.uuid)];
+
+	pthread_mutex_lock(&r->lock);
+	memcpy(uuid, r->pool[slot].rec.uuid, sizeof(uuid));
+	pthread_mutex_unlock(&r->lock);
+	clog_warn(r->self, rc, "rmdir of %s met a name made meanwhile; making the "
+		  "directory again on pool %s failed", name, uuid);
+}
+
+/*
+ * rmdir met a name that came under the directory on one pool after the
+ * check: make it again on the pools it was removed from, so that it stays
+ * whole (its id there is new).
+ */
+static void rmdir_undo(struct route *r, uint64_t parent, const char *name,
+		       const struct maru_attr *a, const unsigned int *gone, int n)
+{
+	struct maru_client *sub;
+	struct maru_attr na;
+	uint64_t l;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		rc = route_at(r, (int)gone[i], parent, &sub, &l);
+		if (!rc)
+			rc = r->ops->mkdir(sub, l, name, a->mode & 07777, a->uid, a->gid, &na);
+		if (!rc)
+			route_dir_local_set(r, a->ino, gone[i], na.ino);
+		else if (rc != -EEXIST)
+			warn_remake(r, gone[i], name, rc);
+	}
+}
+
 int route_rmdir(struct maru_client *c, uint64_t parent, const char *name)
 {
 	struct route *r = c->route;
 	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
-	unsigned int m[ROUTE_POOLS];
+	unsigned int m[ROUTE_POOLS], gone[ROUTE_POOLS];
 	struct maru_client *sub;
 	struct maru_attr a;
 	int n, i, rc, ok = 0, err = 0;
@@ -281,16 +316,21 @@ int route_rmdir(struct maru_client *c, uint64_t parent, const char *name)
 	rc = dir_used(r, a.ino, m, n);
 	if (rc)
 		return rc < 0 ? rc : -ENOTEMPTY;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && err != -ENOTEMPTY; i++) {
 		rc = route_dir_on(r, parent, m[i], 0, &l);
 		if (!rc)
 			rc = route_sub(r, m[i], &sub);
 		if (!rc)
 			rc = r->ops->rmdir(sub, l, name);
 		if (!rc)
-			ok++;
-		else if (rc != -ENOENT && !err)
+			gone[ok++] = m[i];
+		else if (rc != -ENOENT && (!err || rc == -ENOTEMPTY))
 			err = rc;
+	}
+	if (err == -ENOTEMPTY) {
+		/* a name came under it on a pool after the check: it stays */
+		rmdir_undo(r, parent, name, &a, gone, ok);
+		return err;
 	}
 	route_dir_drop(r, path);
 	return err ? err : ok ? 0 : -ENOENT;

@@ -160,6 +160,10 @@ static int f_rmdir(struct maru_client *c, uint64_t parent, const char *name)
 
 	if (!e)
 		return -ENOENT;
+	if (p->rmdir_race[0]) {
+		add_in(p, e->ino, p->rmdir_race, S_IFREG | 0644);
+		p->rmdir_race[0] = '\0';
+	}
 	for (i = 0; i < RF_ENTS; i++)
 		if (p->e[i].used && p->e[i].parent == e->ino)
 			return -ENOTEMPTY;

@@ -43,6 +43,7 @@ struct rf_pool {
 	unsigned int hints;		/* hint calls that reached it */
 	struct maru_hint_range hint[8];	/* the last one's ranges (its ids) */
 	size_t nhint;
+	char rmdir_race[32];		/* its next rmdir finds this name made meanwhile */
 	uint64_t quota;			/* its tenant quota; usage: 10 x index + 1 */
 	char stats[512];		/* its Prometheus text */
 	struct maru_event evq[RF_EVQ];	/* events it will hand out */

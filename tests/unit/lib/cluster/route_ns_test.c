@@ -134,6 +134,33 @@ static void test_rmdir(void **state)
 	assert_int_equal(route_rmdir(f->c, MARU_ROOT_ID, n), -ENOTDIR);
 }
 
+/* A name made on the last pool between the check and its rmdir. */
+static void test_rmdir_race(void **state)
+{
+	struct rf *f = *state;
+	struct maru_file *w;
+	struct maru_attr a, b;
+	char n[32], late[32];
+	int i;
+
+	assert_int_equal(route_mkdir(f->c, MARU_ROOT_ID, "q", 0750, 0, 0, &a), 0);
+	rf_name_on(f, "q", "late", 2, late, sizeof(late));
+	snprintf(f->pool[2].rmdir_race, sizeof(f->pool[2].rmdir_race), "%s", late);
+	assert_int_equal(route_rmdir(f->c, MARU_ROOT_ID, "q"), -ENOTEMPTY);
+	/* whole again: on every pool, with its mode, the late name in it */
+	for (i = 0; i < 3; i++) {
+		assert_non_null(rf_find(f, i, MARU_ROOT_ID, "q"));
+		assert_int_equal(rf_find(f, i, MARU_ROOT_ID, "q")->mode, S_IFDIR | 0750);
+	}
+	assert_int_equal(route_lookup(f->c, MARU_ROOT_ID, "q", &b), 0);
+	assert_int_equal(b.ino, a.ino);
+	assert_int_equal(route_lookup(f->c, a.ino, late, &b), 0);
+	/* a new name on a pool where it was made again lands in it */
+	rf_name_on(f, "q", "y", 0, n, sizeof(n));
+	assert_int_equal(route_file_create(f->c, a.ino, n, 0644, 0, 0, 0, 0, &w), 0);
+	assert_non_null(rf_find(f, 0, rf_find(f, 0, MARU_ROOT_ID, "q")->ino, n));
+}
+
 static void test_unlink_at_owner(void **state)
 {
 	struct rf *f = *state;
@@ -222,6 +249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lookup_at_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_on_first_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rmdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rmdir_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlink_at_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
