@@ -394,6 +394,15 @@ int route_rename_seq(struct maru_client *c, uint64_t op, const char *on, uint64_
 		rc = route_new_at(r, np, npath, &mv.to, &dst, &mv.ndir);
 	if (rc)
 		return rc;
+	if (mv.to != mv.from && a.state == MARU_STATE_PENDING) {
+		/* its bytes are still being written here: a copy now would
+		 * publish part of them, and the writer's close would publish
+		 * into a name that went */
+		clog_warnx(r->self, "rename of %s to %s refused (EBUSY): the file is still "
+			   "open for writing and the new name belongs to another pool; "
+			   "close it first", opath, npath);
+		return -EBUSY;
+	}
 	if (mv.to != mv.from) {
 		rc = rename_across(r, &mv, &a);
 	} else {

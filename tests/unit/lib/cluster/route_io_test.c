@@ -264,6 +264,28 @@ static void test_rename_across_moves(void **state)
 			 -EXDEV);
 }
 
+/* A file still being written (pending) is never copied to another pool. */
+static void test_rename_across_pending(void **state)
+{
+	struct rf *f = *state;
+	char a[32], b[32], c[32];
+	uint64_t l;
+
+	rf_name_on(f, "", "pa", 0, a, sizeof(a));
+	rf_name_on(f, "", "pb", 2, b, sizeof(b));
+	rf_name_on(f, "", "pc", 0, c, sizeof(c));
+	l = rf_add(f, 0, MARU_ROOT_ID, a, S_IFREG | 0644);
+	rf_find(f, 0, MARU_ROOT_ID, a)->state = MARU_STATE_PENDING;
+	assert_int_equal(route_rename_seq(f->c, MARU_ROOT_ID, a, MARU_ROOT_ID, b, 0, NULL),
+			 -EBUSY);
+	assert_int_equal(rf_find(f, 0, MARU_ROOT_ID, a)->ino, l);
+	assert_null(rf_find(f, 2, MARU_ROOT_ID, b));
+	assert_int_equal(atomic_load(&f->c->route->renames_moved), 0);
+	/* within its pool it moves as ever */
+	assert_int_equal(route_rename_seq(f->c, MARU_ROOT_ID, a, MARU_ROOT_ID, c, 0, NULL), 0);
+	assert_int_equal(rf_find(f, 0, MARU_ROOT_ID, c)->ino, l);
+}
+
 /* rename(2) replaces: a symlink moved onto an existing name at its owner */
 static void test_rename_across_replaces(void **state)
 {
@@ -330,6 +352,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename_same_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_across_moves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_across_replaces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_across_pending, setup, teardown),
 		cmocka_unit_test(test_rename_drops_shadow),
 	};
 
