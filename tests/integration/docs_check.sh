@@ -108,9 +108,15 @@ outside='\.\./shared|DESIGN[[:space:]]*§|DESIGN\.md'
 [ ! -s "$T/outside" ] ||
 	fail "files refer outside the repository (use marufs-design(7) §N): $(cat "$T/outside")"
 
-# The example configuration is valid as shipped.
+# The example configurations are valid as shipped (the cluster one with
+# its key file at a path of ours: /etc/marud.key is not on a CI machine).
 "$MARUD" -n -f "$SRCDIR/examples/marud.conf" >"$T/conf.out" 2>&1 ||
 	fail "marud -n rejects examples/marud.conf: $(cat "$T/conf.out")"
+(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/key")
+sed "s|^key-file = .*|key-file = $T/key|" "$SRCDIR/examples/cluster/marud.conf" >"$T/cl.conf"
+grep -q "^cluster = etcd://" "$T/cl.conf" || fail "examples/cluster/marud.conf joins no cluster"
+"$MARUD" -n -f "$T/cl.conf" >"$T/conf.out" 2>&1 ||
+	fail "marud -n rejects examples/cluster/marud.conf: $(cat "$T/conf.out")"
 
 # Every long option in marud's usage is documented.
 "$MARUD" --help >"$T/usage" 2>&1 || true
