@@ -21,6 +21,8 @@
 #    extension (tests/ext/probe_ext logs it), and no other pool's;
 #  - rmdir is ENOTEMPTY while another pool holds a name under it; df sums;
 #    an fstab-style mount (mount.fuse3 -t fuse.marufs) of the URI works;
+#  - etcd's quorum lost: the mount keeps serving every pool with the last
+#    membership, each call within the timeout; etcd back, nothing changed;
 #  - a pool killed: once it left the membership its names miss (ENOENT)
 #    and the others' names read within the timeout.
 . "$(dirname "$0")/lib.sh"
@@ -261,6 +263,47 @@ done
 [ -n "$pid" ] || fail "no daemonized marufs for the fstab mount"
 umount "$T/fstab" || fail "umount of the fstab mount"
 wait_for 10 eval '! proc_alive '"$pid" || fail "daemonized marufs still runs after umount"
+
+# etcd quorum lost (two of three members killed): the mount keeps the
+# last membership and serves every pool, each call within the timeout;
+# nothing leaves the membership; etcd back: nothing changed
+# read_all WHAT: the 48 files f3..f50 read and checked; slowest in $worst,
+# all in $took (ms)
+read_all()
+{
+	local i t1 d t0=$(mh_now_ms)
+	worst=0
+	for i in $(seq 3 50); do
+		t1=$(mh_now_ms)
+		cmp -s "$T/src/f$i.bin" "$CM/a/b/f$i.bin" || fail "f$i.bin differs $1"
+		d=$(( $(mh_now_ms) - t1 ))
+		[ "$d" -gt "$worst" ] && worst=$d
+	done
+	took=$(( $(mh_now_ms) - t0 ))
+}
+read_all "with etcd up"
+log "etcd up: 48 reads in $took ms, slowest $worst ms"
+cl_etcd_stop e1
+cl_etcd_stop e2
+sleep 1		# past the mount's 200 ms membership reads, several times
+t0=$(mh_now_ms)
+read_all "with etcd's quorum lost"
+[ "$worst" -le "$TMO" ] || fail "a read took $worst ms with etcd's quorum lost (timeout $TMO ms)"
+log "etcd quorum lost: 48 reads in $took ms, slowest $worst ms"
+for i in 1 2 3 4 5 6; do
+	echo "q$i" >"$CM/a/b/quorum-$i" || fail "a write with etcd's quorum lost"
+done
+for i in 1 2 3 4 5 6; do
+	assert_eq "$(cat "$CM/a/b/quorum-$i")" "q$i" "quorum-$i read back with etcd's quorum lost"
+	rm "$CM/a/b/quorum-$i" || fail "rm with etcd's quorum lost"
+done
+assert_eq "$(grep -c '^pool .* active ' "$CM/.maru/pool")" 3 \
+	".maru/pool with etcd's quorum lost: the last membership"
+log "etcd quorum lost: the reads, 6 writes, reads and removes in $(( $(mh_now_ms) - t0 )) ms"
+cl_etcd_start e1
+cl_etcd_start e2
+wait_for 20 eval '[ "$(mh_run w1 "$CL_TOOL" pools "$CL" | wc -l)" = 3 ]' ||
+	fail "etcd back: the client does not list the 3 pools"
 
 # a pool killed: its names miss once it left, the others still read
 victim=$(pool_of a/b/f3.bin)
