@@ -151,8 +151,10 @@ static void batch_send(struct lookup_hints *lh, struct batch *b)
 	for (i = k = 0; i < b->n; i++)
 		if (b->f[i].ino)
 			r[k++] = (struct maru_hint_range){ b->f[i].ino, 0, 0 };
-	hintq_push(lh->m->hq, MARU_HINT_READ, b->req, r, k);
+	/* counted before it is queued: once the hint is out (a reader of
+	 * the counters may have seen it sent), the counters include it */
 	hintq_note_lookup(lh->m->hq, k);
+	hintq_push(lh->m->hq, MARU_HINT_READ, b->req, r, k);
 	free(r);
 }
 

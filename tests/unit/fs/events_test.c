@@ -274,6 +274,26 @@ static void drained(void)
 	assert_int_equal(head, tail);
 }
 
+static void mark(void *arg, uint64_t val)
+{
+	(void)val;
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Wait (at most 5 s) until the notifier ran what was queued so far (the
+ * invalidations of the events read): a call queued now runs after them.
+ */
+static void applied(void)
+{
+	int done = 0, n;
+
+	notify_call(m.nt, mark, &done, 0);
+	for (n = 0; n < 2500 && !__atomic_load_n(&done, __ATOMIC_ACQUIRE); n++)
+		usleep(2000);
+	assert_true(__atomic_load_n(&done, __ATOMIC_ACQUIRE));
+}
+
 /* A cached name and directory attributes, as a lookup leaves them. */
 static void cache_some(const char *name)
 {
@@ -311,6 +331,7 @@ static void test_silent_loss_drops_caches(void **state)
 	start();
 	assert_true(acked(1));
 	drained();
+	applied();	/* d's invalidation ran: "cached" is the last one */
 	cache_some("cached");
 	before = fk.inval_entries;
 	push(2, SILENT, 0, "");
