@@ -33,8 +33,14 @@
 #    (utime+stime of /proc/PID/stat) and of the two mounts' marufs, per GiB
 #    (each GiB put once and read back once) and per file (one put and one
 #    read), and how busy the machine was (/proc/stat). The clusters take
-#    turns, the order rotated each round. The bytes renames moved between
-#    pools are counted (maru_cluster_rename_moved_bytes_total): 0 expected.
+#    turns, the order rotated each round, after a round not counted (the
+#    pools' first touch of their pages). Beside them what the count of
+#    pools may change: marud and FUSE requests per file, the machine's
+#    context switches per file, the mean time marud spent in a RENAME and
+#    the waits for a mount's acknowledgement it cut at their bound
+#    (marud_ack_timeouts_total, summed over the pools). The bytes renames
+#    moved between pools are counted (maru_cluster_rename_moved_bytes_total):
+#    0 expected.
 # 3. Cross-pool rename on K3: a file of S MiB renamed onto a name another
 #    pool owns (cl_tool owner says which), against a rename onto a name of
 #    the same pool; ms per MiB and the bytes the mount says it moved.
@@ -52,9 +58,9 @@ CL_TOOL=$B/tests/cluster/cl_tool
 skip_unless_cmd python3
 
 if [ "$QUICK" = --quick ]; then
-	ROUNDS=1; BIGSZ=4M; BIGN=2; NSMALL=40; ROUNDS2=1; WARM=1; NF=8; SIZES="1 4"; REPS=1
+	ROUNDS=1; BIGSZ=4M; BIGN=1; NSMALL=20; ROUNDS2=1; WARM=1; NF=4; SIZES="1 2"; REPS=1
 else
-	ROUNDS=7; BIGSZ=32M; BIGN=4; NSMALL=400; ROUNDS2=3; WARM=0; NF=128; SIZES="1 4 16 64"; REPS=3
+	ROUNDS=5; BIGSZ=32M; BIGN=3; NSMALL=300; ROUNDS2=3; WARM=0; NF=96; SIZES="1 4 16 64"; REPS=3
 fi
 [ -x "$CL_TOOL" ] || fail "$CL_TOOL is not built"
 
@@ -218,6 +224,7 @@ active()	# MNT N: .maru/pool lists N active pools
 {
 	[ "$(grep -c '^pool .* active tcp ' "$1/.maru/pool")" = "$2" ]
 }
+log "$SECONDS s: pools up"
 declare -A M=()
 for k in K1 K2 K3; do
 	for w in w1 w2; do
@@ -244,7 +251,6 @@ counts()
 	awk '/^maru_client_request_duration_seconds_count/ && !/op="STATS"/ { q += $NF }
 	     /^marufs_fuse_ops_total/ { f += $NF } END { printf "%d %d\n", q, f }' "$1/.maru/stats"
 }
-# per_op KEY FILE BEFORE AFTER N: "KEY_q" and "KEY_f" lines, requests per op
 per_op()	# KEY FILE BEFORE AFTER N SUFFIX: KEY_q SUFFIX and KEY_f SUFFIX lines
 {
 	local b a
@@ -326,9 +332,10 @@ ticks()	# PID...: utime+stime of each, summed
 	done
 	echo "$s"
 }
-busy()	# busy and total jiffies of the machine
+busy()	# busy and total jiffies of the machine, its context switches
 {
-	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t }' /proc/stat
+	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; b = t - $5 - $6 }
+	     $1 == "ctxt" { c = $2 } END { print b, t, c }' /proc/stat
 }
 moved()	# MNT...: bytes moved by renames between pools
 {
@@ -339,17 +346,36 @@ moved()	# MNT...: bytes moved by renames between pools
 	echo "$s"
 }
 HZ=$(getconf CLK_TCK)
+# waits MNT: the pools' (marud's) RENAME time and count, and the waits for
+# a mount's acknowledgement that ran to their bound (ack timeouts), summed
+# over the cluster's pools as the mount's .maru/stats lists them
+waits()
+{
+	awk '/^marud_request_duration_seconds_sum.*op="RENAME"/ { s += $NF }
+	     /^marud_request_duration_seconds_count.*op="RENAME"/ { c += $NF }
+	     /^marud_ack_timeouts_total/ { a += $NF } END { printf "%.6f %d %d\n", s, c, a }' \
+		"$1/.maru/stats"
+}
+counts2()	# MNT MNT: counts of both, summed
+{
+	local a b
+	read -r -a a <<<"$(counts "$1")"
+	read -r -a b <<<"$(counts "$2")"
+	echo "$((a[0] + b[0])) $((a[1] + b[1]))"
+}
 # engine K R: one round of cluster K into $T/p2-K-R
 engine()
 {
 	local k=$1 r=$2 m1=${M[${1}w1]} m2=${M[${1}w2]} d=e$2 pids=() p f=$T/p2-$1-$2
-	local t0 t1 u0 u1 b0 b1 mv0 j1 j2
+	local t0 t1 u0 u1 b0 b1 mv0 j1 j2 q0 w0
 	for p in ${K_POOLS[$k]}; do
 		pids+=("${CL_POOL_PID[$p]}")
 	done
 	mkdir "$m1/$d"
 	wait_for 5 test -d "$m2/$d" || fail "$m2/$d not there"
 	mv0=$(moved "$m1" "$m2")
+	q0=$(counts2 "$m1" "$m2")
+	w0=$(waits "$m1")
 	t0=$(ticks "${pids[@]}")
 	u0=$(ticks "${MARUFS_PID_OF[$m1]}" "${MARUFS_PID_OF[$m2]}")
 	b0=$(busy)
@@ -380,7 +406,11 @@ engine()
 			printf "marud_s_per_GiB %.3f\nmarud_ms_per_op %.3f\n", dt / hz / (mib / 1024), dt / hz * 1000 / mib
 			printf "marufs_s_per_GiB %.3f\nmarufs_ms_per_op %.3f\n", du / hz / (mib / 1024), du / hz * 1000 / mib
 			printf "busy_pct %.0f\n", 100 * (y[1] - x[1]) / (y[2] - x[2])
+			printf "ctxt_per_op %.0f\n", (y[3] - x[3]) / mib
 		}' "$T/put-w1" "$T/put-w2" "$T/get-w1" "$T/get-w2" >"$f"
+	per_op req "$f" "$q0" "$(counts2 "$m1" "$m2")" $((2 * NF)) ""
+	echo "$w0 $(waits "$m1")" | awk '{ printf "rename_ms %.2f\nack_timeouts %d\n",
+		($5 > $2) ? 1000 * ($4 - $1) / ($5 - $2) : 0, $6 - $3 }' >>"$f"
 	echo "moved $(( $(moved "$m1" "$m2") - mv0 ))" >>"$f"
 	rm -rf "${m1:?}/$d"
 }
@@ -397,12 +427,14 @@ kval() { local r vs=(); for r in $(seq "$ROUNDS2"); do vs+=("$(val "$1" "$T/p2-$
 ksum() { local r s=0; for r in $(seq "$ROUNDS2"); do s=$((s + $(val "$1" "$T/p2-$2-$r"))); done; echo "$s"; }
 TAB2=()
 for k in K1 K2 K3; do
-	TAB2+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' \
+	TAB2+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' \
 		"$(wc -w <<<"${K_POOLS[$k]}")" "$(kval put_MBps "$k")" "$(kval get_MBps "$k")" \
 		"$(ratio "$(kval put_MBps "$k")" "$(kval put_MBps K1)") / $(ratio "$(kval get_MBps "$k")" "$(kval get_MBps K1)")" \
 		"$(kval marud_s_per_GiB "$k")" "$(kval marud_ms_per_op "$k")" \
 		"$(kval marufs_s_per_GiB "$k")" "$(kval marufs_ms_per_op "$k")" \
-		"$(kval busy_pct "$k")%" "$(ksum moved "$k")")")
+		"$(kval req_q "$k")" "$(kval req_f "$k")" \
+		"$(kval busy_pct "$k")%" "$(kval ctxt_per_op "$k")" "$(kval rename_ms "$k")" \
+		"$(ksum ack_timeouts "$k")" "$(ksum moved "$k")")")
 done
 
 # ---- 3. cross-pool rename cost per MiB ----
@@ -464,8 +496,8 @@ printf '%s\n' "${TAB1[@]}"
 echo
 echo "# 2. engine pattern (LMCache: <key>.data.tmp then rename), 2 workers x $NF x 1 MiB, each reads the other's"
 echo "# (medians of $ROUNDS2 rounds; CPU per GiB put once and read back once, per op = one put + one read)"
-echo "| pools | put MB/s (aggregate) | read MB/s (aggregate) | vs 1 pool, put / read | marud CPU s/GiB | marud CPU ms/op | marufs CPU s/GiB | marufs CPU ms/op | machine busy (2 vCPUs) | bytes moved by renames |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| pools | put MB/s (aggregate) | read MB/s (aggregate) | vs 1 pool, put / read | marud CPU s/GiB | marud CPU ms/op | marufs CPU s/GiB | marufs CPU ms/op | marud requests per op | FUSE requests per op | machine busy (2 vCPUs) | context switches per op (machine) | marud RENAME, ms | ack waits cut at the bound | bytes moved by renames |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${TAB2[@]}"
 echo
 echo "# 3. rename across pools (K3), medians of $REPS"
