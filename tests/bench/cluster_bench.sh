@@ -45,6 +45,8 @@
 #    pool owns (cl_tool owner says which), against a rename onto a name of
 #    the same pool; ms per MiB and the bytes the mount says it moved.
 #
+# CLB_CONTROL=1: part 1 only, with a second direct mount in the cluster
+# mount's place (a control: how far apart two alike sides come out here).
 # Never fails on speed; fails on wrong bytes or a missing figure.
 # --quick: one round, a few files (CI proves it runs and prints its rows).
 set -euo pipefail
@@ -241,6 +243,14 @@ grep -q "^pool .* $DIRECT_URI active tcp " "${M[K1w1]}/.maru/pool" ||
 wmount w1 "$DIRECT_URI"
 DM=$LAST_MNT
 CM=${M[K1w1]}
+CSIDE="cluster mount"
+if [ "${CLB_CONTROL:-0}" = 1 ]; then
+	# the control: a second direct mount in the cluster mount's place
+	# (what the harness alone makes of two alike sides); part 1 only
+	wmount w1 "$DIRECT_URI"
+	CM=$LAST_MNT
+	CSIDE="direct mount 2 (control)"
+fi
 
 val() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -321,6 +331,20 @@ row1 "create 4 KiB files (create, write, close)" create 1 /s create
 row1 "lookup: stat of a name this mount never saw" lookup 1 /s lookup
 row1 "lookup: stat of a missing name" miss 1 /s miss
 row1 "read 1 KiB files never opened here (lookup, open, read, close)" read1k 1 /s read
+
+print1()
+{
+	echo
+	echo "# 1. routing cost: the one pool of cluster K1 through the $CSIDE vs through a direct mount"
+	echo "# (w1, data=tcp to ${MH_ADDR[a1]}:$MH_PORT with the same key on both; medians of $ROUNDS rounds turn about)"
+	echo "| row | $CSIDE | direct mount | ratio | >= 0.95 | marud requests per op, $CSIDE / direct | FUSE requests per op, $CSIDE / direct |"
+	echo "|---|---|---|---|---|---|---|"
+	printf '%s\n' "${TAB1[@]}"
+}
+if [ "${CLB_CONTROL:-0}" = 1 ]; then
+	print1
+	exit 0
+fi
 
 # ---- 2. engine pattern on 1, 2 and 3 pools ----
 log "$SECONDS s: part 2: engine pattern, $ROUNDS2 rounds of $NF x 1 MiB per worker"
@@ -487,12 +511,7 @@ SLOPE=$(paste -d' ' <(printf '%s\n' "${XS[@]}") <(printf '%s\n' "${XY[@]}") |
 rmdir "$X/xr"
 
 log "$SECONDS s: done"
-echo
-echo "# 1. routing cost: cluster mount of a one-pool cluster vs a direct mount of that pool"
-echo "# (w1, data=tcp to ${MH_ADDR[a1]}:$MH_PORT with the same key on both; medians of $ROUNDS rounds turn about)"
-echo "| row | cluster mount | direct mount | ratio | >= 0.95 | marud requests per op, cluster / direct | FUSE requests per op, cluster / direct |"
-echo "|---|---|---|---|---|---|---|"
-printf '%s\n' "${TAB1[@]}"
+print1
 echo
 echo "# 2. engine pattern (LMCache: <key>.data.tmp then rename), 2 workers x $NF x 1 MiB, each reads the other's"
 echo "# (medians of $ROUNDS2 rounds; CPU per GiB put once and read back once, per op = one put + one read)"
