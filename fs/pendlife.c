@@ -225,8 +225,12 @@ static int publish_locked(struct pending *p, int *rc)
 	*rc = FAILPOINT("marufs.flush.before_publish");
 	if (*rc == 0)
 		*rc = maru_file_publish_dir(p->file, &dir);
-	/* a failed publish may have happened all the same: drop what is kept */
-	if (*rc == 0 && dir.ino == parent)
+	/* a failed publish may have happened all the same: drop what is kept;
+	 * attr_size 0: the directory as this mount shows it did not change
+	 * (a cluster's, whose attributes another pool gives) */
+	if (*rc == 0 && dir.ino == parent && dir.attr_size == 0)
+		;
+	else if (*rc == 0 && dir.ino == parent)
 		dattr_put(da, &dir, gen);
 	else
 		dattr_changed(da, *rc == 0 && dir.ino ? dir.ino : parent);

@@ -47,6 +47,7 @@
 #include "hash.h"
 #include "session.h"
 #include "transport.h"
+#include "route.h"
 
 #define GROW_MIN	(64u * 1024)
 
@@ -636,10 +637,10 @@ int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir)
 	if (!rc)
 		rc = publish_locked(f, dir);
 	pthread_rwlock_unlock(&f->lock);
-	/* a pool of a routed client: that pool's directory (its entries,
-	 * its times) is not the merged one */
+	/* a pool of a routed client: that pool's directory is the merged
+	 * one only when it is the first pool (route_publish_dir()) */
 	if (dir && f->c->up)
-		memset(dir, 0, sizeof(*dir));
+		route_publish_dir(f->c->up, f->c, dir);
 	return rc;
 }
 

@@ -455,6 +455,9 @@ int maru_file_publish(struct maru_file *f);
  * Same, and *dir = the attributes of the version's directory as the publish
  * left them (its mtime, ctime and entry count moved with it); dir->ino is
  * 0 when marud did not send them (a marud older than this library).
+ * Through a routed client (maru+etcd://), the directory as the cluster
+ * shows it: when another pool gives its attributes, the publish did not
+ * change them, said by dir->ino (the directory) with dir->attr_size 0.
  */
 int maru_file_publish_dir(struct maru_file *f, struct maru_attr *dir);
 /* Release a lease, or abandon a pending version (its memory returns to free). */

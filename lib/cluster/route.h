@@ -93,6 +93,7 @@ int route_lookup(struct maru_client *c, uint64_t parent, const char *name,
 		 struct maru_attr *out);
 int route_unlink(struct maru_client *c, uint64_t parent, const char *name);
 int route_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *out);
+void route_publish_dir(struct maru_client *c, struct maru_client *sub, struct maru_attr *dir);
 int route_setattr(struct maru_client *c, uint64_t ino, const struct maru_setattr *sa,
 		  struct maru_attr *out);
 int route_symlink(struct maru_client *c, uint64_t parent, const char *name,

@@ -185,6 +185,32 @@ uint64_t route_dir_local_get(struct route *r, uint64_t id, unsigned int slot)
 	return l;
 }
 
+uint64_t route_dir_of_local(struct route *r, unsigned int slot, uint64_t local)
+{
+	uint64_t id = 0;
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->ndir && !id && local; i++)
+		if (r->dir[i] && r->dir[i]->local[slot] == local)
+			id = r->dir[i]->id;
+	pthread_mutex_unlock(&r->lock);
+	return id;
+}
+
+int route_slot_of_client(struct route *r, const struct maru_client *sub)
+{
+	unsigned int i;
+	int slot = -1;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->npool && slot < 0; i++)
+		if (r->pool[i].c == sub)
+			slot = (int)i;
+	pthread_mutex_unlock(&r->lock);
+	return slot;
+}
+
 void route_dir_local_set(struct route *r, uint64_t id, unsigned int slot, uint64_t local)
 {
 	struct route_dir *d;

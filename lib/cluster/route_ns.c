@@ -106,6 +106,35 @@ static uint64_t parent_of(struct route *r, const char *path)
 	return route_dir_intern(r, d);
 }
 
+/*
+ * A publish on pool sub left *dir, that pool's directory: what it did to
+ * the directory as route_getattr() shows it, the first member's. On that
+ * pool: its attributes, with the router's ids. On another: nothing, said
+ * by dir->ino (the router's id) with attr_size 0. Not known (the first
+ * member's id of it not learnt yet): all 0, as from an old marud.
+ */
+void route_publish_dir(struct maru_client *c, struct maru_client *sub, struct maru_attr *dir)
+{
+	struct route *r = c->route;
+	unsigned int m[ROUTE_POOLS];
+	char path[MARU_PATH_MAX];
+	int n = route_members(r, m, ROUTE_POOLS), slot = route_slot_of_client(r, sub);
+	uint64_t id = slot >= 0 ? route_dir_of_local(r, (unsigned int)slot, dir->ino) : 0;
+
+	if (!id || n < 1 || !route_dir_local_get(r, id, m[0]) ||
+	    route_dir_path(r, id, path, sizeof(path))) {
+		memset(dir, 0, sizeof(*dir));
+		return;
+	}
+	if ((int)m[0] != slot) {
+		memset(dir, 0, sizeof(*dir));
+		dir->ino = id;
+		return;
+	}
+	dir->ino = id;
+	dir->parent = parent_of(r, path);
+}
+
 int route_getattr(struct maru_client *c, uint64_t ino, struct maru_attr *out)
 {
 	struct route *r = c->route;

@@ -92,6 +92,10 @@ uint64_t route_dir_find(struct route *r, const char *path);
 void route_dir_drop(struct route *r, const char *path);
 uint64_t route_dir_local_get(struct route *r, uint64_t id, unsigned int slot);
 void route_dir_local_set(struct route *r, uint64_t id, unsigned int slot, uint64_t local);
+/* the router id of the directory pool slot knows as local, 0 if none known */
+uint64_t route_dir_of_local(struct route *r, unsigned int slot, uint64_t local);
+/* the slot of a pool's client, -1 if it is none of this router's */
+int route_slot_of_client(struct route *r, const struct maru_client *sub);
 void route_dir_forget_slot(struct route *r, unsigned int slot);
 int route_join(const char *dir, const char *name, char *buf, size_t len);
 

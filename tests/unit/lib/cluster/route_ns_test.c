@@ -161,6 +161,48 @@ static void test_rmdir_race(void **state)
 	assert_non_null(rf_find(f, 0, rf_find(f, 0, MARU_ROOT_ID, "q")->ino, n));
 }
 
+/*
+ * A publish's directory through the router: the first pool's is the
+ * merged one (router ids); another pool's changed nothing (attr_size 0).
+ */
+static void test_publish_dir(void **state)
+{
+	struct rf *f = *state;
+	struct maru_client *sub;
+	struct maru_attr a, d, got;
+	struct rf_ent *e;
+	int i;
+
+	assert_int_equal(route_mkdir(f->c, MARU_ROOT_ID, "pd", 0755, 0, 0, &a), 0);
+	assert_int_equal(route_getattr(f->c, a.ino, &got), 0);
+	for (i = 0; i < 3; i++) {
+		e = rf_find(f, i, MARU_ROOT_ID, "pd");
+		memset(&d, 0, sizeof(d));
+		d.attr_size = sizeof(d);
+		d.ino = e->ino;
+		d.state = MARU_STATE_DIR;
+		d.mode = S_IFDIR | 0755;
+		d.nlink = 7;
+		assert_int_equal(route_sub(f->c->route, (unsigned int)i, &sub), 0);
+		route_publish_dir(f->c, sub, &d);
+		assert_int_equal(d.ino, a.ino);
+		if (i == 0) {
+			assert_int_equal(d.attr_size, sizeof(d));
+			assert_int_equal(d.parent, MARU_ROOT_ID);
+			assert_int_equal(d.nlink, 7);
+		} else {
+			assert_int_equal(d.attr_size, 0);
+		}
+	}
+	/* a directory the router never learnt of: nothing known */
+	memset(&d, 0, sizeof(d));
+	d.attr_size = sizeof(d);
+	d.ino = 4242;
+	route_publish_dir(f->c, sub, &d);
+	assert_int_equal(d.ino, 0);
+	assert_int_equal(d.attr_size, 0);
+}
+
 static void test_unlink_at_owner(void **state)
 {
 	struct rf *f = *state;
@@ -250,6 +292,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_on_first_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rmdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rmdir_race, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publish_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlink_at_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
