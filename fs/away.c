@@ -16,6 +16,9 @@
  * one at a time, AWAY_PROBE_MS after the last one ended, asks marud (the
  * probe); the rest fail at once with ETIMEDOUT.
  *
+ * A cluster mount (away_many_pools()) is never known away: one pool's
+ * timeout would otherwise refuse lookups of names on the pools that serve.
+ *
  * Lock: aw->lock, a leaf. Every call takes a NULL table as empty.
  */
 #include <errno.h>
@@ -47,6 +50,7 @@ struct away {
 	uint64_t clock;
 	int have_statfs;
 	struct maru_statfs st;
+	int many;		/* several pools: never known away as a whole */
 	int down;		/* the pool is known away */
 	int probing;		/* a probe is out */
 	uint64_t probe_at;	/* mono_ms() from which the next probe may go */
@@ -105,6 +109,16 @@ int away_new(struct away **out)
 	pthread_mutex_init(&aw->lock, NULL);
 	*out = aw;
 	return 0;
+}
+
+void away_many_pools(struct away *aw)
+{
+	if (!aw)
+		return;
+	pthread_mutex_lock(&aw->lock);
+	aw->many = 1;
+	aw->down = 0;
+	pthread_mutex_unlock(&aw->lock);
 }
 
 void away_free(struct away *aw)
@@ -319,6 +333,10 @@ void away_heard(struct away *aw, int rc)
 	if (!aw)
 		return;
 	pthread_mutex_lock(&aw->lock);
+	if (aw->many) {
+		pthread_mutex_unlock(&aw->lock);
+		return;
+	}
 	if (rc != 0 && rc != -ENOENT && !down) {
 		/* an answer that tells nothing of marud's presence (ESTALE
 		 * after a new generation, EINTR): the state stays, but a probe

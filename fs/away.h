@@ -21,6 +21,13 @@ struct away;
 
 int away_new(struct away **out);
 void away_free(struct away *aw);
+/*
+ * The mount spans several pools (a cluster, maru+etcd://): one call that
+ * found its pool away says nothing of the others, so the pool is never
+ * known away as a whole and no call is refused for it; what is kept still
+ * answers a call that found its own pool away.
+ */
+void away_many_pools(struct away *aw);
 /* Does error rc (-errno) mean marud could not be reached? */
 int away_err(int rc);
 

@@ -277,6 +277,8 @@ static int client_ready(struct mfs *m, struct maru_client *c)
 	}
 	m->generation = m->info.generation;
 	m->lc = c;
+	if (strncmp(m->o.pool, "maru+etcd://", 12) == 0)
+		away_many_pools(m->aw);
 	return 0;
 }
 

@@ -5,7 +5,9 @@
  * etcd each refresh_ms; when what placement depends on changed (the pools,
  * their weight, capacity or state), the view before becomes the previous
  * one and the new one current. Owners are found in place.c's way: the
- * same membership gives every client the same owner.
+ * same membership gives every client the same owner. A pool this client
+ * saw come back (missing from the view before) is new to it, whatever its
+ * record says (see owner()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +30,7 @@ struct view {
 	size_t n;
 	struct maru_cluster_pool *pools;	/* UUID order */
 	struct place_pool *place;		/* the same order */
+	int64_t *back;				/* seen coming back then, or 0 */
 };
 
 struct maru_cluster {
@@ -59,6 +62,7 @@ static void view_free(struct view *v)
 		return;
 	free(v->pools);
 	free(v->place);
+	free(v->back);
 	free(v);
 }
 
@@ -130,8 +134,9 @@ static int read_view(struct maru_cluster *c, struct view **out)
 	if (v && n) {
 		v->pools = calloc(n, sizeof(*v->pools));
 		v->place = calloc(n, sizeof(*v->place));
+		v->back = calloc(n, sizeof(*v->back));
 	}
-	if (!v || (n && (!v->pools || !v->place))) {
+	if (!v || (n && (!v->pools || !v->place || !v->back))) {
 		view_free(v);
 		etcd_kvs_free(kvs, n);
 		return -ENOMEM;
@@ -169,6 +174,22 @@ static int view_differs(const struct view *a, const struct view *b)
 	return 0;
 }
 
+/*
+ * When each pool of v came back: as in old, or now for a pool old lacked
+ * (a pool that restarted within FORM_S of the first is a founder by its
+ * record, yet names were placed without it while it was away).
+ */
+static void carry_back(const struct view *old, struct view *v)
+{
+	size_t i, j;
+
+	for (i = 0; old && i < v->n; i++) {
+		for (j = 0; j < old->n && strcmp(old->pools[j].uuid, v->pools[i].uuid); j++)
+			;
+		v->back[i] = j < old->n ? old->back[j] : (int64_t)time(NULL);
+	}
+}
+
 /* read once and install; 0, or what etcd_list said */
 static int refresh(struct maru_cluster *c)
 {
@@ -179,6 +200,7 @@ static int refresh(struct maru_cluster *c)
 		return rc;
 	pthread_mutex_lock(&c->lock);
 	if (view_differs(c->cur, v)) {
+		carry_back(c->cur, v);
 		old = c->cur;
 		c->cur = v;
 		v = NULL;
@@ -335,8 +357,9 @@ static uint64_t path_hash(const char *path)
 
 /*
  * Pools that formed the cluster (joined within FORM_S of the first one)
- * are never new. A later pool is new for settle_s after it joined: names
- * placed before it came may sit elsewhere.
+ * are never new, unless this client saw one come back. A later pool is new
+ * for settle_s after it joined (or came back): names placed before it came
+ * may sit elsewhere.
  */
 #define FORM_S	30
 
@@ -357,8 +380,9 @@ static int owner(const struct view *v, uint64_t h, int prev, unsigned int settle
 		w[i] = v->place[i];
 		if (!prev && v->pools[i].draining)
 			w[i].weight = 0.0;
-		if (prev && v->pools[i].since > first + FORM_S &&
-		    v->pools[i].since > now - (int64_t)settle_s)
+		if (prev && (v->pools[i].since > first + FORM_S || v->back[i]) &&
+		    (v->pools[i].since > now - (int64_t)settle_s ||
+		     v->back[i] > now - (int64_t)settle_s))
 			w[i].weight = 0.0;
 	}
 	return place_owner(w, (unsigned int)n, h);

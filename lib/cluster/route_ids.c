@@ -279,6 +279,8 @@ int route_members(struct route *r, unsigned int *slots, unsigned int max)
 		s = slot_locked(r, &p[i]);
 		if (s < 0)
 			continue;
+		if (r->pool[s].state == ROUTE_GONE)
+			r->pool[s].back_s = (int64_t)time(NULL);
 		r->pool[s].state = p[i].draining ? ROUTE_DRAINING : ROUTE_ACTIVE;
 		seen[s] = 1;
 		if (k < max)
@@ -310,6 +312,38 @@ int route_owner(struct route *r, const char *path, int *owner, int *prev)
 	if (*prev < 0)
 		*prev = *owner;
 	return 0;
+}
+
+/* Is rc the error of a pool out of reach? */
+int route_unreachable(int rc)
+{
+	switch (-rc) {
+	case ETIMEDOUT:
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ENOTCONN:
+	case EPIPE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What a call to the pool in slot returned: an error of a pool out of
+ * reach marks it so for ROUTE_AWAY_MS, for the calls that may skip it.
+ */
+void route_pool_heard(struct route *r, int slot, int rc)
+{
+	if (route_unreachable(rc) && slot >= 0 && slot < ROUTE_POOLS)
+		atomic_store(&r->pool[slot].away_ms, now_ms() + ROUTE_AWAY_MS);
+}
+
+int route_pool_away(struct route *r, unsigned int slot)
+{
+	return slot < ROUTE_POOLS && now_ms() < atomic_load(&r->pool[slot].away_ms);
 }
 
 /*

@@ -33,12 +33,21 @@ int route_file_create(struct maru_client *c, uint64_t parent, const char *name,
 	char dir[MARU_PATH_MAX], path[MARU_PATH_MAX];
 	struct maru_client *sub;
 	uint64_t l;
-	int rc, slot;
+	int rc, slot = -1, again = 1;
 
 	rc = route_name_path(r, parent, name, dir, path);
-	if (!rc)
-		rc = route_new_at(r, parent, path, &slot, &sub, &l);
-	return rc ? rc : r->ops->file_create(sub, l, name, mode, uid, gid, flags, size_hint, out);
+	do {
+		if (!rc)
+			rc = route_new_at(r, parent, path, &slot, &sub, &l);
+		if (!rc)
+			rc = r->ops->file_create(sub, l, name, mode, uid, gid, flags, size_hint,
+						 out);
+		/* the pool restarted: its id of parent is old; walk there again */
+		if (rc != -ESTALE || slot < 0 || !again--)
+			return rc;
+		route_dir_local_set(r, parent, (unsigned int)slot, 0);
+		rc = 0;
+	} while (1);
 }
 
 static int open_at(struct route *r, int slot, uint64_t parent, const char *name,
@@ -50,6 +59,12 @@ static int open_at(struct route *r, int slot, uint64_t parent, const char *name,
 
 	if (!rc)
 		rc = r->ops->file_open(sub, l, name, out);
+	if (rc == -ESTALE) {	/* the pool restarted: walk to parent again */
+		route_dir_local_set(r, parent, (unsigned int)slot, 0);
+		rc = route_at(r, slot, parent, &sub, &l);
+		if (!rc)
+			rc = r->ops->file_open(sub, l, name, out);
+	}
 	return rc == -ENOTDIR ? -ENOENT : rc;
 }
 

@@ -9,9 +9,11 @@
  * pool holds a name under it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "client_priv.h"
 #include "route_priv.h"
@@ -39,19 +41,90 @@ static int lookup_at(struct route *r, int slot, uint64_t parent, const char *nam
 
 	if (!rc)
 		rc = r->ops->lookup(sub, l, name, a);
+	if (rc == -ESTALE) {	/* the pool restarted: walk to parent again */
+		route_dir_local_set(r, parent, (unsigned int)slot, 0);
+		rc = route_at(r, slot, parent, &sub, &l);
+		if (!rc)
+			rc = r->ops->lookup(sub, l, name, a);
+	}
+	route_pool_heard(r, slot, rc);
 	return rc == -ENOTDIR ? -ENOENT : rc;
 }
 
-/* Where parent/name is: its slot and attributes (the pool's ids). */
-int route_find(struct route *r, uint64_t parent, const char *name, const char *path,
-		int *slot, struct maru_attr *a)
+/*
+ * A directory is on every pool: looked for on the first pool of the
+ * membership not found away lately, unless that is o or p. 0 (in *slot),
+ * or -ENOENT.
+ */
+static int find_dir(struct route *r, int o, int p, uint64_t parent, const char *name,
+		    int *slot, struct maru_attr *a)
 {
 	unsigned int m[ROUTE_POOLS];
-	int o, p, rc, n;
+	int n = route_members(r, m, ROUTE_POOLS), i;
+
+	for (i = 0; i < n && route_pool_away(r, m[i]); i++)
+		;
+	if (i == n || (int)m[i] == o || (int)m[i] == p)
+		return -ENOENT;
+	if (lookup_at(r, (int)m[i], parent, name, a) || a->state != MARU_STATE_DIR)
+		return -ENOENT;
+	*slot = (int)m[i];
+	return 0;
+}
+
+/*
+ * A file on a pool that joined or came back within ROUTE_SETTLE_S and does
+ * not own it: a pool restarted warm holds the names it had, and placement
+ * knows one previous owner only. Founders that never left are not asked.
+ */
+static int find_recent(struct route *r, int o, int p, uint64_t parent, const char *name,
+		       int *slot, struct maru_attr *a)
+{
+	unsigned int m[ROUTE_POOLS], ask[ROUTE_POOLS];
+	int n = route_members(r, m, ROUTE_POOLS), i, k = 0;
+	int64_t now = (int64_t)time(NULL), first = INT64_MAX, t;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < n; i++)
+		if (r->pool[m[i]].rec.since < first)
+			first = r->pool[m[i]].rec.since;
+	for (i = 0; i < n; i++) {
+		const struct route_pool *rp = &r->pool[m[i]];
+
+		t = rp->back_s ? rp->back_s : rp->rec.since;
+		if ((int)m[i] != o && (int)m[i] != p && t > now - ROUTE_SETTLE_S &&
+		    (rp->back_s || rp->rec.since > first + ROUTE_FORM_S))
+			ask[k++] = m[i];
+	}
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < k; i++)
+		if (!route_pool_away(r, ask[i]) && !lookup_at(r, (int)ask[i], parent, name, a) &&
+		    a->state != MARU_STATE_DIR) {
+			*slot = (int)ask[i];
+			atomic_fetch_add(&r->prev_hits, 1);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/*
+ * Where parent/name is: its slot and attributes (the pool's ids). At its
+ * owner, else where it was placed before, else on a pool lately back
+ * (find_recent); a directory the owner lacks, or
+ * whose owner is out of reach, on another pool (find_dir), and first there
+ * while the owner is found away: one pool lost must not hide the tree.
+ */
+int route_find(struct route *r, uint64_t parent, const char *name, const char *path,
+	       int *slot, struct maru_attr *a)
+{
+	int o, p, rc;
 
 	rc = route_owner(r, path, &o, &p);
 	if (rc)
 		return rc;
+	/* its owner found away: a directory first on another pool */
+	if (route_pool_away(r, o) && !find_dir(r, o, p, parent, name, slot, a))
+		return 0;
 	*slot = o;
 	rc = lookup_at(r, o, parent, name, a);
 	if (rc == -ENOENT && p != o) {
@@ -60,13 +133,10 @@ int route_find(struct route *r, uint64_t parent, const char *name, const char *p
 		if (!rc)
 			atomic_fetch_add(&r->prev_hits, 1);
 	}
-	n = rc == -ENOENT ? route_members(r, m, ROUTE_POOLS) : 0;
-	if (n > 0 && (int)m[0] != o && (int)m[0] != p) {
-		*slot = (int)m[0];
-		rc = lookup_at(r, *slot, parent, name, a);
-		if (!rc && a->state != MARU_STATE_DIR)
-			rc = -ENOENT;
-	}
+	if (rc == -ENOENT && !find_recent(r, o, p, parent, name, slot, a))
+		return 0;
+	if ((rc == -ENOENT || route_unreachable(rc)) && !find_dir(r, o, p, parent, name, slot, a))
+		return 0;
 	return rc;
 }
 

@@ -26,6 +26,9 @@
 #define ROUTE_LOCAL_MASK ((1ULL << ROUTE_TAG_SHIFT) - 1)
 #define ROUTE_RETRY_MS	1000		/* a pool that failed to connect: wait */
 #define ROUTE_MEMBERS_MS 200		/* pools' states read again after this */
+#define ROUTE_AWAY_MS	5000		/* a pool out of reach: skipped for */
+#define ROUTE_FORM_S	30		/* members.c's: founders joined within */
+#define ROUTE_SETTLE_S	600		/* members.c's default settle_s */
 
 enum { ROUTE_ACTIVE = 0, ROUTE_DRAINING = 1, ROUTE_GONE = 2 };
 
@@ -38,6 +41,8 @@ struct route_pool {
 	struct maru_client *c;		/* set once connected, freed at the end */
 	int state;			/* ROUTE_* */
 	uint64_t retry_ms;		/* no new connect before (monotonic) */
+	atomic_uint_fast64_t away_ms;	/* found out of reach: until then */
+	int64_t back_s;			/* time() it came back after gone, or 0 */
 };
 
 /* A directory: its path from the root ("" root, "a/b") and its id per pool. */
@@ -103,6 +108,9 @@ int route_join(const char *dir, const char *name, char *buf, size_t len);
 int route_members(struct route *r, unsigned int *slots, unsigned int max);
 int route_owner(struct route *r, const char *path, int *owner, int *prev);
 int route_sub(struct route *r, unsigned int slot, struct maru_client **out);
+int route_unreachable(int rc);
+void route_pool_heard(struct route *r, int slot, int rc);
+int route_pool_away(struct route *r, unsigned int slot);
 
 /* route_ns.c */
 int route_name_path(struct route *r, uint64_t parent, const char *name, char *dir,

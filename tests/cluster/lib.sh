@@ -19,6 +19,10 @@
 #	cl_pool_signal NAME SIG		send SIG to that marud
 #	cl_pool_wait_exit NAME		its exit status in EXIT_RC
 #	cl_records			the pools' records in etcd, one a line
+#	cl_mount_in HOST URI [opts]	marufs mount in HOST, data=tcp with the
+#					key, -o opts added ($LAST_MNT)
+#	cl_cut_pair A B / cl_heal_pair A  drop every frame between hosts A
+#					and B only / stop (A's bridge chain)
 #
 # CL_CLUSTER is the cluster's name (per run), CL_ETCD the member list.
 
@@ -144,4 +148,27 @@ cl_pool_wait_exit()
 cl_records()
 {
 	cl_etcdctl get --prefix "/marufs/$CL_CLUSTER/pools/" --print-value-only | grep .
+}
+
+cl_mount_in()
+{
+	local h=$1 uri=$2 saved=("${WRAP[@]}") o="data=tcp,key_file=$MH_KEY"
+	[ -z "${3:-}" ] || o+=",$3"
+	WRAP=(nsenter --net="/run/netns/$(mh_ns "$h")" "${saved[@]}")
+	marufs_mount -u "$uri" -o "$o"
+	WRAP=("${saved[@]}")
+}
+
+# A partition of two hosts, the others reaching both: rules in A's chain
+# of the bridge (tests/multihost/lib.sh), which frames to and from A pass.
+cl_cut_pair()
+{
+	mh_nft flush chain bridge mhnet "h_$1"
+	mh_nft add rule bridge mhnet "h_$1" iifname "v-$1" oifname "v-$2" drop
+	mh_nft add rule bridge mhnet "h_$1" iifname "v-$2" oifname "v-$1" drop
+}
+
+cl_heal_pair()
+{
+	mh_heal "$1"
 }

@@ -12,8 +12,10 @@
  * Known away: every call asks until a call finds marud unreachable; then
  * a cached answer is not asked for, and of the others one probe at a time
  * goes, only once the probe interval (500 ms) passed; an answer ends it,
- * and so does the stream back, which drops what was kept. All real (the
- * table alone, the real clock).
+ * and so does the stream back, which drops what was kept. A cluster
+ * mount's table (away_many_pools) is never known away: after an
+ * unreachable pool every call still asks, and what it kept still answers.
+ * All real (the table alone, the real clock).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -243,6 +245,29 @@ static void test_known_away(void **state)
 	assert_false(away_knows_dir(NULL, 1));
 }
 
+/* a cluster mount: one pool out of reach does not stop the others' calls */
+static void test_many_pools(void **state)
+{
+	struct maru_attr f = file(10, 64, MARU_STATE_PUBLISHED), got;
+	struct away *aw;
+
+	(void)state;
+	assert_int_equal(away_new(&aw), 0);
+	away_many_pools(aw);
+	away_put(aw, 1, "f", &f);
+	away_heard(aw, -ETIMEDOUT);
+	assert_true(away_ask(aw, 0));
+	assert_true(away_ask(aw, 1));
+	away_heard(aw, -ECONNREFUSED);
+	away_heard(aw, -EHOSTUNREACH);
+	assert_true(away_ask(aw, 0));
+	/* the name of the pool out of reach answers from what was kept */
+	assert_int_equal(away_get(aw, 1, "f", &got), 0);
+	assert_int_equal(got.ino, 10);
+	away_free(aw);
+	away_many_pools(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_statfs_and_errors),
 		cmocka_unit_test(test_dirs_outlive_files),
 		cmocka_unit_test(test_known_away),
+		cmocka_unit_test(test_many_pools),
 	};
 
 	return cmocka_run_group_tests_name("fs/away", tests, NULL, NULL);

@@ -13,7 +13,9 @@
  * the same owner to every client, a draining pool owns no name but is
  * still where names were (previous), a pool that joined less than
  * settle_s ago is not where names were, pools that formed the cluster
- * together are never new, no active pool is -ENOENT.
+ * together are never new, unless the client saw one come back after it
+ * was gone (names were placed without it meanwhile); no active pool is
+ * -ENOENT.
  * Real: libcurl, json-c, loopback TCP, the placement of place.c.
  * Emulated: etcd, by the small gateway of fake_etcd.c in the test process.
  */
@@ -368,6 +370,42 @@ static void test_new_pool(void **state)
 	fe_stop(&f);
 }
 
+/*
+ * A founder that left and came back (a marud killed and restarted within
+ * FORM_S of the first): names placed while it was away are looked for
+ * where they went, by the client that saw it gone; one opened after it
+ * came back cannot tell (its record says founder).
+ */
+static void test_founder_back(void **state)
+{
+	struct maru_cluster_pool o, prev;
+	struct maru_cluster *c, *late;
+	struct fake_etcd f;
+	size_t i, owned = 0;
+
+	(void)state;
+	fe_start(&f);
+	put_pool(&f, "a1", "h1:1", 1ull << 30, 1, "active", 100);
+	put_pool(&f, "b2", "h2:1", 1ull << 30, 1, "active", 110);
+	c = open_on(&f, 20, 600);
+	fe_del(&f, PFX "b2");
+	assert_int_equal(wait_pools(c, 1), 1);
+	put_pool(&f, "b2", "h2:1", 1ull << 30, 1, "active", 115);
+	assert_int_equal(wait_pools(c, 2), 2);
+	late = open_on(&f, 1000, 600);
+	for (i = 0; i < NPATHS; i++) {
+		assert_int_equal(maru_cluster_owner(c, paths[i], &o, &prev), 0);
+		assert_string_equal(prev.uuid, "a1");
+		owned += !strcmp(o.uuid, "b2");
+		assert_int_equal(maru_cluster_owner(late, paths[i], &o, &prev), 0);
+		assert_string_equal(prev.uuid, o.uuid);
+	}
+	assert_true(owned > 0);
+	maru_cluster_close(c);
+	maru_cluster_close(late);
+	fe_stop(&f);
+}
+
 /* Weight: a pool of twice the weight x capacity owns about twice as much. */
 static void test_weight(void **state)
 {
@@ -404,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_same_owner),
 		cmocka_unit_test(test_draining),
 		cmocka_unit_test(test_new_pool),
+		cmocka_unit_test(test_founder_back),
 		cmocka_unit_test(test_weight),
 	};
 

@@ -8,7 +8,10 @@
  * refused while any pool holds a name under it; setattr of a directory
  * reaches every pool; file ids go to their pool untagged and come back
  * tagged; bad names are refused before any pool is asked; after a pool
- * joins, a name is still found (and unlinked) where it was placed before.
+ * joins, a name is still found (and unlinked) where it was placed before;
+ * a first pool out of reach leaves a miss at the owner a miss (ENOENT, not
+ * its error) and is not asked again within ROUTE_RETRY_MS; a directory
+ * whose owner is out of reach is found on another pool.
  * Real: route*.c, members.c over loopback. Faked: etcd (fake_etcd.c) and
  * the pools (route_fixture.c's route_ops on in-memory trees).
  */
@@ -284,6 +287,44 @@ static void test_found_where_placed_before(void **state)
 	rf_teardown(&f);
 }
 
+/* the first pool out of reach: a missing name is still a miss */
+static void test_first_pool_away(void **state)
+{
+	struct maru_attr a;
+	char n[32], n2[32];
+	struct rf f;
+	struct route *r;
+
+	(void)state;
+	rf_setup(&f, 3, 1u << 0);
+	r = f.c->route;
+	assert_string_equal(r->pool[0].rec.uri, f.pool[0].uri);
+	rf_name_on(&f, "", "miss", 1, n, sizeof(n));
+	rf_name_on(&f, "", "miss2", 2, n2, sizeof(n2));
+	assert_false(route_pool_away(r, 0));
+	assert_int_equal(route_lookup(f.c, MARU_ROOT_ID, n, &a), -ENOENT);
+	assert_true(route_pool_away(r, 0));
+	assert_false(route_pool_away(r, 1));
+	assert_int_equal(route_lookup(f.c, MARU_ROOT_ID, n2, &a), -ENOENT);
+	/* a directory owned by the pool out of reach: found on another */
+	rf_name_on(&f, "", "dir", 0, n, sizeof(n));
+	rf_add(&f, 1, MARU_ROOT_ID, n, S_IFDIR | 0755);
+	rf_add(&f, 2, MARU_ROOT_ID, n, S_IFDIR | 0755);
+	assert_int_equal(route_lookup(f.c, MARU_ROOT_ID, n, &a), 0);
+	assert_int_equal(a.state, MARU_STATE_DIR);
+	/* a file owned by it is not found elsewhere: the pool's error */
+	rf_name_on(&f, "", "file", 0, n, sizeof(n));
+	rf_add(&f, 1, MARU_ROOT_ID, n, S_IFREG | 0644);
+	assert_int_not_equal(route_lookup(f.c, MARU_ROOT_ID, n, &a), 0);
+	/* what the pools answered is not an absence */
+	route_pool_heard(r, 1, -ENOENT);
+	route_pool_heard(r, 1, -EIO);
+	assert_false(route_pool_away(r, 1));
+	route_pool_heard(r, 1, -ETIMEDOUT);
+	assert_true(route_pool_away(r, 1));
+	rf_teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_setattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
 		cmocka_unit_test(test_found_where_placed_before),
+		cmocka_unit_test(test_first_pool_away),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
