@@ -312,9 +312,25 @@ for i in $(seq 3 50); do
 	[ "$(pool_of "a/b/f$i.bin")" != "$victim" ] && keep+=("$i")
 done
 lost=$(ls "${D[$victim]}/a/b" | grep '^f.*\.bin$' | wc -l)
+vname= oname=
+for i in $(seq 1 60); do
+	o=${P_OF[$(owner_of "a/b/new$i")]}
+	[ "$o" = "$victim" ] && vname=new$i
+	[ "$o" != "$victim" ] && oname=new$i
+done
+[ -n "$vname" ] && [ -n "$oname" ] || fail "no new names placed on $victim and elsewhere"
 fusermount3 -uz "${D[$victim]}"
 cl_pool_signal "$victim" KILL
 cl_pool_wait_exit "$victim"
+t0=$(mh_now_ms)
+# a lookup that finds $victim away (still in the membership) does not make
+# the mount refuse the lookups and creates of names on the pools that serve
+stat "$CM/a/b/$vname" >/dev/null 2>&1 && fail "$vname (on killed $victim) has attributes"
+d=$(( $(mh_now_ms) - t0 ))
+[ "$d" -le $((TMO + 1000)) ] || fail "a lookup on killed $victim took $d ms"
+echo served >"$CM/a/b/$oname" || fail "a create on a serving pool right after $victim timed out"
+assert_eq "$(cat "$CM/a/b/$oname")" served "$oname, created while $victim is away"
+log "a lookup on killed $victim failed in $d ms; a new name on another pool right after it worked"
 t0=$(mh_now_ms)
 # still in the membership: ls lists the other pools' names in time
 ls "$CM/a/b" >"$T/ls-lost" || fail "ls with $victim just killed"

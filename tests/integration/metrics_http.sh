@@ -91,7 +91,9 @@ t0=$(date +%s%N)
 scrape get "$P2" >"$T/mnt.away" || fail "marufs's /metrics with marud away"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 log "marufs's /metrics with marud away: $ms ms"
-[ "$ms" -lt 1500 ] || fail "marufs's /metrics took $ms ms with marud away"
+# half the mount's timeout_ms (5000, the default): not waited out. 374 ms
+# here when quiet; 1636 ms once under ASan with the load average at 10
+[ "$ms" -lt 2500 ] || fail "marufs's /metrics took $ms ms with marud away (timeout_ms 5000)"
 grep -q '^maru_client_connected{[^}]*} 0$' "$T/mnt.away" ||
 	fail "no maru_client_connected 0 with marud away: $(grep connected "$T/mnt.away")"
 grep -q '^marufs_' "$T/mnt.away" || fail "marufs's own families missing with marud away"
