@@ -116,7 +116,7 @@ static char *tls_buf(size_t size)
 
 static int stale(const struct handle *h)
 {
-	return h->epoch != mfs_epoch(h->m);
+	return h->epoch != mfs_id_epoch(h->m, h->ino);
 }
 
 static struct handle *handle_new(struct mfs *m, uint64_t ino, int writer)
@@ -129,7 +129,7 @@ static struct handle *handle_new(struct mfs *m, uint64_t ino, int writer)
 	h->m = m;
 	h->ino = ino;
 	h->writer = writer;
-	h->epoch = mfs_epoch(m);
+	h->epoch = mfs_id_epoch(m, ino);
 	h->overflows = __atomic_load_n(&m->overflows, __ATOMIC_ACQUIRE);
 	pthread_mutex_init(&h->lock, NULL);
 	pend_slot_init(&h->ps, m, ino, writer);
@@ -297,6 +297,7 @@ int handle_create(struct mfs *m, uint64_t parent, const char *name, mode_t mode,
 		return rc;
 	}
 	h->ino = a->ino;
+	h->epoch = mfs_id_epoch(m, h->ino);
 	*out = h;
 	return 0;
 }

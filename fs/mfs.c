@@ -195,7 +195,8 @@ void mfs_on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 	__atomic_store_n(&m->generation, new_gen, __ATOMIC_RELEASE);
 	/* every handle and pending of the old epoch now fails with EIO */
 	__atomic_add_fetch(&m->epoch, 1, __ATOMIC_ACQ_REL);
-	log_info("pool generation %llu -> %llu: dropping cached names and handles",
+	log_info("pool generation %llu -> %llu: dropping cached names; open files "
+		 "of the restarted pool fail with EIO",
 		 (unsigned long long)old_gen, (unsigned long long)new_gen);
 	/*
 	 * The kernel's cached pages go too: they would keep answering reads

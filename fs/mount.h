@@ -121,7 +121,8 @@ struct mfs {
 	struct hintq *hq;		/* hints.c */
 	struct lookup_hints *lh;	/* lookup_hints.c, NULL when off */
 	struct httpd *http;		/* metrics.c: the /metrics endpoint, or NULL */
-	/* Bumped on every pool generation change; handles of older epochs fail. */
+	/* Bumped on every pool generation change: cached names of an older
+	 * epoch are dropped (handles compare mfs_id_epoch() instead). */
 	uint64_t epoch;
 	uint64_t generation;
 	uint64_t overflows;	/* events.c: overflow and generation events applied */
@@ -131,6 +132,16 @@ struct mfs {
 static inline uint64_t mfs_epoch(const struct mfs *m)
 {
 	return __atomic_load_n(&m->epoch, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The epoch of id's pool: a handle or pending keeps it and fails with EIO
+ * once it moved (that pool's marud restarted). On a cluster mount only
+ * the restarted pool's files go stale, not the other pools'.
+ */
+static inline uint64_t mfs_id_epoch(const struct mfs *m, uint64_t id)
+{
+	return maru_client_epoch(m->c, id);
 }
 
 static inline struct mfs *req_mfs(fuse_req_t req)

@@ -154,7 +154,7 @@ int pend_marked(const struct pending *p, unsigned int mark)
 
 int pend_stale(const struct pending *p)
 {
-	return p->epoch != mfs_epoch(p->m);
+	return p->epoch != mfs_id_epoch(p->m, p->ino);
 }
 
 int pend_live(struct pending *p)
@@ -333,7 +333,7 @@ struct pending *pend_new(struct mfs *m, struct maru_file *f, uint64_t parent,
 	p->ino = maru_file_ino(f);
 	p->src_ino = src_ino;
 	p->parent = parent;
-	p->epoch = mfs_epoch(m);
+	p->epoch = mfs_id_epoch(m, p->ino);
 	p->state = PEND_WRITING;
 	p->refs = 1;
 	return p;

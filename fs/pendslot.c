@@ -31,7 +31,7 @@ void pend_slot_init(struct pend_slot *s, struct mfs *m, uint64_t ino, int writer
 	s->m = m;
 	s->ino = ino;
 	s->writer = writer;
-	s->epoch = mfs_epoch(m);
+	s->epoch = mfs_id_epoch(m, ino);
 	pthread_mutex_init(&s->lock, NULL);
 }
 
@@ -124,7 +124,7 @@ static int slot_pending(struct pend_slot *s, struct pending **out)
 	if (!s->writer)
 		return -EBADF;
 	for (tries = 0; tries < COW_TRIES; tries++) {
-		if (s->epoch != mfs_epoch(s->m)) {
+		if (s->epoch != mfs_id_epoch(s->m, s->ino)) {
 			RATELOG_WARN("write to inode %" PRIu64 ": opened before marud's pool "
 				     "generation changed: EIO", s->ino);
 			return -EIO;
@@ -295,6 +295,7 @@ int pend_slot_create(struct pend_slot *s, uint64_t parent, const char *name, mod
 		return -io_errno(rc == -EAGAIN ? -EIO : rc);
 	}
 	s->ino = a->ino;
+	s->epoch = mfs_id_epoch(s->m, a->ino);
 	itab_remember(s->m->tab, a->ino, parent, name);
 	pend_link_ino(s->m, a->ino, p);
 	pend_put(p);

@@ -150,6 +150,7 @@ static const struct route_ops single_pool = {
 	.client_new = maru_client_new,
 	.client_free = maru_client_free,
 	.pool_info = maru_client_pool_info,
+	.epoch = session_epoch,
 	.mkdir = maru_mkdir,
 	.rmdir = maru_rmdir,
 	.lookup = maru_lookup,
@@ -290,6 +291,13 @@ int maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out)
 	out->data_path = session_dp_kind(c);
 	out->coherence = c->opts.coherence;
 	return 0;
+}
+
+uint64_t maru_client_epoch(struct maru_client *c, uint64_t id)
+{
+	if (!c)
+		return 0;
+	return c->route ? route_epoch(c, id) : session_epoch(c);
 }
 
 int maru_client_pool_at(struct maru_client *c, unsigned int i,

@@ -174,6 +174,7 @@ struct maru_client {
 	pthread_cond_t notify_cond;
 	int notify_stop, notify_pending;
 	uint64_t notify_old, notify_new;
+	atomic_uint_fast64_t gen_epoch;	/* maru_client_epoch(): generation changes told */
 
 	struct dp_env env;		/* set once by client.c; read-only after */
 	pthread_rwlock_t dp_lock;	/* dp, map, shm, rdma */

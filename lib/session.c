@@ -73,6 +73,11 @@ void maru_client_on_generation(struct maru_client *c, maru_generation_cb cb, voi
 	pthread_mutex_unlock(&c->lock);
 }
 
+uint64_t session_epoch(struct maru_client *c)
+{
+	return atomic_load(&c->gen_epoch);
+}
+
 static void notify_locked(struct maru_client *c, uint64_t old_gen, uint64_t new_gen)
 {
 	/* Coalesce: one callback from the oldest unreported to the newest. */
@@ -245,8 +250,11 @@ uint64_t session_update(struct maru_client *c, const struct proto_hello_rep *rep
 				     strcmp(c->s.pool_path, rep->pool_path));
 	if (c->s.established) {
 		atomic_fetch_add(&c->st.new_sessions, 1);
-		if (old_gen != rep->generation)
+		if (old_gen != rep->generation) {
+			/* before any reply of the new marud reaches a caller */
+			atomic_fetch_add(&c->gen_epoch, 1);
 			notify_locked(c, old_gen, rep->generation);
+		}
 	}
 	session_fill(&c->s, rep);
 	/* handles read the epoch without the lock (file_check) */

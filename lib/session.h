@@ -36,5 +36,7 @@ int session_held_check(struct maru_client *c, uint64_t epoch, uint64_t generatio
 /* The thread that runs the generation callback, one per client. */
 int session_notifier_start(struct maru_client *c);
 void session_notifier_stop(struct maru_client *c);
+/* Generation changes told so far (maru_client_epoch() of a one-pool client). */
+uint64_t session_epoch(struct maru_client *c);
 
 #endif

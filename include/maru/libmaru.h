@@ -213,6 +213,17 @@ const char *maru_client_rdma_rights(struct maru_client *c);
  */
 typedef void (*maru_generation_cb)(void *arg, uint64_t old_gen, uint64_t new_gen);
 void maru_client_on_generation(struct maru_client *c, maru_generation_cb cb, void *arg);
+/*
+ * How many generation changes made id stale so far (0 at first): a
+ * caller keeps it with an id, handle or cached name and compares it with
+ * a later call; a new count means marud restarted under it. It moves as
+ * the client takes the new session, before the generation callback runs
+ * and before any reply of the new marud reaches a caller. A client of one pool counts every
+ * change for every id; a routed client (maru+etcd://) counts each pool's
+ * changes for that pool's files only, so that one pool's restart leaves
+ * the files of the others current, and every change for a directory's id.
+ */
+uint64_t maru_client_epoch(struct maru_client *c, uint64_t id);
 
 /* ---- attributes ---- */
 

@@ -26,6 +26,7 @@ struct route_ops {
 	int (*client_new)(const struct maru_client_opts *o, struct maru_client **out);
 	void (*client_free)(struct maru_client *c);
 	int (*pool_info)(struct maru_client *c, struct maru_pool_info *out);
+	uint64_t (*epoch)(struct maru_client *c);	/* its generation changes */
 	int (*mkdir)(struct maru_client *c, uint64_t parent, const char *name,
 		     uint32_t mode, uint32_t uid, uint32_t gid, struct maru_attr *out);
 	int (*rmdir)(struct maru_client *c, uint64_t parent, const char *name);
@@ -82,6 +83,7 @@ int route_client_new(const struct maru_client_opts *o, const struct route_ops *o
 		     struct maru_client **out);
 void route_client_free(struct maru_client *c);
 int route_pool_info(struct maru_client *c, struct maru_pool_info *out);
+uint64_t route_epoch(struct maru_client *c, uint64_t id);
 int route_pool_at(struct maru_client *c, unsigned int i, struct maru_cluster_pool *member,
 		  struct maru_pool_info *info, int *state);
 

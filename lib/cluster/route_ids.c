@@ -370,6 +370,25 @@ static void on_generation(void *arg, uint64_t old_gen, uint64_t new_gen)
 		cb(cb_arg, g, g + 1);
 }
 
+/*
+ * The generation changes that staled id: its pool client's for a file
+ * (counted as that client takes the new session, before any reply of
+ * the new marud), every pool's for a directory (its id per pool is
+ * forgotten on each, as the callback runs).
+ */
+uint64_t route_epoch(struct maru_client *c, uint64_t id)
+{
+	struct route *r = c->route;
+	int slot = route_slot_of(id);
+	struct maru_client *sub;
+
+	if (slot < 0 || slot >= ROUTE_POOLS)
+		return atomic_load(&r->gen) - 1;
+	/* set once, kept until the end */
+	sub = __atomic_load_n(&r->pool[slot].c, __ATOMIC_ACQUIRE);
+	return sub ? r->ops->epoch(sub) : 0;
+}
+
 static int connect_pool(struct route *r, struct route_pool *p, struct maru_client **out)
 {
 	struct maru_client_opts o = r->opts;
@@ -431,7 +450,7 @@ int route_sub(struct route *r, unsigned int slot, struct maru_client **out)
 		if (rc)
 			p->retry_ms = now_ms() + ROUTE_RETRY_MS;
 		else
-			p->c = c;
+			__atomic_store_n(&p->c, c, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->connect_lock);

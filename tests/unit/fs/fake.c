@@ -540,6 +540,12 @@ ssize_t __wrap_maru_stats_text(struct maru_client *c, char *buf, size_t len)
 	return snprintf(buf, len, "marud_up 1\n");
 }
 
+uint64_t __wrap_maru_client_epoch(struct maru_client *c, uint64_t id);
+uint64_t __wrap_maru_client_epoch(struct maru_client *c, uint64_t id)
+{
+	return fk.epoch + fk.pool_epoch[(id >> 56) & 3];
+}
+
 int __wrap_maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out);
 int __wrap_maru_client_pool_info(struct maru_client *c, struct maru_pool_info *out)
 {

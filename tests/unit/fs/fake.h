@@ -75,6 +75,9 @@ struct fake {
 	/* what maru_statfs answers; the last fuse_reply_statfs() whole */
 	struct maru_statfs statfs;
 	struct statvfs last_statvfs;
+	/* maru_client_epoch(): epoch (every id's, a marud restart) plus
+	 * pool_epoch[id's top byte & 3] (one pool of a cluster restarted) */
+	uint64_t epoch, pool_epoch[4];
 };
 
 #define FAKE_SPLICE_FD		42

@@ -5,7 +5,7 @@
  * publishes and a reader reads it; a write after publish starts a
  * copy-on-write version; O_TRUNC rewrites; a stale open asks for a pin;
  * zero-copy holds keep a flush from publishing; handles of an older
- * generation fail with EIO; a copy-on-write that loses its race to a
+ * generation fail with EIO, those of another pool's files do not; a copy-on-write that loses its race to a
  * publish keeps its old version's bytes for the private copy it falls back
  * to; write-only descriptors are direct_io: they drop what readers here
  * cached of what they overwrite, and a small new file they wrote is stored
@@ -244,12 +244,39 @@ static void test_older_generation(void **state)
 	char *buf;
 
 	put(h, "x", 0);
-	m.epoch++;
+	fk.epoch++;	/* marud restarted */
 	assert_int_equal(handle_read(h, 1, 0, &buf), -EIO);
 	assert_int_equal(handle_write(h, "y", 1, 0), -EIO);
 	assert_int_equal(handle_getattr(h, a.ino, &a), -EIO);
 	handle_close(h);
 	assert_int_equal(fk.publishes, 0);
+}
+
+/*
+ * On a cluster mount a pool's restart stales its own files only: a
+ * writer of a file on another pool goes on and publishes; a reader of a
+ * file on the restarted pool fails.
+ */
+static void test_other_pool_generation(void **state)
+{
+	uint64_t ino = fake_publish(1, "r", "kept");
+	struct handle *h, *r;
+	struct maru_attr a;
+	int keep, direct;
+	char *buf;
+
+	h = create("w", &a);
+	assert_int_equal(handle_open(&m, ino, O_RDONLY, &r, &keep, &direct), 0);
+	put(h, "x", 0);
+	fk.pool_epoch[1]++;	/* a pool that holds neither file */
+	assert_int_equal(handle_write(h, "y", 1, 1), 1);
+	assert_int_equal(handle_read(r, 4, 0, &buf), 4);
+	handle_close(h);
+	assert_int_equal(fk.publishes, 1);
+	assert_non_null(fake_named(1, "w"));
+	fk.pool_epoch[0]++;	/* the pool of both */
+	assert_int_equal(handle_read(r, 4, 0, &buf), -EIO);
+	handle_close(r);
 }
 
 /* The reply's buffers of a spliced read of size bytes at off. */
@@ -473,6 +500,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dead_mapping_publishes_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_older_generation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_pool_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_truncate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_src_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_copy_flush, setup, teardown),

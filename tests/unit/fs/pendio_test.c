@@ -139,7 +139,7 @@ static void test_reads_and_zero_copy(void **state)
 	assert_int_equal(pend_read(p, buf, 4, 0), -ENOENT);
 	assert_int_equal(pend_with_file(p, file_fn, &calls), -ENOENT);
 	assert_int_equal(calls, 1);
-	m.epoch++;
+	fk.epoch++;
 	assert_int_equal(pend_zc_begin(p, 0, &f, &pending, &writable), -EIO);
 	pend_put(p);
 }

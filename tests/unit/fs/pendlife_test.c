@@ -173,7 +173,7 @@ static void test_older_generation(void **state)
 
 	p = new_writer("k", 0, 1, &act);
 	write_text(p, "x");
-	m.epoch++;	/* marud restarted */
+	fk.epoch++;	/* marud restarted */
 	assert_true(pend_stale(p));
 	assert_false(pend_live(p));
 	assert_int_equal(pend_io_begin(p), -EIO);

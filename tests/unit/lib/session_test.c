@@ -145,6 +145,7 @@ static void test_restart_estale(void **state)
 	c = fake_client(&f, 2000, 2, NULL, 0);
 	maru_client_on_generation(c, gen_cb, &g);
 	assert_int_equal(maru_file_open_ino(c, INO, &h), 0);
+	assert_int_equal(maru_client_epoch(c, INO), 0);
 	fake_restart(&f);
 	/* sent with the generation the caller knew: refused once */
 	assert_int_equal(maru_statfs(c, &st), -ESTALE);
@@ -163,6 +164,9 @@ static void test_restart_estale(void **state)
 	assert_int_equal(g.new_gen, FAKE_GEN + 1);
 	assert_false(pthread_equal(g.thread, pthread_self()));
 	pthread_mutex_unlock(&g.mu);
+	/* moved before the callback ran, for every id of one pool */
+	assert_int_equal(maru_client_epoch(c, INO), 1);
+	assert_int_equal(maru_client_epoch(c, MARU_ROOT_ID), 1);
 	maru_file_close(h);
 	assert_int_equal(fake_ops(&f, OP_RELEASE), 0);
 	maru_client_free(c);

@@ -124,6 +124,11 @@ static void f_client_free(struct maru_client *c)
 	free(c);
 }
 
+static uint64_t f_epoch(struct maru_client *c)
+{
+	return atomic_load(&c->gen_epoch);
+}
+
 static int f_pool_info(struct maru_client *c, struct maru_pool_info *out)
 {
 	struct rf_pool *p = P(c);
@@ -542,6 +547,7 @@ static unsigned int f_lc_count(struct maru_client *c)
 
 static const struct route_ops fake_ops = {
 	.client_new = f_client_new, .client_free = f_client_free, .pool_info = f_pool_info,
+	.epoch = f_epoch,
 	.mkdir = f_mkdir, .rmdir = f_rmdir, .lookup = f_lookup, .unlink = f_unlink,
 	.getattr = f_getattr, .setattr = f_setattr, .rename_seq = f_rename_seq,
 	.readdir = f_readdir, .symlink = f_symlink, .readlink = f_readlink, .link = f_link,

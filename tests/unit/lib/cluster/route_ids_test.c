@@ -8,7 +8,9 @@
  * per slot. Pools: the membership gives slots in order, a pool's client is
  * connected once, a slot never given is -ESTALE, a pool that failed to
  * connect is not tried again within ROUTE_RETRY_MS, and a pool's restart
- * forgets its directory ids and tells the caller of a new generation.
+ * forgets its directory ids, moves the epoch of its own files and of the
+ * directories (not of the other pools' files) and tells the caller of a new
+ * generation.
  * Real: route*.c, members.c over loopback. Faked: etcd (fake_etcd.c) and
  * the pools (route_fixture.c's route_ops on in-memory trees).
  */
@@ -209,11 +211,17 @@ static void test_pool_restart(void **state)
 	route_dir_local_set(r, a, 1, 11);
 	assert_int_equal(route_sub(r, 0, &sub), 0);
 	assert_non_null(sub->gen_cb);
+	atomic_fetch_add(&sub->gen_epoch, 1);	/* as session_update() does */
 	sub->gen_cb(sub->gen_arg, 1, 2);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.new_gen, g.old_gen + 1);
 	assert_int_equal(route_dir_local_get(r, a, 0), 0);
 	assert_int_equal(route_dir_local_get(r, a, 1), 11);
+	/* only pool 0's files and the directories are stale */
+	assert_int_equal(route_epoch(f.c, route_tag(0, 5)), 1);
+	assert_int_equal(route_epoch(f.c, route_tag(1, 5)), 0);
+	assert_int_equal(route_epoch(f.c, a), 1);
+	assert_int_equal(route_epoch(f.c, MARU_ROOT_ID), 1);
 	rf_teardown(&f);
 }
 
