@@ -418,7 +418,7 @@ int route_sub(struct route *r, unsigned int slot, struct maru_client **out)
 {
 	struct route_pool *p;
 	struct maru_client *c;
-	int rc = 0;
+	int rc = 0, gone;
 
 	/* an id tagged with a slot this client never gave */
 	if (slot >= ROUTE_POOLS || slot >= r->npool)
@@ -428,12 +428,20 @@ int route_sub(struct route *r, unsigned int slot, struct maru_client **out)
 		route_members(r, NULL, 0);
 	pthread_mutex_lock(&r->lock);
 	c = p->c;
-	/* a pool that left: its ids are stale, the VFS looks the name up again */
-	if (p->state == ROUTE_GONE)
-		rc = -ESTALE;
+	gone = p->state == ROUTE_GONE;
 	pthread_mutex_unlock(&r->lock);
-	if (rc)
-		return rc;
+	/* Gone as last read: read the membership now, as placement does (a
+	 * pool back from a warm restart owns names again at once; answering
+	 * from a state up to ROUTE_MEMBERS_MS old failed its creates). */
+	if (gone) {
+		route_members(r, NULL, 0);
+		pthread_mutex_lock(&r->lock);
+		gone = p->state == ROUTE_GONE;
+		pthread_mutex_unlock(&r->lock);
+	}
+	/* a pool that left: its ids are stale, the VFS looks the name up again */
+	if (gone)
+		return -ESTALE;
 	if (c) {
 		*out = c;
 		return 0;

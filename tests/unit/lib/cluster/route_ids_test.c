@@ -7,7 +7,9 @@
  * above it) is dropped, never reused; its id per pool is kept and forgotten
  * per slot. Pools: the membership gives slots in order, a pool's client is
  * connected once, a slot never given is -ESTALE, a pool that failed to
- * connect is not tried again within ROUTE_RETRY_MS, and a pool's restart
+ * connect is not tried again within ROUTE_RETRY_MS, a pool read as gone
+ * is asked of the membership again before its ids are -ESTALE, and a
+ * pool's restart
  * forgets its directory ids, moves the epoch of its own files and of the
  * directories (not of the other pools' files) and tells the caller of a new
  * generation.
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -159,6 +162,39 @@ static void test_members_and_sub(void **state)
 	rf_teardown(&f);
 }
 
+/*
+ * A pool last read as gone but in the membership now (back from a warm
+ * restart): its client is given at once, not -ESTALE until the states are
+ * read again; a pool that did leave is -ESTALE.
+ */
+static void test_back_from_gone(void **state)
+{
+	struct maru_cluster_pool p[ROUTE_POOLS];
+	unsigned int s[ROUTE_POOLS];
+	struct maru_client *c;
+	struct route *r;
+	struct rf f;
+	char key[128];
+	int i;
+
+	(void)state;
+	rf_setup(&f, 3, 0);
+	r = f.c->route;
+	assert_int_equal(route_members(r, s, ROUTE_POOLS), 3);
+	r->pool[1].state = ROUTE_GONE;	/* as read while it was away */
+	assert_int_equal(route_sub(r, 1, &c), 0);
+	assert_int_equal(r->pool[1].state, ROUTE_ACTIVE);
+	snprintf(key, sizeof(key), "/marufs/kv/pools/%s", f.pool[2].uuid);
+	fe_del(&f.e, key);
+	for (i = 0; i < 500 && maru_cluster_pools(r->cl, p, ROUTE_POOLS) != 2; i++)
+		usleep(10000);
+	assert_int_equal(maru_cluster_pools(r->cl, p, ROUTE_POOLS), 2);
+	r->pool[2].state = ROUTE_GONE;	/* read so: asked again, still gone */
+	assert_int_equal(route_sub(r, 2, &c), -ESTALE);
+	assert_int_equal(r->pool[2].state, ROUTE_GONE);
+	rf_teardown(&f);
+}
+
 static void test_retry_after_failure(void **state)
 {
 	struct rf f;
@@ -233,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_dirs),
 		cmocka_unit_test(test_dir_locals),
 		cmocka_unit_test(test_members_and_sub),
+		cmocka_unit_test(test_back_from_gone),
 		cmocka_unit_test(test_retry_after_failure),
 		cmocka_unit_test(test_pool_restart),
 	};
