@@ -72,9 +72,15 @@ struct marufs_extents {
 	struct marufs_extent ext[MARUFS_EXT_MAX];
 };
 
-_Static_assert(sizeof(struct marufs_extents) == 608 + 16 * MARUFS_EXT_MAX,
-	       "marufs_extents layout");
-_Static_assert(sizeof(struct marufs_extents) < (1 << 14), "fits _IOC_SIZE");
+/* C++ spells it static_assert: the header is included from both */
+#ifdef __cplusplus
+#define MARUFS_STATIC_ASSERT static_assert
+#else
+#define MARUFS_STATIC_ASSERT _Static_assert
+#endif
+MARUFS_STATIC_ASSERT(sizeof(struct marufs_extents) == 608 + 16 * MARUFS_EXT_MAX,
+		     "marufs_extents layout");
+MARUFS_STATIC_ASSERT(sizeof(struct marufs_extents) < (1 << 14), "fits _IOC_SIZE");
 
 /*
  * Errors: ENOTTY not a marufs file; EOPNOTSUPP the mount does not map the
