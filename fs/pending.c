@@ -34,8 +34,9 @@
  *
  * PUBLISHED and ABANDONED are final. In either, handles still attached
  * read the bytes until the last goes (the file closes then, or its lease
- * is kept in libmaru's lease cache for a new file). Any state can be stale: made before
- * marud's pool generation changed, every use fails with EIO.
+ * is kept in libmaru's lease cache for a new file). Any state can be stale:
+ * made before the marud of its file's pool restarted (mfs_id_epoch() moved;
+ * on a cluster mount only that pool's), every use fails with EIO.
  *
  * Locks, outermost first: p->rw (rdlock: I/O on p->file; wrlock: a state
  * change that publishes or closes the file), then pt->lock (the name table,
